@@ -1,0 +1,139 @@
+# Loom — build, test, bench, install. `make run` and `make test` work on a fresh Debian 12 machine:
+# they install what is missing (as root or through sudo) before building.
+
+PREFIX  ?= /usr/local
+BUILD   ?= build
+CC      ?= cc
+SAN     ?=
+OPT     ?= -O2
+
+# Debian packages: LuaJIT with headers, SDL2, stb, pkg-config; xvfb/xauth/xdotool for the window test.
+DEB_PACKAGES = luajit libluajit-5.1-dev libsdl2-dev libstb-dev pkg-config xvfb xauth xdotool
+
+WARN     = -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+CFLAGS_K = -std=c11 $(OPT) -g $(WARN) -ffp-contract=off -fPIC -fvisibility=hidden -pthread -MMD -MP $(SAN)
+LUA_INC  = $(shell pkg-config --cflags luajit 2>/dev/null || echo -I/usr/include/luajit-2.1)
+LUA_LIB  = $(shell pkg-config --libs luajit 2>/dev/null || echo -lluajit-5.1)
+SDL_INC  = $(shell pkg-config --cflags sdl2 2>/dev/null || echo -I/usr/include/SDL2)
+SDL_LIB  = $(shell pkg-config --libs sdl2 2>/dev/null || echo -lSDL2)
+
+KERNEL_SRC = $(sort $(wildcard src/kernel/*.c))
+RENDER_SRC = $(sort $(wildcard src/render/*.c))
+HOST_SRC   = $(sort $(wildcard src/host/*.c))
+TEST_SRC   = $(sort $(wildcard tests/c/*.c))
+
+KERNEL_OBJ = $(KERNEL_SRC:%.c=$(BUILD)/obj/%.o)
+RENDER_OBJ = $(RENDER_SRC:%.c=$(BUILD)/obj/%.o)
+HOST_OBJ   = $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_OBJ   = $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ    = $(KERNEL_OBJ) $(RENDER_OBJ)
+
+WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
+
+.PHONY: all deps run test test-only bench asan check install uninstall clean cdef valgrind help
+
+all: $(BUILD)/loom $(BUILD)/libloom.so $(BUILD)/test_kernel
+
+help:
+	@echo "make deps | all | run | test | bench | asan | valgrind | check | cdef | install PREFIX=... | clean"
+
+# ---- dependencies ----------------------------------------------------------------------------
+deps:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if ! command -v apt-get >/dev/null 2>&1; then \
+	    echo "make deps: missing packages:$$missing (no apt-get here: install them by hand)"; exit 1; fi; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; \
+	  else echo "make deps: need root or sudo to install:$$missing"; exit 1; fi; \
+	  echo "make deps: installing$$missing"; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \
+	  { $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && \
+	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; } || exit 1; \
+	fi
+
+# ---- build -------------------------------------------------------------------------------------
+$(BUILD)/obj/src/kernel/%.o: src/kernel/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_K) -c $< -o $@
+
+$(BUILD)/obj/src/render/%.o: src/render/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_K) -c $< -o $@
+
+$(BUILD)/obj/src/host/%.o: src/host/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_K) $(LUA_INC) $(SDL_INC) -c $< -o $@
+
+$(BUILD)/obj/tests/c/%.o: tests/c/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_K) -fvisibility=default -Isrc -c $< -o $@
+
+$(BUILD)/libloom.so: $(LIB_OBJ)
+	$(CC) -shared $(SAN) -pthread -o $@ $(LIB_OBJ) -lm
+
+# The host links the kernel statically and exports its symbols (-Wl,-E) so that FFI finds them.
+$(BUILD)/loom: $(LIB_OBJ) $(HOST_OBJ)
+	$(CC) $(SAN) -pthread -Wl,-E -o $@ $(HOST_OBJ) $(LIB_OBJ) $(LUA_LIB) $(SDL_LIB) -lm -ldl
+
+$(BUILD)/test_kernel: $(LIB_OBJ) $(TEST_OBJ)
+	$(CC) $(SAN) -pthread $(WRAP) -o $@ $(TEST_OBJ) $(LIB_OBJ) -lm
+
+-include $(LIB_OBJ:.o=.d) $(HOST_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+
+# ---- run, test, bench ---------------------------------------------------------------------------
+run: deps
+	@$(MAKE) --no-print-directory all
+	./$(BUILD)/loom scenes/hello_cloth.lua
+
+test: deps
+	@$(MAKE) --no-print-directory test-only
+
+test-only: all
+	@sh scripts/run_tests.sh $(BUILD)
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	./$(BUILD)/loom bench
+
+# Tests under AddressSanitizer + UndefinedBehaviorSanitizer (separate build tree).
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  LOOM_SANITIZED=1 sh scripts/run_tests.sh build/asan
+
+valgrind: deps
+	@command -v valgrind >/dev/null || { echo "installing valgrind"; apt-get install -y -q valgrind >/dev/null; }
+	@$(MAKE) --no-print-directory all
+	valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite -q ./$(BUILD)/test_kernel
+	LOOM_VALGRIND=1 valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite -q \
+	  --suppressions=scripts/valgrind.supp ./$(BUILD)/loom test tests/lua
+
+# Layer rules and FFI declarations in sync.
+check: all
+	@sh scripts/check_layers.sh
+	@luajit scripts/gen_cdef.lua --check src/loom.h lua/loom/cdef.lua
+
+# Regenerates lua/loom/cdef.lua from the FFI block of src/loom.h.
+cdef:
+	luajit scripts/gen_cdef.lua src/loom.h lua/loom/cdef.lua
+
+# ---- install ------------------------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/share/loom/lua/loom $(DESTDIR)$(PREFIX)/share/loom/scenes
+	install -m 755 $(BUILD)/loom $(DESTDIR)$(PREFIX)/bin/loom
+	install -m 644 $(BUILD)/libloom.so $(DESTDIR)$(PREFIX)/lib/libloom.so
+	install -m 644 src/loom.h $(DESTDIR)$(PREFIX)/include/loom.h
+	install -m 644 lua/loom/*.lua $(DESTDIR)$(PREFIX)/share/loom/lua/loom/
+	cp -R scenes/. $(DESTDIR)$(PREFIX)/share/loom/scenes/
+
+uninstall:
+	rm -rf $(DESTDIR)$(PREFIX)/bin/loom $(DESTDIR)$(PREFIX)/lib/libloom.so \
+	  $(DESTDIR)$(PREFIX)/include/loom.h $(DESTDIR)$(PREFIX)/share/loom
+
+clean:
+	rm -rf build out

@@ -1,0 +1,553 @@
+-- loom.app — the runtime the host drives, one per Lua state: loads a scene, steps it in real time
+-- (window, or headless with --watch) or as fast as possible (headless batch), handles keys and
+-- mouse, draws the world and the scene's UI, writes PNG frames, meshes and a stats CSV, and hands
+-- its state to the next Lua state on hot reload (export → init → adopt).
+local ffi = require "ffi"
+local C = require "loom.lib"
+local host = require "loom.host"
+local world_mod = require "loom.world"
+local scene_mod = require "loom.scene"
+local view = require "loom.view"
+local ui_mod = require "loom.ui"
+local input = require "loom.input"
+local util = require "loom.util"
+local mesh_mod = require "loom.mesh"
+
+local App = {}
+
+local function mkdir_p(dir)
+  if dir and dir ~= "" and dir ~= "." then os.execute(("mkdir -p %q"):format(dir)) end
+end
+local S = {notes = {}, errors = 0, watched = {}}
+
+----------------------------------------------------------------------------------------------------
+-- messages
+
+local NOTE_SECONDS = 8
+
+-- Shows a message in the window (if any) and on stderr. kind: "error", "warning", "info".
+function App.notify(msg, kind)
+  kind = kind or "info"
+  if kind == "error" then S.errors = S.errors + 1 end
+  if S.progress_shown then
+    io.stderr:write("\n")
+    S.progress_shown = false
+  end
+  if kind ~= "info" or not S.opts or not S.opts.quiet then
+    io.stderr:write(kind == "info" and "" or "loom: ", msg, "\n")
+    io.stderr:flush()
+  end
+  table.insert(S.notes, {msg = msg, kind = kind, until_t = C.loom_clock() + NOTE_SECONDS})
+  if #S.notes > 6 then table.remove(S.notes, 1) end
+end
+
+-- A reload failed: the old scene keeps running and shows the error until the next good save.
+function App.show_error(msg)
+  S.banner = msg
+end
+
+----------------------------------------------------------------------------------------------------
+-- watching the files a scene loads
+
+local function watch(path)
+  if type(path) ~= "string" then return end
+  for _, p in ipairs(S.watched) do if p == path then return end end
+  S.watched[#S.watched + 1] = path
+end
+
+local function install_watchers()
+  local lua_dir = host.lua_dir or ""
+  local searcher = package.loaders[2]
+  package.loaders[2] = function(name)
+    local path = package.searchpath and package.searchpath(name, package.path)
+    if path and (lua_dir == "" or path:sub(1, #lua_dir) ~= lua_dir) then watch(path) end
+    return searcher(name)
+  end
+  local lf, df = loadfile, dofile
+  loadfile = function(path, ...)
+    watch(path)
+    return lf(path, ...)
+  end
+  dofile = function(path, ...)
+    watch(path)
+    return df(path, ...)
+  end
+end
+
+function App.watched()
+  for _, p in ipairs(mesh_mod.loaded_files) do watch(p) end
+  return S.watched
+end
+
+----------------------------------------------------------------------------------------------------
+-- loading
+
+local function camera_key(def)
+  if not def then return "" end
+  local t = def.target or {}
+  return table.concat({tostring(t[1]), tostring(t[2]), tostring(t[3]), tostring(def.distance),
+    tostring(def.azimuth or def.azimuth_deg), tostring(def.elevation or def.elevation_deg), tostring(def.fov)}, ",")
+end
+
+-- opts (from the host): scene, mode ("window" | "headless"), canvas (lightuserdata), time, steps,
+-- frames, every, export, stats, params (name → string), watch, realtime, quiet, progress, carry.
+function App.init(opts)
+  S.opts = opts
+  S.mode = opts.mode or "headless"
+  S.canvas = opts.canvas and ffi.cast("loom_canvas*", opts.canvas) or nil
+  world_mod.report = function(msg, kind) App.notify(msg, kind or "error") end
+  world_mod.busy = host.busy or world_mod.busy
+  install_watchers()
+  watch(opts.scene)
+
+  local sc = scene_mod.load_scene(opts.scene)
+  if opts.params then
+    local ok, err = pcall(sc.set_params, sc, opts.params)
+    if not ok then error(opts.scene .. ": " .. tostring(err):gsub("^[^:]*:%d+: ", ""), 0) end
+  end
+  local carry = opts.carry and util.decode(opts.carry) or nil
+  local view_state = {}
+  if carry then
+    -- keep values tuned in the UI unless the file changed that parameter's default
+    local values, defaults = util.decode(carry.params or ""), util.decode(carry.defaults or "")
+    for k, v in pairs(values) do
+      local d = sc._defaults[k]
+      if d ~= nil and defaults[k] == d and type(v) == type(d) and v ~= d then sc.params[k] = v end
+    end
+    view_state = util.decode(carry.view or "")
+  end
+  S.scene = sc
+  S.world = sc:instantiate()
+  S.dt = S.world.dt
+
+  if carry and view_state.camera_key == camera_key(sc.camera) and view_state.distance then
+    S.cam = view.camera {target = {view_state.tx, view_state.ty, view_state.tz}, distance = view_state.distance,
+                         azimuth = view_state.azimuth, elevation = view_state.elevation, fov = view_state.fov}
+  else
+    S.cam = sc.camera and view.camera(sc.camera) or view.fit(S.world)
+  end
+  S.paused = view_state.paused or false
+  S.show = {wireframe = view_state.wireframe or false, contacts = view_state.contacts or false,
+            velocities = view_state.velocities or false, pins = view_state.pins ~= false,
+            grid = view_state.grid ~= false, help = false}
+  S.acc = 0
+  S.start_wall = C.loom_clock()
+  S.start_time = S.world.time
+  S.frame_index = view_state.frame_index or 0
+  S.steps_done = 0
+  if S.canvas ~= nil then S.ui, S.uictx = ui_mod.new(S.canvas) end
+  S.rate = 0
+  S.rate_steps, S.rate_t = 0, C.loom_clock()
+  S.every = opts.every or math.max(1, math.floor(1 / (30 * S.dt) + 0.5))
+  if opts.stats then App.open_stats(opts.stats, carry ~= nil) end
+  mkdir_p(opts.frames)
+  mkdir_p(opts.export)
+  return true
+end
+
+-- State handed to the next Lua state on reload.
+function App.export()
+  local c = S.cam
+  return util.encode {
+    params = util.encode(S.scene.params),
+    defaults = util.encode(S.scene._defaults),
+    view = util.encode {
+      tx = c.target[1], ty = c.target[2], tz = c.target[3], distance = c.distance, azimuth = c.azimuth,
+      elevation = c.elevation, fov = c.fov, camera_key = camera_key(S.scene.camera), paused = S.paused,
+      wireframe = S.show.wireframe, contacts = S.show.contacts, velocities = S.show.velocities,
+      pins = S.show.pins, grid = S.show.grid, frame_index = S.frame_index,
+    },
+  }
+end
+
+function App.world_address() return S.world:address() end
+
+-- Takes over the state of the previous Lua state's world (hot reload).
+function App.adopt(old_address)
+  local n = S.world:transplant_from(old_address)
+  for _, g in ipairs(S.world._groups) do g:resync() end
+  for _, b in ipairs(S.world._kinematic) do
+    if b.traj then
+      local ok, x, y, z = pcall(b.traj, S.world.time)
+      if ok and x then pcall(b.set_pose, b, {x, y, z}) end
+    end
+  end
+  S.start_time = S.world.time
+  S.start_wall = C.loom_clock()
+  App.notify(("reloaded %s at t = %.2f s (%d bod%s kept)"):format(S.opts.scene, S.world.time, n, n == 1 and "y" or "ies"), "info")
+  return n
+end
+
+function App.error_count() return S.errors end
+
+----------------------------------------------------------------------------------------------------
+-- outputs
+
+function App.open_stats(path, append)
+  mkdir_p(path:match("^(.*)/[^/]*$"))
+  local f, err = io.open(path, append and "a" or "w")
+  if not f then error("--stats: " .. tostring(err), 0) end
+  S.stats_file = f
+  S.stats_bodies = {}
+  for _, b in ipairs(S.world:bodies()) do
+    if b.kind == "cloth" then S.stats_bodies[#S.stats_bodies + 1] = b.name end
+  end
+  if not append then
+    local cols = {"step", "time", "kinetic", "potential", "elastic", "contacts", "collisions", "max_penetration",
+                  "substeps", "frozen"}
+    for _, name in ipairs(S.stats_bodies) do
+      for _, c in ipairs {"cx", "cy", "cz", "vx", "vy", "vz"} do cols[#cols + 1] = name .. "_" .. c end
+    end
+    f:write(table.concat(cols, ","), "\n")
+  end
+end
+
+local function write_stats()
+  local W = S.world
+  local st, e = W:stats(), W:energy()
+  local row = {("%d"):format(st.steps), ("%.6f"):format(st.time), ("%.9g"):format(e.kinetic), ("%.9g"):format(e.potential),
+               ("%.9g"):format(e.elastic), st.contacts, st.collisions, ("%.6g"):format(st.max_penetration), st.substeps, st.frozen}
+  for _, name in ipairs(S.stats_bodies) do
+    local b = W._bodies[name]
+    if not b then
+      local ok, bb = pcall(W.body, W, name)
+      b = ok and bb or nil
+    end
+    if b and b.kind == "cloth" then
+      local m, cx, cy, cz, vx, vy, vz = 0, 0, 0, 0, 0, 0, 0
+      local mass = ffi.cast("double*", b.m)
+      for i = 0, b.n - 1 do
+        local mi = mass[i] > 0 and mass[i] or 1e-300
+        local x, v = b.x[i], b.v[i]
+        m = m + mi
+        cx, cy, cz = cx + mi * x.x, cy + mi * x.y, cz + mi * x.z
+        vx, vy, vz = vx + mi * v.x, vy + mi * v.y, vz + mi * v.z
+      end
+      for _, v in ipairs {cx / m, cy / m, cz / m, vx / m, vy / m, vz / m} do row[#row + 1] = ("%.9g"):format(v) end
+    else
+      for _ = 1, 6 do row[#row + 1] = "nan" end
+    end
+  end
+  S.stats_file:write(table.concat(row, ","), "\n")
+end
+
+local export_meshes = {}
+local function export_frame(dir, index)
+  for _, b in ipairs(S.world:bodies()) do
+    if b.kind == "cloth" then
+      local m = export_meshes[b]
+      if not m then
+        local tri, nt = b:triangles()
+        m = ffi.gc(C.loom_mesh_from_arrays(b.rest, b.n, tri, nt), C.loom_mesh_destroy)
+        export_meshes[b] = m
+      end
+      local path = ("%s/%s_%05d.obj"):format(dir, b.name, index)
+      if C.loom_mesh_save_obj(m, b.x, path) ~= 0 then
+        App.notify("--export: " .. ffi.string(C.loom_last_error()), "error")
+      end
+    end
+  end
+end
+
+----------------------------------------------------------------------------------------------------
+-- drawing
+
+local function draw_hud()
+  local cv = S.canvas
+  local w = C.loom_canvas_width(cv)
+  local W = S.world
+  local line = ("%s   t = %.2f s   %s"):format(S.scene.title, W.time,
+    S.paused and "paused" or ("%d steps/s"):format(S.rate))
+  local tw = C.loom_text_width(line, 1.5)
+  C.loom_canvas_rect(cv, w - tw - 20, 8, tw + 12, 26, 0x161A22C0)
+  C.loom_canvas_text(cv, w - tw - 14, 12, line, 0xE6E6E6FF, 1.5)
+  if S.recording then C.loom_canvas_text(cv, w - 110, 40, "REC", 0xFF4D4DFF, 2) end
+  local h = C.loom_canvas_height(cv)
+  local y = h - 10
+  local now = C.loom_clock()
+  if S.banner then
+    local lines = {}
+    for l in (S.banner .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = l end
+    local bh = 18 * #lines + 12
+    C.loom_canvas_rect(cv, 0, y - bh, w, bh, 0x8A1C1CE0)
+    for i, l in ipairs(lines) do C.loom_canvas_text(cv, 10, y - bh + 6 + 18 * (i - 1), l, 0xFFFFFFFF, 1.5) end
+    y = y - bh - 4
+  end
+  for i = #S.notes, 1, -1 do
+    local n = S.notes[i]
+    if n.until_t > now then
+      local col = n.kind == "error" and 0xFF7A7AFF or n.kind == "warning" and 0xFFD866FF or 0xD0D0D0FF
+      local tw2 = C.loom_text_width(n.msg, 1.5)
+      C.loom_canvas_rect(cv, 6, y - 22, tw2 + 12, 22, 0x161A22C8)
+      C.loom_canvas_text(cv, 12, y - 19, n.msg, col, 1.5)
+      y = y - 26
+    end
+  end
+  if S.show.help then
+    local help = "space  pause / run\n.      one step\nr      restart from t = 0\nw      wireframe\nc      contacts\n" ..
+                 "v      velocities\np      pins\ng      grid\nf      record frames\nF12    screenshot\n" ..
+                 "mouse  drag: orbit (on cloth: grab), right: pan, wheel: zoom\nh      this help"
+    local hw, hh = C.loom_text_width(help, 1.5) + 24, C.loom_text_height(help, 1.5) + 20
+    C.loom_canvas_rect(cv, (w - hw) / 2, (h - hh) / 2, hw, hh, 0x161A22E8)
+    C.loom_canvas_text(cv, (w - hw) / 2 + 12, (h - hh) / 2 + 10, help, 0xE6E6E6FF, 1.5)
+  elseif not S.banner then
+    C.loom_canvas_text(cv, w - 170, h - 20, "h: keys and mouse", 0x8A93A0FF, 1.5)
+  end
+end
+
+local function render()
+  local cv = S.canvas
+  if cv == nil then return end
+  view.draw(cv, S.world, S.cam, S.show)
+  if S.uictx and S.scene.ui and not S.ui_disabled then
+    local m = input._state.mouse
+    S.uictx.begin_frame(m)
+    world_mod.busy("ui")
+    local ok, err = pcall(S.scene.ui, S.ui, S.world)
+    world_mod.busy(nil)
+    S.uictx.end_frame()
+    if not ok then
+      S.ui_disabled = true
+      App.notify(tostring(err) .. " (in ui; disabled until the scene is reloaded)", "error")
+    end
+  end
+  if S.mode == "window" then draw_hud() end
+end
+
+----------------------------------------------------------------------------------------------------
+-- input
+
+local grab = nil
+
+local function ray_at(x, y)
+  local o, d = ffi.new("loom_vec3"), ffi.new("loom_vec3")
+  C.loom_canvas_ray(S.canvas, x, y, o, d)
+  return o, d
+end
+
+local function start_grab(x, y)
+  local o, d = ray_at(x, y)
+  local b, v = S.world:raycast({o.x, o.y, o.z}, {d.x, d.y, d.z})
+  if not b or b.m[v] == 0 then return false end
+  local p = b.x[v]
+  grab = {body = b, vertex = v, plane = {p.x, p.y, p.z}, normal = {d.x, d.y, d.z}, target = {p.x, p.y, p.z}}
+  return true
+end
+
+local function update_grab(x, y)
+  local o, d = ray_at(x, y)
+  local n, p = grab.normal, grab.plane
+  local den = d.x * n[1] + d.y * n[2] + d.z * n[3]
+  if math.abs(den) < 1e-9 then return end
+  local s = ((p[1] - o.x) * n[1] + (p[2] - o.y) * n[2] + (p[3] - o.z) * n[3]) / den
+  grab.target = {o.x + s * d.x, o.y + s * d.y, o.z + s * d.z}
+end
+
+local function restart()
+  local ok, w = pcall(S.scene.instantiate, S.scene)
+  if ok then
+    S.world = w
+    S.acc = 0
+    S.ui_disabled = false
+    S.start_time, S.start_wall = 0, C.loom_clock()
+    App.notify("restarted at t = 0", "info")
+  else
+    App.notify(tostring(w), "error")
+  end
+  grab = nil
+end
+
+local function step_world(n)
+  local W = S.world
+  for _ = 1, n do
+    W:step(1)
+    S.steps_done = S.steps_done + 1
+    S.rate_steps = S.rate_steps + 1
+    if S.stats_file then write_stats() end
+  end
+end
+
+local drag = nil
+local function handle_event(e)
+  local st = input._state
+  if e.type == "key" then
+    st.keys[e.key] = e.down
+    if not e.down then return end
+    local k = e.key
+    if k == "space" then S.paused = not S.paused
+    elseif k == "." or k == "period" then S.paused = true step_world(1)
+    elseif k == "r" then restart()
+    elseif k == "w" then S.show.wireframe = not S.show.wireframe
+    elseif k == "c" then S.show.contacts = not S.show.contacts
+    elseif k == "v" then S.show.velocities = not S.show.velocities
+    elseif k == "p" then S.show.pins = not S.show.pins
+    elseif k == "g" then S.show.grid = not S.show.grid
+    elseif k == "h" then S.show.help = not S.show.help
+    elseif k == "f" then
+      S.recording = not S.recording
+      if S.recording then
+        S.rec_dir = ("out/record-%d"):format(os.time())
+        S.rec_index = 0
+        os.execute(("mkdir -p %q"):format(S.rec_dir))
+        App.notify("recording frames to " .. S.rec_dir, "info")
+      else
+        App.notify(("recorded %d frames in %s"):format(S.rec_index, S.rec_dir), "info")
+      end
+    end
+  elseif e.type == "mouse_move" then
+    st.mouse.x, st.mouse.y = e.x, e.y
+    if grab then update_grab(e.x, e.y)
+    elseif drag == "orbit" then
+      S.cam.azimuth = S.cam.azimuth - 0.3 * e.dx
+      S.cam.elevation = math.max(-89, math.min(89, S.cam.elevation + 0.3 * e.dy))
+    elseif drag == "pan" then
+      local az, el = math.rad(S.cam.azimuth), math.rad(S.cam.elevation)
+      local s = S.cam.distance * 0.0015
+      local rx, ry = math.cos(az), math.sin(az)
+      local ux, uy, uz = -math.sin(el) * math.sin(az), math.sin(el) * math.cos(az), math.cos(el)
+      local t = S.cam.target
+      t[1] = t[1] - s * (e.dx * rx - e.dy * ux)
+      t[2] = t[2] - s * (e.dx * ry - e.dy * uy)
+      t[3] = t[3] + s * e.dy * uz
+    end
+  elseif e.type == "mouse_button" then
+    st.mouse.x, st.mouse.y = e.x, e.y
+    local name = e.button == 1 and "left" or e.button == 3 and "right" or "middle"
+    st.mouse[name] = e.down
+    st.mouse.down = st.mouse.left
+    if e.down then
+      if S.uictx and S.uictx.wants_mouse_at and S.uictx.wants_mouse_at(e.x, e.y) then return end
+      if e.button == 1 then
+        if not start_grab(e.x, e.y) then drag = "orbit" end
+      else
+        drag = "pan"
+      end
+    else
+      if grab then
+        S.world:grab(nil)
+        grab = nil
+      end
+      drag = nil
+    end
+  elseif e.type == "wheel" then
+    S.cam.distance = math.max(0.05, S.cam.distance * (0.9 ^ e.dy))
+  elseif e.type == "axis" then
+    st.axes[e.index] = e.value
+  end
+end
+
+----------------------------------------------------------------------------------------------------
+-- the frame
+
+local function progress(final)
+  if not S.opts.progress then return end
+  local now = C.loom_clock()
+  if not final and S.last_progress and now - S.last_progress < 0.25 then return end
+  S.last_progress = now
+  local wall = now - S.start_wall
+  local rate = wall > 0 and S.steps_done / wall or 0
+  local total = S.opts.time and ("/ %.2f "):format(S.opts.time) or ""
+  io.stderr:write(("\r  t = %.2f %ss   %d steps/s   "):format(S.world.time, total, rate))
+  S.progress_shown = true
+  if final then
+    io.stderr:write("\n")
+    S.progress_shown = false
+  end
+end
+
+local function finished()
+  local o, W = S.opts, S.world
+  if o.steps and S.steps_done >= o.steps then return true end
+  if o.time and W.time >= o.time - 0.5 * S.dt then return true end
+  return false
+end
+
+local function output_frame()
+  local o = S.opts
+  if (o.frames or o.export) and S.steps_done % S.every == 0 then
+    if o.frames and S.canvas ~= nil then
+      render()
+      local path = ("%s/frame_%05d.png"):format(o.frames, S.frame_index)
+      if C.loom_canvas_write_png(S.canvas, path) ~= 0 then
+        App.notify("--frames: " .. ffi.string(C.loom_last_error()), "error")
+      end
+    end
+    if o.export then export_frame(o.export, S.frame_index) end
+    S.frame_index = S.frame_index + 1
+  end
+end
+
+-- Advances and draws one frame. wall_dt: seconds since the last frame; events: array of input
+-- events. Returns "run" or "done".
+function App.frame(wall_dt, events)
+  if events then for i = 1, #events do handle_event(events[i]) end end
+  local W = S.world
+  if S.uictx then S.uictx.wants_mouse_at = function(x, y)
+    local p = S.uictx.panel
+    return x >= p[1] and x < p[1] + p[3] and y >= p[2] and y < p[2] + p[4]
+  end end
+  if grab then S.world:grab(grab.body, grab.vertex, grab.target, 40) end
+
+  local realtime = S.mode == "window" or S.opts.realtime
+  if realtime then
+    if not S.paused then
+      S.acc = S.acc + math.min(wall_dt or 0, 0.1)
+      local t0 = C.loom_clock()
+      while S.acc >= S.dt do
+        if S.mode ~= "window" and finished() then break end
+        step_world(1)
+        if S.mode ~= "window" then output_frame() end
+        S.acc = S.acc - S.dt
+        if C.loom_clock() - t0 > 0.05 then
+          S.acc = 0 -- cannot keep up: run slower than real time rather than spiral
+          break
+        end
+      end
+    end
+  else
+    -- batch: as fast as possible, in chunks of about 50 ms so the host stays responsive
+    local t0 = C.loom_clock()
+    repeat
+      if finished() then break end
+      step_world(1)
+      output_frame()
+    until C.loom_clock() - t0 > 0.05
+  end
+  local now = C.loom_clock()
+  if now - S.rate_t > 0.5 then
+    S.rate = S.rate_steps / (now - S.rate_t)
+    S.rate_steps, S.rate_t = 0, now
+  end
+  if S.mode == "window" then
+    render()
+    if S.recording then
+      local path = ("%s/frame_%05d.png"):format(S.rec_dir, S.rec_index)
+      C.loom_canvas_write_png(S.canvas, path)
+      S.rec_index = S.rec_index + 1
+    end
+    return "run"
+  end
+  progress(false)
+  if finished() then
+    progress(true)
+    return "done"
+  end
+  return "run"
+end
+
+function App.time() return S.world and S.world.time or 0 end
+function App.paused() return S.paused == true end
+
+-- One line for the end of a headless run.
+function App.summary()
+  local wall = C.loom_clock() - S.start_wall
+  local rate = wall > 0 and S.steps_done / wall or 0
+  return ("%s: %d steps, %.3f s simulated in %.2f s wall (%.0f steps/s)"):format(
+    S.opts.scene, S.steps_done, S.world.time, wall, rate)
+end
+
+function App.close()
+  if S.stats_file then S.stats_file:close() S.stats_file = nil end
+end
+
+return App

@@ -1,0 +1,217 @@
+-- loom.mesh — triangle meshes: generators, OBJ/STL loading, and methods on the mesh cdata.
+-- Meshes are standalone objects owned by Lua (freed by the garbage collector); bodies copy them.
+local ffi = require "ffi"
+local C = require "loom.lib"
+local check = require "loom.check"
+
+local M = {}
+
+-- Files loaded by the running scene (the host watches them for hot reload).
+M.loaded_files = {}
+
+local function last_error() return ffi.string(C.loom_last_error()) end
+
+local function own(ptr, fname, level)
+  if ptr == nil then error(fname .. ": " .. last_error(), (level or 2) + 1) end
+  return ffi.gc(ptr, C.loom_mesh_destroy)
+end
+
+local Mesh = {}
+local props = {
+  vertex_count = function(m) return C.loom_mesh_vertex_count(m) end,
+  triangle_count = function(m) return C.loom_mesh_triangle_count(m) end,
+  edge_count = function(m) return C.loom_mesh_edge_count(m) end,
+  hinge_count = function(m) return C.loom_mesh_hinge_count(m) end,
+}
+
+-- 0-based FFI arrays, valid while the mesh is alive: vertices (n x loom_vec3), triangles (3 t int32).
+function Mesh.vertices(m) return C.loom_mesh_vertices(m) end
+function Mesh.triangles(m) return C.loom_mesh_triangles(m) end
+function Mesh.aabb(m)
+  local lo, hi = ffi.new("loom_vec3"), ffi.new("loom_vec3")
+  C.loom_mesh_aabb(m, lo, hi)
+  return {lo.x, lo.y, lo.z}, {hi.x, hi.y, hi.z}
+end
+function Mesh.copy(m) return own(C.loom_mesh_copy(m), "mesh:copy") end
+-- mesh:transform{scale = s | {sx, sy, sz}, rotate = {w, x, y, z}, translate = {x, y, z}} → mesh
+function Mesh.transform(m, t)
+  local spec = {scale = {"any"}, rotate = {"table"}, translate = {"vec3"}}
+  local d, err = check.fields(t or {}, spec)
+  if not d then check.raise("transform", err) end
+  local s
+  if type(d.scale) == "number" then
+    if not (check.is_finite(d.scale) and d.scale ~= 0) then check.raise("transform", "'scale' must be a non-zero number") end
+    s = ffi.new("loom_vec3", d.scale, d.scale, d.scale)
+  elseif d.scale ~= nil then
+    local x, y, z = check.vec3(d.scale, "scale")
+    if not x then check.raise("transform", y) end
+    s = ffi.new("loom_vec3", x, y, z)
+  end
+  local q
+  if d.rotate then
+    local r = d.rotate
+    if not (check.is_finite(r[1]) and check.is_finite(r[2]) and check.is_finite(r[3]) and check.is_finite(r[4])) then
+      check.raise("transform", "'rotate' must be a quaternion {w, x, y, z}")
+    end
+    q = ffi.new("loom_quat", r[1], r[2], r[3], r[4])
+  end
+  local tr = d.translate and ffi.new("loom_vec3", d.translate[1], d.translate[2], d.translate[3]) or nil
+  C.loom_mesh_transform(m, s, q, tr)
+  return m
+end
+function Mesh.save_obj(m, path)
+  if type(path) ~= "string" then check.raise_n(1, "save_obj", "expected a file path") end
+  if C.loom_mesh_save_obj(m, nil, path) ~= 0 then error("mesh:save_obj: " .. last_error(), 2) end
+end
+
+ffi.metatype("struct loom_mesh", {
+  __index = function(m, k)
+    local p = props[k]
+    if p then return p(m) end
+    return Mesh[k]
+  end,
+  __tostring = function(m)
+    return ("loom.mesh (%d vertices, %d triangles)"):format(C.loom_mesh_vertex_count(m), C.loom_mesh_triangle_count(m))
+  end,
+})
+
+function M.is_mesh(v) return type(v) == "cdata" and ffi.istype("loom_mesh*", v) end
+
+local planes = {xy = 0, xz = 1, yz = 2}
+
+-- grid{size = {w, h}, cells = {nx, ny}, center = {x, y, z}, plane = "xy" | "xz" | "yz"}
+function M.grid(def)
+  local d, err = check.fields(def, {
+    size = {"table", default = {1, 1}}, cells = {"table", default = {16, 16}},
+    center = {"vec3", default = {0, 0, 0}}, plane = {"string", default = "xy", choices = {"xy", "xz", "yz"}},
+  })
+  if not d then check.raise("grid", err) end
+  local w, h = d.size[1], d.size[2]
+  if not (check.is_finite(w) and w > 0 and check.is_finite(h) and h > 0) then
+    check.raise("grid", "'size' must be {width, height} with positive numbers")
+  end
+  local nx, ny = d.cells[1], d.cells[2]
+  if not (check.is_finite(nx) and nx == math.floor(nx) and nx >= 1 and nx <= 4096 and
+          check.is_finite(ny) and ny == math.floor(ny) and ny >= 1 and ny <= 4096) then
+    check.raise("grid", "'cells' must be {nx, ny} with integers in [1, 4096]")
+  end
+  local c = ffi.new("loom_vec3", d.center[1], d.center[2], d.center[3])
+  return own(C.loom_mesh_grid(w, h, nx, ny, c, planes[d.plane]), "loom.mesh.grid")
+end
+
+local function int_in(v, lo, hi) return check.is_finite(v) and v == math.floor(v) and v >= lo and v <= hi end
+
+local function place(m, center)
+  if center then
+    C.loom_mesh_transform(m, nil, nil, ffi.new("loom_vec3", center[1], center[2], center[3]))
+  end
+  return m
+end
+
+-- box{size = {sx, sy, sz} | half_extents = {hx, hy, hz}, divisions = 1, center = {x, y, z}}
+function M.box(def)
+  local d, err = check.fields(def or {}, {
+    size = {"vec3"}, half_extents = {"vec3"}, divisions = {"number", default = 1},
+    center = {"vec3"},
+  })
+  if not d then check.raise("box", err) end
+  local h = d.half_extents or (d.size and {d.size[1] / 2, d.size[2] / 2, d.size[3] / 2}) or {0.5, 0.5, 0.5}
+  if not int_in(d.divisions, 1, 256) then check.raise("box", "'divisions' must be an integer in [1, 256]") end
+  return place(own(C.loom_mesh_box(h[1], h[2], h[3], d.divisions), "loom.mesh.box"), d.center)
+end
+
+-- sphere{radius = 0.5, segments = 32, rings = 16, center}
+function M.sphere(def)
+  local d, err = check.fields(def or {}, {
+    radius = {"number", default = 0.5, min = 0, open_min = true}, segments = {"number", default = 32},
+    rings = {"number", default = 16}, center = {"vec3"},
+  })
+  if not d then check.raise("sphere", err) end
+  if not int_in(d.segments, 3, 4096) or not int_in(d.rings, 2, 4096) then
+    check.raise("sphere", "'segments' must be an integer in [3, 4096] and 'rings' in [2, 4096]")
+  end
+  return place(own(C.loom_mesh_sphere(d.radius, d.segments, d.rings), "loom.mesh.sphere"), d.center)
+end
+
+local function half_height(d, fname)
+  local hh = d.half_height or (d.height and d.height / 2) or 0.5
+  if not (check.is_finite(hh) and hh > 0) then check.raise(fname, "'height' must be a positive number", 3) end
+  return hh
+end
+
+-- cylinder{radius = 0.5, height = 1 | half_height, segments = 32, rings = 1, center}
+function M.cylinder(def)
+  local d, err = check.fields(def or {}, {
+    radius = {"number", default = 0.5, min = 0, open_min = true}, height = {"number"}, half_height = {"number"},
+    segments = {"number", default = 32}, rings = {"number", default = 1}, center = {"vec3"},
+  })
+  if not d then check.raise("cylinder", err) end
+  if not int_in(d.segments, 3, 4096) or not int_in(d.rings, 1, 4096) then
+    check.raise("cylinder", "'segments' must be an integer in [3, 4096] and 'rings' in [1, 4096]")
+  end
+  return place(own(C.loom_mesh_cylinder(d.radius, half_height(d, "cylinder"), d.segments, d.rings), "loom.mesh.cylinder"), d.center)
+end
+
+-- capsule{radius = 0.25, height = 1 | half_height (of the straight part), segments = 32, rings = 8, center}
+function M.capsule(def)
+  local d, err = check.fields(def or {}, {
+    radius = {"number", default = 0.25, min = 0, open_min = true}, height = {"number"}, half_height = {"number"},
+    segments = {"number", default = 32}, rings = {"number", default = 8}, center = {"vec3"},
+  })
+  if not d then check.raise("capsule", err) end
+  if not int_in(d.segments, 3, 4096) or not int_in(d.rings, 1, 4096) then
+    check.raise("capsule", "'segments' must be an integer in [3, 4096] and 'rings' in [1, 4096]")
+  end
+  return place(own(C.loom_mesh_capsule(d.radius, half_height(d, "capsule"), d.segments, d.rings), "loom.mesh.capsule"), d.center)
+end
+
+-- torus{major = 0.5, minor = 0.15, segments = {48, 16}, center}
+function M.torus(def)
+  local d, err = check.fields(def or {}, {
+    major = {"number", default = 0.5, min = 0, open_min = true}, minor = {"number", default = 0.15, min = 0, open_min = true},
+    segments = {"table", default = {48, 16}}, center = {"vec3"},
+  })
+  if not d then check.raise("torus", err) end
+  if d.minor >= d.major then check.raise("torus", "'minor' must be smaller than 'major'") end
+  local a, b = d.segments[1], d.segments[2]
+  if not int_in(a, 3, 4096) or not int_in(b, 3, 4096) then
+    check.raise("torus", "'segments' must be {major, minor} with integers in [3, 4096]")
+  end
+  return place(own(C.loom_mesh_torus(d.major, d.minor, a, b), "loom.mesh.torus"), d.center)
+end
+
+-- load(path): OBJ or STL (ASCII or binary), duplicate vertices merged.
+function M.load(path)
+  if type(path) ~= "string" then check.raise_n(1, "loom.mesh.load", "expected a file path, got " .. check.describe(path)) end
+  M.loaded_files[#M.loaded_files + 1] = path
+  return own(C.loom_mesh_load(path), "loom.mesh.load")
+end
+
+-- from_arrays(vertices, triangles): vertices = {{x, y, z}, ...}, triangles = {{a, b, c}, ...} with
+-- 0-based vertex indices (as everywhere in Loom).
+function M.from_arrays(vertices, triangles)
+  if type(vertices) ~= "table" then check.raise_n(1, "from_arrays", "expected a table of {x, y, z}") end
+  if type(triangles) ~= "table" then check.raise_n(2, "from_arrays", "expected a table of {a, b, c}") end
+  local nv, nt = #vertices, #triangles
+  local v = ffi.new("loom_vec3[?]", math.max(nv, 1))
+  for i = 1, nv do
+    local x, y, z = check.vec3(vertices[i], "vertices[" .. i .. "]")
+    if not x then check.raise_n(1, "from_arrays", y) end
+    v[i - 1].x, v[i - 1].y, v[i - 1].z = x, y, z
+  end
+  local t = ffi.new("int32_t[?]", math.max(3 * nt, 1))
+  for i = 1, nt do
+    local tri = triangles[i]
+    if type(tri) ~= "table" then check.raise_n(2, "from_arrays", "triangle " .. i .. " is not a table") end
+    for k = 1, 3 do
+      local idx = tri[k]
+      if not (check.is_finite(idx) and idx == math.floor(idx)) then
+        check.raise_n(2, "from_arrays", ("triangle %d: index %d is not an integer"):format(i, k))
+      end
+      t[3 * (i - 1) + k - 1] = idx
+    end
+  end
+  return own(C.loom_mesh_from_arrays(v, nv, t, nt), "loom.mesh.from_arrays")
+end
+
+return M

@@ -1,0 +1,166 @@
+-- loom.scene — scene files: a scene is the table made by loom.scene{...} that a Lua file returns,
+-- with build(world, params) and optional forces, on_step, ui, camera. Loading runs the file;
+-- instantiating builds a fresh world from it.
+local check = require "loom.check"
+local world = require "loom.world"
+local mesh = require "loom.mesh"
+local util = require "loom.util"
+
+local M = {}
+local Scene = {}
+local SceneMT = {__index = Scene, __tostring = function(s) return "loom.scene '" .. s.title .. "'" end}
+
+local camera_spec = {
+  target = {"vec3"}, distance = {"number", min = 0, open_min = true},
+  azimuth = {"number"}, elevation = {"number", min = -90, max = 90},
+  azimuth_deg = {"number"}, elevation_deg = {"number", min = -90, max = 90},
+  fov = {"number", min = 1, max = 170},
+}
+
+local scene_spec = {
+  title = {"string", default = "Loom scene"},
+  dt = {"number", default = 1 / 240, min = 0, open_min = true, max = 1},
+  gravity = {"vec3", default = {0, 0, -9.81}},
+  wind = {"vec3", default = {0, 0, 0}},
+  params = {"table"},
+  camera = {"table"},
+  substeps = {"number", min = 1, max = 4096, integer = true},
+  build = {"callable"}, forces = {"table"}, on_step = {"callable"}, ui = {"callable"},
+}
+
+function M.is_scene(s) return getmetatable(s) == SceneMT end
+
+-- loom.scene{title, dt, gravity, wind, params, camera, substeps, build, forces, on_step, ui}
+function M.scene(def)
+  local d, err = check.fields(def, scene_spec)
+  if not d then check.raise("loom.scene", err) end
+  local params = d.params or {}
+  for k, v in pairs(params) do
+    local tv = type(v)
+    if type(k) ~= "string" or not (tv == "number" or tv == "boolean" or tv == "string") then
+      check.raise("loom.scene", ("params.%s must be a number, boolean or string, got %s"):format(tostring(k), check.describe(v)))
+    end
+    if tv == "number" and not check.is_finite(v) then
+      check.raise("loom.scene", ("params.%s must be finite"):format(k))
+    end
+  end
+  if d.camera then
+    local c, cerr = check.fields(d.camera, camera_spec)
+    if not c then check.raise("loom.scene", "camera: " .. cerr) end
+  end
+  local s = {
+    title = d.title, dt = d.dt, gravity = d.gravity, wind = d.wind,
+    params = params,                 -- the very table: the scene's functions read scene.params
+    _defaults = util.copy(params),   -- what the file says, to tell tuned values from edited defaults
+    camera = d.camera, substeps = d.substeps,
+    build = d.build, forces = d.forces, on_step = d.on_step, ui = d.ui,
+  }
+  return setmetatable(s, SceneMT)
+end
+
+-- scene:set_params{name = value, ...}: checked against the declared parameters and their types
+-- (strings are converted for numbers and booleans, as --param name=value gives them).
+function Scene:set_params(t)
+  for k, v in pairs(t) do
+    local default = self._defaults[k]
+    if default == nil then
+      local names = {}
+      for n in pairs(self._defaults) do names[#names + 1] = n end
+      table.sort(names)
+      error(("unknown parameter '%s' (the scene declares: %s)"):format(tostring(k),
+        #names > 0 and table.concat(names, ", ") or "none"), 2)
+    end
+    local want = type(default)
+    if type(v) == "string" and want == "number" then
+      local n = tonumber(v)
+      if not check.is_finite(n) then error(("parameter '%s' must be a number, got %q"):format(k, v), 2) end
+      v = n
+    elseif type(v) == "string" and want == "boolean" then
+      if v == "true" or v == "1" then v = true elseif v == "false" or v == "0" then v = false
+      else error(("parameter '%s' must be true or false, got %q"):format(k, v), 2) end
+    end
+    if type(v) ~= want then
+      error(("parameter '%s' must be a %s, got %s"):format(k, want, check.describe(v)), 2)
+    end
+    self.params[k] = v
+  end
+  return self
+end
+
+-- scene:instantiate([params]) → a new world at t = 0, built by the scene
+function Scene:instantiate(overrides)
+  if overrides ~= nil then
+    if type(overrides) ~= "table" then check.raise_n(1, "instantiate", "expected a table of parameters") end
+    local ok, err = pcall(self.set_params, self, overrides)
+    if not ok then error(err, 2) end
+  end
+  local W = world.new {dt = self.dt, gravity = self.gravity, wind = self.wind}
+  rawset(W, "_scene", self)
+  rawset(W, "_default_substeps", self.substeps)
+  if self.build then self.build(W, self.params) end
+  return W
+end
+
+-- loom.load_scene(path [, params]) → scene. Errors carry the file and line.
+function M.load_scene(path, params)
+  if type(path) ~= "string" then check.raise_n(1, "load_scene", "expected a file path, got " .. check.describe(path)) end
+  local chunk, err = loadfile(path)
+  if not chunk then error(err, 0) end
+  mesh.loaded_files[#mesh.loaded_files + 1] = path
+  local ok, sc = pcall(chunk)
+  if not ok then error(sc, 0) end
+  if not M.is_scene(sc) then
+    error(("%s: a scene file must return the table made by loom.scene{...} (it returned %s)"):format(path, check.describe(sc)), 0)
+  end
+  sc.path = path
+  if params ~= nil then
+    local pok, perr = pcall(sc.set_params, sc, params)
+    if not pok then error(path .. ": " .. tostring(perr):gsub("^[^:]*:%d+: ", ""), 0) end
+  end
+  return sc
+end
+
+----------------------------------------------------------------------------------------------------
+-- checkpoints: the scene path, its parameters and the kernel state
+
+local MAGIC = "LOOMSAVE 1\n"
+
+function world.World:save(path)
+  if type(path) ~= "string" then check.raise_n(1, "save", "expected a file path") end
+  local sc = rawget(self, "_scene")
+  if not sc or not sc.path then
+    error("world:save: this world was not made from a scene file; use world:snapshot() for an in-memory state", 2)
+  end
+  local state = self:snapshot()
+  local f, ferr = io.open(path, "wb")
+  if not f then error("world:save: " .. tostring(ferr), 2) end
+  local params = util.encode(sc.params)
+  f:write(MAGIC, "scene ", sc.path, "\n", "params ", #params, "\n", params, "state ", #state, "\n", state)
+  f:close()
+end
+
+-- loom.world_load(path) → world: rebuilds the scene with the saved parameters, then restores the state.
+function M.world_load(path)
+  if type(path) ~= "string" then check.raise_n(1, "world_load", "expected a file path") end
+  local f, ferr = io.open(path, "rb")
+  if not f then error("loom.world_load: " .. tostring(ferr), 2) end
+  local data = f:read("*a")
+  f:close()
+  local bad = function(what) error(("loom.world_load: %s: %s"):format(path, what), 3) end
+  if data:sub(1, #MAGIC) ~= MAGIC then bad("not a Loom checkpoint") end
+  local pos = #MAGIC + 1
+  local scene_path, p2 = data:match("^scene ([^\n]*)\n()", pos)
+  if not scene_path then bad("missing scene line") end
+  local plen, p3 = data:match("^params (%d+)\n()", p2)
+  if not plen then bad("missing params") end
+  local params = util.decode(data:sub(p3, p3 + plen - 1))
+  local slen, p4 = data:match("^state (%d+)\n()", p3 + plen)
+  if not slen then bad("missing state") end
+  local state = data:sub(p4, p4 + slen - 1)
+  if #state ~= tonumber(slen) then bad("truncated state") end
+  local W = M.load_scene(scene_path, params):instantiate()
+  W:restore(state)
+  return W
+end
+
+return M

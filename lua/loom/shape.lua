@@ -1,0 +1,58 @@
+-- loom.shape — rigid body shapes (descriptions; the world builds them).
+local check = require "loom.check"
+local mesh = require "loom.mesh"
+
+local M = {}
+local Shape = {}
+Shape.__index = Shape
+Shape.__tostring = function(s) return "loom.shape." .. s.kind end
+
+function M.is_shape(v) return getmetatable(v) == Shape end
+
+local function positive(fname, n, v, what)
+  if not (check.is_finite(v) and v > 0) then
+    check.raise_n(n, fname, ("'%s' must be a positive number, got %s"):format(what, check.describe(v)), 3)
+  end
+end
+
+function M.sphere(r)
+  positive("sphere", 1, r, "radius")
+  return setmetatable({kind = "sphere", radius = r}, Shape)
+end
+
+-- box(hx, hy, hz): half extents (m).
+function M.box(hx, hy, hz)
+  positive("box", 1, hx, "hx")
+  positive("box", 2, hy, "hy")
+  positive("box", 3, hz, "hz")
+  return setmetatable({kind = "box", half_extents = {hx, hy, hz}}, Shape)
+end
+
+-- capsule(r, half_h): a segment of half length half_h along local z, radius r.
+function M.capsule(r, half_h)
+  positive("capsule", 1, r, "radius")
+  positive("capsule", 2, half_h, "half_height")
+  return setmetatable({kind = "capsule", radius = r, half_height = half_h}, Shape)
+end
+
+-- cylinder(r, half_h): along local z, flat caps.
+function M.cylinder(r, half_h)
+  positive("cylinder", 1, r, "radius")
+  positive("cylinder", 2, half_h, "half_height")
+  return setmetatable({kind = "cylinder", radius = r, half_height = half_h}, Shape)
+end
+
+-- mesh(m): a triangle mesh obstacle (static or kinematic bodies only).
+function M.mesh(m)
+  if not mesh.is_mesh(m) then
+    check.raise_n(1, "loom.shape.mesh", "expected a mesh (loom.mesh.load or a generator), got " .. check.describe(m), 2)
+  end
+  return setmetatable({kind = "mesh", mesh = m}, Shape)
+end
+
+function M.convex()
+  error("loom.shape.convex is not available yet: convex hulls come with dynamic rigid bodies; " ..
+    "use loom.shape.mesh(m) for a static or kinematic obstacle", 2)
+end
+
+return M

@@ -1,0 +1,791 @@
+-- loom.world — worlds and bodies as seen from Lua.
+--
+-- A world is a Lua table holding the kernel world (freed by the GC) and the Lua-side state that a
+-- cdata cannot hold: force fields, trajectory closures, body wrappers. Body wrappers keep the
+-- kernel's arrays as plain fields (body.x, body.v, body.f, body.m: 0-based FFI pointers, no
+-- copies), so a force field's inner loop compiles to direct loads and stores.
+local ffi = require "ffi"
+local C = require "loom.lib"
+local check = require "loom.check"
+local mesh_mod = require "loom.mesh"
+local shape_mod = require "loom.shape"
+
+local M = {}
+
+local function last_error() return ffi.string(C.loom_last_error()) end
+
+-- Where callback errors and kernel messages go. The host replaces these to show them in the window.
+M.report = function(msg) io.stderr:write(msg, "\n") end
+-- The host sets this to mark time spent in user callbacks (its watchdog aborts endless ones).
+M.busy = function(label) end
+
+local World, Body, Group = {}, {}, {}
+local WorldMT, BodyMT, GroupMT = {}, {}, {}
+M.World, M.Body, M.Group = World, Body, Group
+
+local tmp = ffi.new("loom_vec3[2]")
+local tmpq = ffi.new("loom_quat[1]")
+
+local function is_world(w) return getmetatable(w) == WorldMT end
+M.is_world = is_world
+
+----------------------------------------------------------------------------------------------------
+-- construction
+
+-- loom.world{dt = 1/240, gravity = {0, 0, -9.81}, wind = {0, 0, 0}}
+function M.new(def)
+  local d, err = check.fields(def or {}, {
+    dt = {"number", default = 1 / 240, min = 0, open_min = true, max = 1},
+    gravity = {"vec3", default = {0, 0, -9.81}},
+    wind = {"vec3", default = {0, 0, 0}},
+  })
+  if not d then check.raise("loom.world", err) end
+  local wd = ffi.new("loom_world_def")
+  C.loom_world_def_default(wd)
+  wd.dt = d.dt
+  wd.gravity.x, wd.gravity.y, wd.gravity.z = d.gravity[1], d.gravity[2], d.gravity[3]
+  wd.wind.x, wd.wind.y, wd.wind.z = d.wind[1], d.wind[2], d.wind[3]
+  local ptr = C.loom_world_create(wd)
+  if ptr == nil then error("loom.world: " .. last_error(), 2) end
+  local W = {
+    _w = ffi.gc(ptr, C.loom_world_destroy),
+    _bodies = {},        -- name -> wrapper
+    _groups = {},        -- pin groups with trajectories, in creation order
+    _kinematic = {},     -- rigid bodies with trajectories
+    _fields = {},        -- force fields of a world without a scene
+    _disabled = {},      -- callbacks turned off after an error
+    _errors = {},        -- callback error messages
+    _seen = 0,           -- kernel messages already reported
+    _field_names = {},
+    _labels = {},
+  }
+  return setmetatable(W, WorldMT)
+end
+
+WorldMT.__index = function(W, k)
+  local m = World[k]
+  if m ~= nil then return m end
+  if k == "time" then return C.loom_world_time(W._w) end
+  if k == "dt" then return C.loom_world_dt(W._w) end
+  if k == "gravity" then
+    C.loom_world_gravity(W._w, tmp)
+    return {tmp[0].x, tmp[0].y, tmp[0].z}
+  end
+  if k == "wind" then
+    C.loom_world_wind(W._w, tmp)
+    return {tmp[0].x, tmp[0].y, tmp[0].z}
+  end
+  return nil
+end
+
+WorldMT.__newindex = function(W, k, v)
+  if k == "dt" then
+    if not (check.is_finite(v) and v > 0 and v <= 1) then
+      error(("bad value for 'dt' (must be a number in (0, 1], got %s)"):format(check.describe(v)), 2)
+    end
+    C.loom_world_set_dt(W._w, v)
+  elseif k == "gravity" or k == "wind" then
+    local x, y, z = check.vec3(v, k)
+    if not x then error("bad value for '" .. k .. "' (" .. y .. ")", 2) end
+    tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
+    if k == "gravity" then C.loom_world_set_gravity(W._w, tmp) else C.loom_world_set_wind(W._w, tmp) end
+  elseif k == "time" then
+    error("world.time is read-only", 2)
+  else
+    rawset(W, k, v)
+  end
+end
+
+WorldMT.__tostring = function(W)
+  return ("loom.world (t = %.4f s, %d bodies)"):format(C.loom_world_time(W._w), C.loom_world_body_count(W._w))
+end
+
+-- Address of the kernel world as a number (hot reload hands it from one Lua state to the next).
+function World:address() return tonumber(ffi.cast("uintptr_t", self._w)) end
+function World:ptr() return self._w end
+
+----------------------------------------------------------------------------------------------------
+-- bodies
+
+local function wrap(W, h)
+  local w = W._w
+  local name = ffi.string(C.loom_body_name(w, h))
+  local kind = C.loom_body_kind(w, h)
+  local b = {world = W, handle = h, name = name}
+  if kind == C.LOOM_KIND_CLOTH then
+    b.kind = "cloth"
+    b.n = C.loom_body_vertex_count(w, h)
+    b.x = C.loom_body_x(w, h)
+    b.v = C.loom_body_v(w, h)
+    b.f = C.loom_body_f(w, h)
+    b.m = C.loom_body_m(w, h)
+    b.rest = C.loom_body_rest(w, h)
+  else
+    b.kind = "rigid"
+    b.n = 0
+  end
+  setmetatable(b, BodyMT)
+  W._bodies[name] = b
+  return b
+end
+
+local models = {springs = C.LOOM_MODEL_SPRINGS, springs_pbd = C.LOOM_MODEL_SPRINGS_PBD,
+                baraff_witkin = C.LOOM_MODEL_BARAFF_WITKIN}
+local integrators = {symplectic = C.LOOM_INTEGRATOR_SYMPLECTIC, verlet = C.LOOM_INTEGRATOR_VERLET,
+                     rk4 = C.LOOM_INTEGRATOR_RK4, implicit = C.LOOM_INTEGRATOR_IMPLICIT}
+
+local cloth_spec = {
+  name = {"string", required = true},
+  mesh = {"any", required = true},
+  model = {"string", default = "springs", choices = {"springs", "springs_pbd", "baraff_witkin"}},
+  integrator = {"string", default = "symplectic", choices = {"symplectic", "verlet", "rk4", "implicit"}},
+  stretch = {"number", min = 0}, shear = {"number", min = 0}, bend = {"number", min = 0},
+  damping = {"number", min = 0, max = 1}, drag = {"number", min = 0, max = 1000},
+  density = {"number", min = 0, open_min = true}, mass = {"number", min = 0, open_min = true},
+  thickness = {"number", min = 0, max = 1}, friction = {"number", min = 0, max = 10},
+  substeps = {"number", min = 0, max = 4096, integer = true},
+  iterations = {"number", min = 1, max = 1000, integer = true},
+  self_collision = {"boolean", default = false},
+}
+
+-- world:cloth{name, mesh, model, integrator, stretch, shear, bend, damping, drag, density | mass,
+--             thickness, friction, substeps, iterations, self_collision} → body
+function World:cloth(def)
+  local d, err = check.fields(def, cloth_spec)
+  if not d then check.raise("cloth", err) end
+  if not mesh_mod.is_mesh(d.mesh) then
+    check.raise("cloth", "'mesh' must be a mesh (loom.mesh.grid, loom.mesh.load, ...), got " .. check.describe(d.mesh))
+  end
+  if d.model == "springs_pbd" then
+    for _, k in ipairs {"stretch", "shear", "bend"} do
+      if d[k] and d[k] > 1 then
+        check.raise("cloth", ("'%s' must be in [0, 1] for model 'springs_pbd' (fraction of the violation corrected per iteration), got %s"):format(k, d[k]))
+      end
+    end
+  end
+  local cd = ffi.new("loom_cloth_def")
+  C.loom_cloth_def_default(cd, models[d.model])
+  cd.name = d.name
+  cd.mesh = d.mesh
+  cd.integrator = integrators[d.integrator]
+  for _, k in ipairs {"stretch", "shear", "bend", "damping", "drag", "density", "mass", "thickness", "friction",
+                      "substeps", "iterations"} do
+    if d[k] ~= nil then cd[k] = d[k] end
+  end
+  if d.substeps == nil and rawget(self, "_default_substeps") then cd.substeps = self._default_substeps end
+  cd.self_collision = d.self_collision and 1 or 0
+  local h = C.loom_cloth_create(self._w, cd)
+  if h == 0 then error(last_error(), 2) end
+  return wrap(self, h)
+end
+
+local shape_kinds = {sphere = C.LOOM_SHAPE_SPHERE, box = C.LOOM_SHAPE_BOX, capsule = C.LOOM_SHAPE_CAPSULE,
+                     cylinder = C.LOOM_SHAPE_CYLINDER, mesh = C.LOOM_SHAPE_MESH}
+
+local rigid_spec = {
+  name = {"string", required = true},
+  shape = {"any", required = true},
+  mass = {"number", min = 0, open_min = true}, density = {"number", min = 0, open_min = true},
+  position = {"vec3", default = {0, 0, 0}},
+  orientation = {"table"},
+  velocity = {"vec3"}, angular_velocity = {"vec3"},
+  static = {"boolean", default = false}, kinematic = {"boolean", default = false},
+  restitution = {"number", min = 0, max = 1}, friction = {"number", min = 0, max = 10},
+  thickness = {"number", min = 0, max = 1},
+}
+
+-- world:rigid{name, shape, position, orientation = {w, x, y, z}, static | kinematic, friction,
+--             restitution, thickness} → body
+function World:rigid(def)
+  local d, err = check.fields(def, rigid_spec)
+  if not d then check.raise("rigid", err) end
+  if not shape_mod.is_shape(d.shape) then
+    check.raise("rigid", "'shape' must be a loom.shape (sphere, box, capsule, cylinder, mesh), got " .. check.describe(d.shape))
+  end
+  if d.static and d.kinematic then check.raise("rigid", "a body cannot be both 'static' and 'kinematic'") end
+  local rd = ffi.new("loom_rigid_def")
+  C.loom_rigid_def_default(rd)
+  rd.name = d.name
+  local s = d.shape
+  rd.shape = shape_kinds[s.kind]
+  if s.radius then rd.radius = s.radius end
+  if s.half_height then rd.half_height = s.half_height end
+  if s.half_extents then
+    rd.half_extents.x, rd.half_extents.y, rd.half_extents.z = s.half_extents[1], s.half_extents[2], s.half_extents[3]
+  end
+  if s.mesh then rd.mesh = s.mesh end
+  rd.motion = d.static and C.LOOM_STATIC or (d.kinematic and C.LOOM_KINEMATIC or C.LOOM_DYNAMIC)
+  rd.position.x, rd.position.y, rd.position.z = d.position[1], d.position[2], d.position[3]
+  if d.orientation then
+    local q = d.orientation
+    for i = 1, 4 do
+      if not check.is_finite(q[i]) then check.raise("rigid", "'orientation' must be a quaternion {w, x, y, z}") end
+    end
+    rd.orientation.w, rd.orientation.x, rd.orientation.y, rd.orientation.z = q[1], q[2], q[3], q[4]
+  end
+  if (d.velocity or d.angular_velocity) and rd.motion ~= C.LOOM_DYNAMIC then
+    check.raise("rigid", "'velocity' and 'angular_velocity' apply to dynamic bodies; kinematic bodies move with :follow")
+  end
+  if d.friction then rd.friction = d.friction end
+  if d.restitution then rd.restitution = d.restitution end
+  if d.thickness then rd.thickness = d.thickness end
+  local h = C.loom_rigid_create(self._w, rd)
+  if h == 0 then error(last_error(), 2) end
+  return wrap(self, h)
+end
+
+-- world:body(name) → body (error if there is none)
+function World:body(name)
+  local b = self._bodies[name]
+  if b then return b end
+  if type(name) ~= "string" then check.raise_n(1, "body", "expected a body name, got " .. check.describe(name)) end
+  local h = C.loom_world_find(self._w, name)
+  if h == 0 then
+    local names = {}
+    for _, bb in ipairs(self:bodies()) do names[#names + 1] = bb.name end
+    error(("world:body: no body named '%s' (bodies: %s)"):format(name, #names > 0 and table.concat(names, ", ") or "none"), 2)
+  end
+  return wrap(self, h)
+end
+
+-- world:bodies() → array of bodies in creation order
+function World:bodies()
+  local out = {}
+  for i = 0, C.loom_world_body_count(self._w) - 1 do
+    local h = C.loom_world_body_at(self._w, i)
+    local name = ffi.string(C.loom_body_name(self._w, h))
+    out[#out + 1] = self._bodies[name] or wrap(self, h)
+  end
+  return out
+end
+
+-- world:remove(body)
+function World:remove(b)
+  if getmetatable(b) ~= BodyMT or b.world ~= self then check.raise_n(1, "remove", "expected a body of this world") end
+  if C.loom_body_destroy(self._w, b.handle) ~= 0 then error(last_error(), 2) end
+  self._bodies[b.name] = nil
+  b.x, b.v, b.f, b.m, b.rest, b.n, b.dead = nil, nil, nil, nil, nil, 0, true
+end
+
+----------------------------------------------------------------------------------------------------
+-- stepping
+
+function World:_callback_error(key, where, err)
+  self._disabled[key] = true
+  local msg = tostring(err) .. " (in " .. where .. "; disabled until the scene is reloaded)"
+  self._errors[#self._errors + 1] = msg
+  M.report(msg, "error")
+end
+
+function World:_report_messages()
+  local count = C.loom_world_message_count(self._w)
+  for seq = self._seen + 1, count do
+    local m = C.loom_world_message(self._w, seq)
+    if m ~= nil then
+      local msg = ffi.string(m)
+      self._errors[#self._errors + 1] = msg
+      M.report(msg, "warning")
+    end
+  end
+  self._seen = count
+end
+
+local function label(W, kind, name)
+  local key = kind .. "\0" .. name
+  local l = W._labels[key]
+  if not l then
+    l = ("%s '%s'"):format(kind, name)
+    W._labels[key] = l
+  end
+  return l
+end
+
+local function finite3(x, y, z) return check.is_finite(x) and check.is_finite(y) and check.is_finite(z) end
+
+local function drive_pins(W, t)
+  local w = W._w
+  for i = 1, #W._groups do
+    local g = W._groups[i]
+    if g.traj and not g.dead then
+      local lbl = g.label
+      M.busy(lbl)
+      local ok, x, y, z = pcall(g.traj, t)
+      M.busy(nil)
+      if not ok then
+        g.traj = nil
+        W:_callback_error(g, lbl, x)
+      elseif x == nil or x == false then
+        C.loom_pins_release(w, g.handle)
+      elseif not finite3(x, y, z) then
+        g.traj = nil
+        W:_callback_error(g, lbl, ("trajectory returned %s, %s, %s at t = %.4f; expected three finite numbers"):format(
+          check.describe(x), check.describe(y), check.describe(z), t))
+      else
+        if C.loom_pins_held(w, g.handle) == 0 then C.loom_pins_hold(w, g.handle) end
+        tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
+        C.loom_pins_set_target(w, g.handle, tmp)
+      end
+    end
+  end
+  for i = 1, #W._kinematic do
+    local b = W._kinematic[i]
+    if b.traj and not b.dead then
+      local lbl = b._traj_label
+      M.busy(lbl)
+      local ok, x, y, z, qw, qx, qy, qz = pcall(b.traj, t)
+      M.busy(nil)
+      if not ok then
+        b.traj = nil
+        W:_callback_error(b, lbl, x)
+      elseif x ~= nil then
+        if not finite3(x, y, z) then
+          b.traj = nil
+          W:_callback_error(b, lbl, ("trajectory returned a non-finite position at t = %.4f"):format(t))
+        else
+          tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
+          local q = nil
+          if qw ~= nil then
+            tmpq[0].w, tmpq[0].x, tmpq[0].y, tmpq[0].z = qw, qx or 0, qy or 0, qz or 0
+            q = tmpq
+          end
+          if C.loom_rigid_set_target(W._w, b.handle, tmp, q) ~= 0 then
+            b.traj = nil
+            W:_callback_error(b, lbl, last_error())
+          end
+        end
+      end
+    end
+  end
+end
+
+-- The force fields in effect: the scene's (read each step, so edits to scene.forces apply at once)
+-- plus any added with world:force.
+local function field_names(W, fields, names)
+  local n = 0
+  for k in pairs(fields) do
+    n = n + 1
+    names[n] = k
+  end
+  for i = n + 1, #names do names[i] = nil end
+  if n > 1 then table.sort(names, function(a, b) return tostring(a) < tostring(b) end) end
+  return n
+end
+
+local function run_fields(W, fields, t)
+  if not fields then return end
+  local names = W._field_names
+  local n = field_names(W, fields, names)
+  for i = 1, n do
+    local name = names[i]
+    local fn = fields[name]
+    if fn and not W._disabled[fn] then
+      local lbl = label(W, "force field", tostring(name))
+      M.busy(lbl)
+      local ok, err = pcall(fn, W, t)
+      M.busy(nil)
+      if not ok then W:_callback_error(fn, lbl, err) end
+    end
+  end
+end
+
+-- world:step([n]) advances n fixed steps (default 1): trajectories, force fields, kernel step,
+-- on_step. Errors in callbacks are reported and that callback is disabled; the step goes on.
+function World:step(n)
+  n = n or 1
+  if not (check.is_finite(n) and n >= 0 and n == math.floor(n)) then
+    check.raise_n(1, "step", "expected a whole number of steps, got " .. check.describe(n))
+  end
+  local w = self._w
+  local scene = rawget(self, "_scene")
+  for _ = 1, n do
+    local t = C.loom_world_time(w)
+    local t1 = t + C.loom_world_dt(w)
+    drive_pins(self, t1)
+    C.loom_world_clear_forces(w)
+    if scene then run_fields(self, scene.forces, t) end
+    run_fields(self, self._fields, t)
+    if C.loom_world_step(w) > 0 then self:_report_messages() end
+    local on_step = scene and scene.on_step or rawget(self, "on_step")
+    if on_step and not self._disabled[on_step] then
+      M.busy("on_step")
+      local ok, err = pcall(on_step, self, C.loom_world_time(w))
+      M.busy(nil)
+      if not ok then self:_callback_error(on_step, "on_step", err) end
+    end
+  end
+  return self
+end
+
+-- world:run(seconds): steps round(seconds / dt) times
+function World:run(seconds)
+  if not (check.is_finite(seconds) and seconds >= 0) then
+    check.raise_n(1, "run", "expected a duration in seconds, got " .. check.describe(seconds))
+  end
+  return self:step(math.floor(seconds / self.dt + 0.5))
+end
+
+-- world:force(name, fn): adds (or with fn = nil removes) a force field fn(world, t).
+function World:force(name, fn)
+  if type(name) ~= "string" then check.raise_n(1, "force", "expected a name") end
+  if fn ~= nil and type(fn) ~= "function" then check.raise_n(2, "force", "expected a function or nil") end
+  self._fields[name] = fn
+end
+
+function World:errors() return self._errors end
+
+function World:messages()
+  local out = {}
+  local count = C.loom_world_message_count(self._w)
+  for seq = math.max(1, count - 63), count do
+    local m = C.loom_world_message(self._w, seq)
+    if m ~= nil then out[#out + 1] = ffi.string(m) end
+  end
+  return out
+end
+
+----------------------------------------------------------------------------------------------------
+-- queries
+
+local stats_buf = ffi.new("loom_stats")
+function World:stats()
+  C.loom_world_stats(self._w, stats_buf)
+  local s = stats_buf
+  return {
+    time = s.time, steps = s.steps, contacts = s.contacts, collisions = s.collisions,
+    impact_zones = s.impact_zones, iterations = s.iterations, substeps = s.substeps,
+    max_penetration = s.max_penetration, frozen = s.frozen, bodies = s.bodies,
+    messages = s.messages, step_ms = s.step_seconds * 1000,
+  }
+end
+
+function World:interpenetrations()
+  local n = C.loom_world_interpenetrations(self._w)
+  if n < 0 then error("interpenetrations: " .. last_error(), 2) end
+  return n
+end
+
+local energy_buf = ffi.new("double[3]")
+function World:energy()
+  C.loom_world_energy(self._w, energy_buf, energy_buf + 1, energy_buf + 2)
+  local k, p, e = energy_buf[0], energy_buf[1], energy_buf[2]
+  return {kinetic = k, potential = p, elastic = e, total = k + p + e}
+end
+
+local hash_buf = ffi.new("char[17]")
+function World:hash()
+  C.loom_world_hash(self._w, hash_buf, 17)
+  return ffi.string(hash_buf)
+end
+
+-- world:raycast(origin, dir) → body, vertex, distance (nil if nothing is hit)
+function World:raycast(origin, dir)
+  local ox, oy, oz = check.vec3(origin, "origin")
+  if not ox then check.raise_n(1, "raycast", oy) end
+  local dx, dy, dz = check.vec3(dir, "dir")
+  if not dx then check.raise_n(2, "raycast", dy) end
+  tmp[0].x, tmp[0].y, tmp[0].z = ox, oy, oz
+  tmp[1].x, tmp[1].y, tmp[1].z = dx, dy, dz
+  local hb, hv, hs = ffi.new("int[1]"), ffi.new("int[1]"), ffi.new("double[1]")
+  if C.loom_world_raycast(self._w, tmp, tmp + 1, hb, hv, hs) == 0 then return nil end
+  local name = ffi.string(C.loom_body_name(self._w, hb[0]))
+  return self._bodies[name] or wrap(self, hb[0]), hv[0], hs[0]
+end
+
+-- world:grab(body, vertex, target, omega) / world:grab(nil) to release
+function World:grab(b, vertex, target, omega)
+  if b == nil then
+    C.loom_world_set_grab(self._w, 0, 0, nil, 0)
+    return
+  end
+  local x, y, z = check.vec3(target, "target")
+  if not x then check.raise_n(3, "grab", y) end
+  tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
+  if C.loom_world_set_grab(self._w, b.handle, vertex, tmp, omega or 30) ~= 0 then error(last_error(), 2) end
+end
+
+-- world:snapshot() → string; world:restore(s) continues bit-identically from it.
+function World:snapshot()
+  local n = C.loom_world_state_size(self._w)
+  if n < 0 then error(last_error(), 2) end
+  local buf = ffi.new("uint8_t[?]", n)
+  if C.loom_world_save_state(self._w, buf, n) < 0 then error(last_error(), 2) end
+  return ffi.string(buf, n)
+end
+
+function World:restore(s)
+  if type(s) ~= "string" then check.raise_n(1, "restore", "expected a snapshot string") end
+  if C.loom_world_load_state(self._w, s, #s) ~= 0 then error("restore: " .. last_error(), 2) end
+  return self
+end
+
+-- Carries the state of matching bodies from another world (hot reload). Returns the count.
+function World:transplant_from(old_ptr)
+  return C.loom_world_transplant(self._w, ffi.cast("loom_world*", old_ptr))
+end
+
+----------------------------------------------------------------------------------------------------
+-- bodies
+
+local body_props = {
+  position = function(b)
+    local p = ffi.new("loom_vec3")
+    C.loom_rigid_pose(b.world._w, b.handle, p, nil)
+    return p
+  end,
+  orientation = function(b)
+    local q = ffi.new("loom_quat")
+    C.loom_rigid_pose(b.world._w, b.handle, nil, q)
+    return q
+  end,
+  velocity = function(b)
+    local v = ffi.new("loom_vec3")
+    C.loom_rigid_velocity(b.world._w, b.handle, v, nil)
+    return v
+  end,
+  angular_velocity = function(b)
+    local v = ffi.new("loom_vec3")
+    C.loom_rigid_velocity(b.world._w, b.handle, nil, v)
+    return v
+  end,
+  frozen = function(b) return C.loom_body_frozen(b.world._w, b.handle) == 1 end,
+}
+
+BodyMT.__index = function(b, k)
+  local m = Body[k]
+  if m ~= nil then return m end
+  local p = body_props[k]
+  if p then
+    if b.dead then error("body '" .. b.name .. "' was removed", 2) end
+    if k ~= "frozen" and b.kind ~= "rigid" then return nil end
+    return p(b)
+  end
+  return nil
+end
+BodyMT.__tostring = function(b) return ("loom.body %s '%s'"):format(b.kind, b.name) end
+
+local function alive(b, fname)
+  if b.dead then error(fname .. ": body '" .. b.name .. "' was removed", 3) end
+end
+
+local function need_cloth(b, fname)
+  alive(b, fname)
+  if b.kind ~= "cloth" then error(("%s: '%s' is a rigid body, not a cloth"):format(fname, b.name), 3) end
+end
+
+-- body:vertex_near{x, y, z} → 0-based index of the nearest vertex
+function Body:vertex_near(p)
+  need_cloth(self, "vertex_near")
+  local x, y, z = check.vec3(p, "point")
+  if not x then check.raise_n(1, "vertex_near", y) end
+  tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
+  return C.loom_body_vertex_near(self.world._w, self.handle, tmp)
+end
+
+local function index_list(b, fname, list)
+  if type(list) == "number" then list = {list} end
+  if type(list) ~= "table" or #list == 0 then
+    check.raise_n(1, fname, "expected a vertex index or a table of 0-based vertex indices, got " .. check.describe(list), 3)
+  end
+  local arr = ffi.new("int32_t[?]", #list)
+  for i, v in ipairs(list) do
+    if not (check.is_finite(v) and v == math.floor(v) and v >= 0 and v < b.n) then
+      check.raise_n(1, fname, ("index %d is %s; vertices are 0..%d"):format(i, check.describe(v), b.n - 1), 3)
+    end
+    arr[i - 1] = v
+  end
+  return arr, #list
+end
+
+-- body:pin(indices) → pin group (the vertices keep their positions until the group follows a
+-- trajectory)
+function Body:pin(list)
+  need_cloth(self, "pin")
+  local arr, n = index_list(self, "pin", list)
+  local h = C.loom_pins_create(self.world._w, self.handle, arr, n)
+  if h == 0 then error(last_error(), 2) end
+  local g = setmetatable({world = self.world, body = self, handle = h, count = n,
+                          label = ("trajectory of a pin group of '%s'"):format(self.name)}, GroupMT)
+  return g
+end
+
+-- body:unpin(indices) → number of vertices freed
+function Body:unpin(list)
+  need_cloth(self, "unpin")
+  local arr, n = index_list(self, "unpin", list)
+  local r = C.loom_pins_unpin(self.world._w, self.handle, arr, n)
+  if r < 0 then error(last_error(), 2) end
+  return r
+end
+
+-- body:aabb() → {xmin, ymin, zmin}, {xmax, ymax, zmax}
+function Body:aabb()
+  alive(self, "aabb")
+  C.loom_body_aabb(self.world._w, self.handle, tmp, tmp + 1)
+  return {tmp[0].x, tmp[0].y, tmp[0].z}, {tmp[1].x, tmp[1].y, tmp[1].z}
+end
+
+-- body:set(name, value) changes a live parameter (stretch, shear, bend, damping, drag, thickness,
+-- friction, substeps, iterations; rigid: friction, restitution, thickness)
+function Body:set(name, value)
+  alive(self, "set")
+  if type(name) ~= "string" then check.raise_n(1, "set", "expected a parameter name") end
+  if not check.is_finite(value) then check.raise_n(2, "set", ("'%s' must be a finite number, got %s"):format(name, check.describe(value))) end
+  if C.loom_body_set_param(self.world._w, self.handle, name, value) ~= 0 then error(last_error(), 2) end
+  return self
+end
+
+function Body:get(name)
+  alive(self, "get")
+  local out = ffi.new("double[1]")
+  if C.loom_body_get_param(self.world._w, self.handle, name, out) ~= 0 then error(last_error(), 2) end
+  return out[0]
+end
+
+-- body:triangles() → int32 pointer (3 per triangle), count
+function Body:triangles()
+  need_cloth(self, "triangles")
+  local c = ffi.new("int[1]")
+  local p = C.loom_body_triangles(self.world._w, self.handle, c)
+  return p, c[0]
+end
+
+function Body:contacts()
+  need_cloth(self, "contacts")
+  return C.loom_body_contacts(self.world._w, self.handle)
+end
+
+function Body:spring_counts()
+  need_cloth(self, "spring_counts")
+  local a, b, c = ffi.new("int[1]"), ffi.new("int[1]"), ffi.new("int[1]")
+  C.loom_body_spring_counts(self.world._w, self.handle, a, b, c)
+  return {structural = a[0], shear = b[0], bend = c[0]}
+end
+
+-- body:add_acceleration{ax, ay, az}: f += m a for every vertex (the C twin of a simple force field)
+function Body:add_acceleration(a)
+  need_cloth(self, "add_acceleration")
+  local x, y, z = check.vec3(a, "acceleration")
+  if not x then check.raise_n(1, "add_acceleration", y) end
+  tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
+  C.loom_body_add_acceleration(self.world._w, self.handle, tmp)
+end
+
+-- body:internal_forces([out]) → loom_vec3 array (n) of model forces at the current state
+function Body:internal_forces(out)
+  need_cloth(self, "internal_forces")
+  out = out or ffi.new("loom_vec3[?]", self.n)
+  C.loom_body_internal_forces(self.world._w, self.handle, out)
+  return out
+end
+
+function Body:unfreeze()
+  alive(self, "unfreeze")
+  C.loom_body_unfreeze(self.world._w, self.handle)
+end
+
+-- rigid:follow(traj): traj(t) returns the position x, y, z (optionally a quaternion w, x, y, z
+-- after it) the kinematic body reaches at time t.
+function Body:follow(traj)
+  alive(self, "follow")
+  if self.kind ~= "rigid" then error("follow: pin vertices of a cloth with cloth:pin{...}, then group:follow(traj)", 2) end
+  local mt = getmetatable(traj)
+  if type(traj) ~= "function" and not (mt and mt.__call) then
+    check.raise_n(1, "follow", "expected a trajectory function, got " .. check.describe(traj))
+  end
+  self.traj = traj
+  self._traj_label = ("trajectory of '%s'"):format(self.name)
+  local list = self.world._kinematic
+  for i = 1, #list do if list[i] == self then return self end end
+  list[#list + 1] = self
+  return self
+end
+
+function Body:set_pose(pos, q)
+  alive(self, "set_pose")
+  local x, y, z = check.vec3(pos, "position")
+  if not x then check.raise_n(1, "set_pose", y) end
+  tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
+  local qq = nil
+  if q then
+    tmpq[0].w, tmpq[0].x, tmpq[0].y, tmpq[0].z = q[1] or q.w, q[2] or q.x, q[3] or q.y, q[4] or q.z
+    qq = tmpq
+  end
+  if C.loom_rigid_set_pose(self.world._w, self.handle, tmp, qq) ~= 0 then error(last_error(), 2) end
+end
+
+-- rigid:distance{x, y, z} → signed distance (m), outward normal {x, y, z}
+function Body:distance(p)
+  alive(self, "distance")
+  local x, y, z = check.vec3(p, "point")
+  if not x then check.raise_n(1, "distance", y) end
+  tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
+  local d = ffi.new("double[1]")
+  if C.loom_rigid_distance(self.world._w, self.handle, tmp, d, tmp + 1) ~= 0 then error(last_error(), 2) end
+  return d[0], {tmp[1].x, tmp[1].y, tmp[1].z}
+end
+
+local function no_dynamics(self, fname)
+  error(("%s: rigid '%s' is %s: forces and impulses do not move it (dynamic rigid bodies are not available yet)"):format(
+    fname, self.name, "static or kinematic"), 3)
+end
+function Body:apply_force() no_dynamics(self, "apply_force") end
+function Body:apply_impulse() no_dynamics(self, "apply_impulse") end
+
+----------------------------------------------------------------------------------------------------
+-- pin groups
+
+GroupMT.__index = Group
+GroupMT.__tostring = function(g) return ("loom.pin_group (%d vertices of '%s')"):format(g.count, g.body.name) end
+
+-- group:follow(traj): traj(t) returns the offset x, y, z from the pinned rest positions at time t,
+-- or nil/false to release the vertices (they are held again, where they are, when it returns
+-- numbers again).
+function Group:follow(traj)
+  local mt = getmetatable(traj)
+  if type(traj) ~= "function" and not (mt and mt.__call) then
+    check.raise_n(1, "follow", "expected a trajectory function, got " .. check.describe(traj))
+  end
+  local W = self.world
+  self.traj = traj
+  -- Start on the trajectory now so the first step does not jump.
+  local ok, x, y, z = pcall(traj, W.time)
+  if not ok then error(x, 0) end
+  if x ~= nil and x ~= false then
+    if not finite3(x, y, z) then check.raise_n(1, "follow", "the trajectory must return three finite numbers") end
+    tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
+    C.loom_pins_set_offset(W._w, self.handle, tmp)
+  else
+    C.loom_pins_release(W._w, self.handle)
+  end
+  local list = W._groups
+  for i = 1, #list do if list[i] == self then return self end end
+  list[#list + 1] = self
+  return self
+end
+
+-- Re-evaluates the trajectory at the current time and moves the group there (after a reload).
+function Group:resync()
+  if not self.traj then return end
+  local ok, x, y, z = pcall(self.traj, self.world.time)
+  if ok and x ~= nil and x ~= false and finite3(x, y, z) then
+    tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
+    C.loom_pins_set_offset(self.world._w, self.handle, tmp)
+  end
+end
+
+function Group:stop() self.traj = nil return self end
+function Group:release() C.loom_pins_release(self.world._w, self.handle) return self end
+function Group:hold() C.loom_pins_hold(self.world._w, self.handle) return self end
+function Group:held() return C.loom_pins_held(self.world._w, self.handle) == 1 end
+function Group:offset()
+  C.loom_pins_offset(self.world._w, self.handle, tmp)
+  return tmp[0].x, tmp[0].y, tmp[0].z
+end
+function Group:set_offset(x, y, z)
+  if not finite3(x, y, z) then check.raise("set_offset", "expected three finite numbers") end
+  tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
+  C.loom_pins_set_offset(self.world._w, self.handle, tmp)
+  return self
+end
+
+return M

@@ -1,0 +1,121 @@
+/* host.h — the Loom host: CLI, Lua states, the runner thread (scene, hot reload, headless
+ * output), the SDL window and the watchdog. The only layer that includes lua.h and SDL.h. */
+#ifndef LOOM_HOST_H
+#define LOOM_HOST_H
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "../loom.h"
+
+#define HOST_MAX_PARAMS 64
+#define HOST_MAX_WATCH 64
+#define HOST_QUEUE 512
+#define HOST_WATCHDOG_SECONDS 3.0
+
+typedef struct host_options {
+  const char *scene;
+  int headless;     /* --headless */
+  int watch;        /* --watch: hot reload (always on in the window) */
+  int realtime;     /* pace simulated time to the wall clock (implied by --watch headless) */
+  int quiet;
+  double time;      /* --time (s); 0 = none */
+  long steps;       /* --steps; 0 = none */
+  int every;        /* --every N steps for frames/export; 0 = automatic */
+  int width, height;
+  const char *frames, *export_dir, *stats, *screenshot;
+  const char *params[HOST_MAX_PARAMS];
+  int nparams;
+} host_options;
+
+typedef enum host_event_type { EV_KEY = 1, EV_MOVE, EV_BUTTON, EV_WHEEL, EV_AXIS } host_event_type;
+
+typedef struct host_event {
+  int type;
+  char key[32];
+  int down, button, index;
+  double x, y, dx, dy, value;
+} host_event;
+
+typedef struct watch_entry {
+  char path[1024];
+  long long mtime_ns, size, inode;
+  int exists;
+} watch_entry;
+
+typedef struct runner {
+  host_options opt;
+  const char *exe, *lua_dir;
+  int window; /* 1 = frames go to the SDL window */
+
+  /* owned by the runner thread */
+  lua_State *L;
+  loom_canvas *canvas;
+  watch_entry watch[HOST_MAX_WATCH];
+  int nwatch;
+  double last_watch;
+
+  /* shared with the main thread, under mu */
+  pthread_mutex_t mu;
+  int busy;              /* inside a user callback */
+  double busy_since;
+  char busy_label[160];
+  int hook_set;
+  int abandoned;         /* main thread gave up on this runner */
+  int finished;          /* thread has left its loop */
+  int quit;              /* main thread asks to stop */
+  int exit_code;
+  uint8_t *front;        /* last finished frame, front_w x front_h RGBA */
+  int front_w, front_h;
+  unsigned frame_seq;
+  int want_w, want_h;
+  host_event queue[HOST_QUEUE];
+  int nqueue;
+  double sim_time;
+  int paused;
+  int errors;
+  char watch_copy[HOST_MAX_WATCH][1024]; /* the watch list, for the main thread */
+  int nwatch_copy;
+} runner;
+
+/* host_lua.c */
+/* A new Lua state with the standard libraries, package.path covering the Loom modules and the
+ * scene's directory, and the `loom.host` module (busy marker for the watchdog, paths, mode). */
+lua_State *host_new_state(runner *r, const char *mode, const char *scene_path);
+/* Calls require("loom.app")[fn] with the values already on the stack (nargs) under a message
+ * handler; returns 0 and leaves nres results, or -1 and copies the error into err. */
+int host_call_app(lua_State *L, const char *fn, int nargs, int nres, char *err, size_t errcap);
+/* Calls require(module)[fn](args...) with string arguments; returns 0/-1, results left on stack. */
+int host_call_module(lua_State *L, const char *module, const char *fn, int nargs, int nres, char *err, size_t errcap);
+/* Watchdog: asks the runner's Lua state to abort the callback it is stuck in. */
+void host_interrupt(runner *r);
+double host_now(void);
+void host_sleep(double seconds);
+/* Directory with loom/init.lua, found from the executable's location or $LOOM_LUA_DIR. */
+const char *host_find_lua_dir(const char *exe);
+
+/* host_runner.c */
+void runner_init(runner *r, const host_options *opt, const char *exe, const char *lua_dir, int window);
+/* Thread entry: loads the scene and runs it until done or asked to quit. */
+void *runner_main(void *arg);
+/* Main-thread helpers */
+int runner_stuck_seconds(runner *r, double *seconds, char *label, size_t cap);
+void runner_push_event(runner *r, const host_event *e);
+
+/* host_watch.c */
+/* Replaces the watch list; records current mtimes. */
+void watch_set(runner *r, const char *const *paths, int n);
+/* 1 if any watched file changed since the last call (and updates the recorded state). */
+int watch_changed(runner *r);
+
+/* host_window.c */
+/* Runs the scene in an SDL window; returns the exit status, or -2 when no display is available
+ * (the caller falls back to headless). */
+int host_run_window(const host_options *opt, const char *exe, const char *lua_dir);
+/* Headless run with the watchdog on the main thread; returns the exit status. */
+int host_run_headless(const host_options *opt, const char *exe, const char *lua_dir);
+
+#endif

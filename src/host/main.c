@@ -1,0 +1,319 @@
+/* main.c — the loom command line: run (window or headless), test, exec, bench, --help, --version. */
+#define _GNU_SOURCE
+#include <SDL.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <luajit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host.h"
+
+static const char *usage =
+    "usage:\n"
+    "  loom SCENE.lua                 run a scene: window if a display is available, else headless\n"
+    "  loom run SCENE.lua [options]   run a scene\n"
+    "      --headless                 no window\n"
+    "      --time T                   stop after T simulated seconds\n"
+    "      --steps N                  stop after N steps\n"
+    "      --frames DIR               write PNG frames to DIR\n"
+    "      --every N                  a frame (and exported mesh) every N steps\n"
+    "      --size WxH                 canvas / window size (default 1280x720)\n"
+    "      --export DIR               write each cloth as OBJ per frame\n"
+    "      --stats FILE.csv           per-step statistics\n"
+    "      --param name=value         set a scene parameter (repeatable)\n"
+    "      --watch                    hot reload headless runs too (paced in real time)\n"
+    "      --realtime                 pace a headless run to the wall clock\n"
+    "      --screenshot FILE.png      where F12 saves the window's picture\n"
+    "      --quiet                    no progress line and no summary\n"
+    "  loom test [PATH ...]           run Lua test files (default tests/lua); last line \"N passed, M failed\"\n"
+    "  loom exec FILE.lua [ARGS ...]  run a Lua program with require \"loom\" available\n"
+    "  loom bench [CASE ...] [--json] run the benchmark suite\n"
+    "  loom --help | --version\n";
+
+static const char *exe_path(void) {
+  static char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "loom";
+  buf[n] = 0;
+  return buf;
+}
+
+static int bad_option(const char *fmt, const char *a) {
+  fprintf(stderr, "loom: ");
+  fprintf(stderr, fmt, a);
+  fprintf(stderr, " (see loom --help)\n");
+  return 2;
+}
+
+static int parse_number(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !(v == v)) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_run(int argc, char **argv, int i, host_options *o) {
+  memset(o, 0, sizeof *o);
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_ARG()                                                     \
+  if (!next) return bad_option("option '%s' needs a value", a);       \
+  i++
+    double v;
+    if (!strcmp(a, "--headless")) o->headless = 1;
+    else if (!strcmp(a, "--watch")) o->watch = 1;
+    else if (!strcmp(a, "--realtime")) o->realtime = 1;
+    else if (!strcmp(a, "--quiet")) o->quiet = 1;
+    else if (!strcmp(a, "--time")) {
+      NEED_ARG();
+      if (parse_number(next, &v) || !(v > 0) || v > 1e9) return bad_option("--time needs a positive number of seconds, got '%s'", next);
+      o->time = v;
+    } else if (!strcmp(a, "--steps")) {
+      NEED_ARG();
+      if (parse_number(next, &v) || v < 1 || v != (long)v || v > 1e12) return bad_option("--steps needs a positive whole number, got '%s'", next);
+      o->steps = (long)v;
+    } else if (!strcmp(a, "--every")) {
+      NEED_ARG();
+      if (parse_number(next, &v) || v < 1 || v != (int)v || v > 1e9) return bad_option("--every needs a positive whole number, got '%s'", next);
+      o->every = (int)v;
+    } else if (!strcmp(a, "--size")) {
+      NEED_ARG();
+      int w, h;
+      char extra;
+      if (sscanf(next, "%dx%d%c", &w, &h, &extra) != 2 || w < 16 || h < 16 || w > 8192 || h > 8192)
+        return bad_option("--size needs WxH between 16x16 and 8192x8192, got '%s'", next);
+      o->width = w;
+      o->height = h;
+    } else if (!strcmp(a, "--frames")) {
+      NEED_ARG();
+      o->frames = next;
+    } else if (!strcmp(a, "--export")) {
+      NEED_ARG();
+      o->export_dir = next;
+    } else if (!strcmp(a, "--stats")) {
+      NEED_ARG();
+      o->stats = next;
+    } else if (!strcmp(a, "--screenshot")) {
+      NEED_ARG();
+      o->screenshot = next;
+    } else if (!strcmp(a, "--param")) {
+      NEED_ARG();
+      const char *eq = strchr(next, '=');
+      if (!eq || eq == next) return bad_option("--param needs name=value, got '%s'", next);
+      if (o->nparams >= HOST_MAX_PARAMS) return bad_option("too many --param options (%s)", "64 at most");
+      o->params[o->nparams++] = next;
+    } else if (a[0] == '-' && a[1] == '-') {
+      return bad_option("unknown option '%s'", a);
+    } else if (!o->scene) {
+      o->scene = a;
+    } else {
+      return bad_option("unexpected argument '%s'", a);
+    }
+#undef NEED_ARG
+  }
+  if (!o->scene) return bad_option("%s", "no scene file given");
+  if (o->watch && o->headless) o->realtime = 1;
+  return 0;
+}
+
+static int cmd_run(const host_options *opt, const char *exe, const char *lua_dir) {
+  struct stat st;
+  if (stat(opt->scene, &st) != 0 || !S_ISREG(st.st_mode)) {
+    fprintf(stderr, "loom: cannot open '%s' (%s)\n", opt->scene, errno ? strerror(errno) : "not a file");
+    return 1;
+  }
+  if (!opt->headless) {
+    int rc = host_run_window(opt, exe, lua_dir);
+    if (rc != -2) return rc;
+    /* no display: run headless and say what happens instead */
+    host_options h = *opt;
+    h.headless = 1;
+    static char dir[PATH_MAX];
+    if (!h.frames) {
+      const char *base = strrchr(opt->scene, '/');
+      base = base ? base + 1 : opt->scene;
+      snprintf(dir, sizeof dir, "out/%.*s", (int)(strcspn(base, ".")), base);
+      h.frames = dir;
+    }
+    if (h.time <= 0 && h.steps <= 0) h.time = 5.0;
+    fprintf(stderr, "loom: no display available; running headless for %.1f s and writing PNG frames to %s/\n",
+            h.time > 0 ? h.time : 0.0, h.frames);
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", h.frames);
+    if (system(cmd) != 0) fprintf(stderr, "loom: cannot create %s\n", h.frames);
+    return host_run_headless(&h, exe, lua_dir);
+  }
+  return host_run_headless(opt, exe, lua_dir);
+}
+
+static int has_suffix(const char *s, const char *suf) {
+  size_t a = strlen(s), b = strlen(suf);
+  return a >= b && !strcmp(s + a - b, suf);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int cmd_test(int argc, char **argv, int i, const char *exe, const char *lua_dir) {
+  char *files[1024];
+  int nf = 0;
+  const char *defaults[] = {"tests/lua"};
+  const char **paths = (const char **)(argv + i);
+  int np = argc - i;
+  if (np == 0) {
+    paths = defaults;
+    np = 1;
+  }
+  for (int p = 0; p < np; p++) {
+    struct stat st;
+    if (stat(paths[p], &st) != 0) {
+      fprintf(stderr, "loom test: cannot open '%s' (%s)\n", paths[p], strerror(errno));
+      return 1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      DIR *d = opendir(paths[p]);
+      struct dirent *de;
+      char *found[1024];
+      int nfound = 0;
+      while (d && (de = readdir(d)) && nfound < 1024) {
+        if (de->d_name[0] == '.' || !has_suffix(de->d_name, ".lua")) continue;
+        char full[PATH_MAX];
+        snprintf(full, sizeof full, "%s/%s", paths[p], de->d_name);
+        found[nfound++] = strdup(full);
+      }
+      if (d) closedir(d);
+      qsort(found, (size_t)nfound, sizeof found[0], cmp_str);
+      for (int k = 0; k < nfound && nf < 1024; k++) files[nf++] = found[k];
+    } else if (nf < 1024) {
+      files[nf++] = strdup(paths[p]);
+    }
+  }
+  if (nf == 0) {
+    fprintf(stderr, "loom test: no test files\n");
+    printf("0 passed, 0 failed\n");
+    return 1;
+  }
+  runner dummy;
+  host_options none;
+  memset(&none, 0, sizeof none);
+  runner_init(&dummy, &none, exe, lua_dir, 0);
+  long passed = 0, failed = 0;
+  for (int f = 0; f < nf; f++) {
+    lua_State *L = host_new_state(&dummy, "test", files[f]);
+    char err[4096];
+    lua_pushstring(L, files[f]);
+    if (host_call_module(L, "loom.test", "run_file", 1, 2, err, sizeof err) != 0) {
+      fprintf(stderr, "FAIL %s: %s\n", files[f], err);
+      failed++;
+    } else {
+      passed += (long)lua_tonumber(L, -2);
+      failed += (long)lua_tonumber(L, -1);
+      lua_pop(L, 2);
+    }
+    lua_close(L);
+    free(files[f]);
+  }
+  printf("%ld passed, %ld failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
+
+static int cmd_exec(int argc, char **argv, int i, const char *exe, const char *lua_dir) {
+  if (i >= argc) return bad_option("%s", "exec needs a Lua file");
+  runner dummy;
+  host_options none;
+  memset(&none, 0, sizeof none);
+  runner_init(&dummy, &none, exe, lua_dir, 0);
+  lua_State *L = host_new_state(&dummy, "exec", argv[i]);
+  lua_createtable(L, argc - i, 1);
+  for (int k = i; k < argc; k++) {
+    lua_pushstring(L, argv[k]);
+    lua_rawseti(L, -2, k - i);
+  }
+  lua_setglobal(L, "arg");
+  char err[4096];
+  if (luaL_loadfile(L, argv[i]) != 0) {
+    fprintf(stderr, "loom: %s\n", lua_tostring(L, -1));
+    lua_close(L);
+    return 1;
+  }
+  int base = lua_gettop(L); /* the chunk */
+  for (int k = i + 1; k < argc; k++) lua_pushstring(L, argv[k]);
+  int nargs = argc - i - 1;
+  lua_getglobal(L, "debug");
+  lua_getfield(L, -1, "traceback");
+  lua_remove(L, -2);
+  lua_insert(L, base); /* message handler below the chunk */
+  int rc = lua_pcall(L, nargs, 0, base);
+  if (rc != 0) {
+    const char *msg = lua_tostring(L, -1);
+    if (!getenv("LOOM_TRACEBACK") && msg) {
+      /* one line by default */
+      snprintf(err, sizeof err, "%s", msg);
+      char *nl = strchr(err, '\n');
+      if (nl) *nl = 0;
+      msg = err;
+    }
+    fprintf(stderr, "loom: %s\n", msg ? msg : "error");
+  }
+  lua_close(L);
+  return rc ? 1 : 0;
+}
+
+static int cmd_bench(int argc, char **argv, int i, const char *exe, const char *lua_dir) {
+  runner dummy;
+  host_options none;
+  memset(&none, 0, sizeof none);
+  runner_init(&dummy, &none, exe, lua_dir, 0);
+  lua_State *L = host_new_state(&dummy, "bench", NULL);
+  lua_newtable(L);
+  for (int k = i; k < argc; k++) {
+    lua_pushstring(L, argv[k]);
+    lua_rawseti(L, -2, k - i + 1);
+  }
+  char err[4096];
+  int code = 1;
+  if (host_call_module(L, "loom.bench", "main", 1, 1, err, sizeof err) != 0)
+    fprintf(stderr, "loom bench: %s\n", err);
+  else
+    code = (int)lua_tonumber(L, -1);
+  lua_close(L);
+  return code;
+}
+
+int main(int argc, char **argv) {
+  const char *exe = exe_path();
+  if (argc < 2) {
+    fputs(usage, stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  if (!strcmp(cmd, "--version")) {
+    SDL_version v;
+    SDL_GetVersion(&v);
+    printf("loom %s (%s, SDL %d.%d.%d)\n", loom_version(), LUAJIT_VERSION, v.major, v.minor, v.patch);
+    return 0;
+  }
+  const char *lua_dir = host_find_lua_dir(exe);
+  if (!lua_dir) {
+    fprintf(stderr, "loom: cannot find the Loom Lua modules next to %s (set LOOM_LUA_DIR)\n", exe);
+    return 1;
+  }
+  if (!strcmp(cmd, "test")) return cmd_test(argc, argv, 2, exe, lua_dir);
+  if (!strcmp(cmd, "exec")) return cmd_exec(argc, argv, 2, exe, lua_dir);
+  if (!strcmp(cmd, "bench")) return cmd_bench(argc, argv, 2, exe, lua_dir);
+  host_options opt;
+  int rc = !strcmp(cmd, "run") ? parse_run(argc, argv, 2, &opt) : parse_run(argc, argv, 1, &opt);
+  if (rc) return rc;
+  return cmd_run(&opt, exe, lua_dir);
+}

@@ -1,0 +1,420 @@
+/*
+ * loom.h — the public C API of Loom: kernel (meshes, worlds, bodies, queries) and renderer.
+ *
+ * The block between LOOM_FFI_BEGIN and LOOM_FFI_END is parsed by LuaJIT's FFI: it holds only
+ * typedefs, enums and prototypes (no macros, no #if, no floating constants, no struct passed or
+ * returned by value, no 64-bit integer a Lua number should hold). lua/loom/cdef.lua is generated
+ * from it by scripts/gen_cdef.lua; a test fails if the two drift.
+ *
+ * Conventions: SI units, z up, double precision state. Arrays are flat and 0-based; "n x 3"
+ * means n loom_vec3. World-owned objects are reached through integer handles (index +
+ * generation; 0 = none), checked on every call. Functions that can fail on bad input return 0 /
+ * NULL / -1 and set a per-thread message read with loom_last_error().
+ */
+#ifndef LOOM_H
+#define LOOM_H
+
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define LOOM_API __attribute__((visibility("default")))
+#else
+#define LOOM_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* LOOM_FFI_BEGIN */
+
+typedef struct loom_vec3 { double x, y, z; } loom_vec3;
+typedef struct loom_quat { double w, x, y, z; } loom_quat;
+
+typedef struct loom_world loom_world;
+typedef struct loom_mesh loom_mesh;
+typedef struct loom_canvas loom_canvas;
+
+/* ---- library ------------------------------------------------------------------------------ */
+
+/* Version string "major.minor.patch"; static storage. */
+LOOM_API const char *loom_version(void);
+/* Message of the last failed call on this thread ("" if none); valid until the next failing call. */
+LOOM_API const char *loom_last_error(void);
+/* Clears this thread's error message. */
+LOOM_API void loom_clear_error(void);
+/* Monotonic clock in seconds (arbitrary origin). */
+LOOM_API double loom_clock(void);
+/* Wall clock in seconds since the Unix epoch (comparable across processes). */
+LOOM_API double loom_wall_clock(void);
+/* sizeof of a public struct named as in this header ("loom_vec3", ...); -1 if unknown. */
+LOOM_API int loom_abi_sizeof(const char *type);
+/* offsetof of a field of a public struct; -1 if unknown. */
+LOOM_API int loom_abi_offsetof(const char *type, const char *field);
+
+/* ---- meshes (standalone objects, not owned by a world) ------------------------------------ */
+
+typedef enum loom_plane { LOOM_PLANE_XY = 0, LOOM_PLANE_XZ = 1, LOOM_PLANE_YZ = 2 } loom_plane;
+
+/* Regular grid of (nx + 1) x (ny + 1) vertices spanning w x h metres in `plane`, centred at
+ * `center` (NULL = origin), cells split into two triangles with alternating diagonals.
+ * Remembers its dimensions (loom_mesh_grid_dims). Caller owns; NULL on bad arguments. */
+LOOM_API loom_mesh *loom_mesh_grid(double w, double h, int nx, int ny, const loom_vec3 *center, int plane);
+/* Closed box with half extents hx, hy, hz centred at the origin, each face split into
+ * `divisions` x `divisions` quads (>= 1). Caller owns. */
+LOOM_API loom_mesh *loom_mesh_box(double hx, double hy, double hz, int divisions);
+/* UV sphere of radius r at the origin: `segments` around z (>= 3), `rings` from pole to pole
+ * (>= 2); the poles are single vertices. Caller owns. */
+LOOM_API loom_mesh *loom_mesh_sphere(double r, int segments, int rings);
+/* Closed cylinder along z, radius r, from -half_h to +half_h, `segments` around (>= 3), with
+ * `rings` (>= 1) bands along the side and fan caps. Caller owns. */
+LOOM_API loom_mesh *loom_mesh_cylinder(double r, double half_h, int segments, int rings);
+/* Closed capsule along z: cylinder of radius r and half height half_h with hemispherical caps.
+ * Caller owns. */
+LOOM_API loom_mesh *loom_mesh_capsule(double r, double half_h, int segments, int rings);
+/* Torus around z: tube centre radius R, tube radius r (0 < r < R), `major` segments around z
+ * and `minor` around the tube (both >= 3). Caller owns. */
+LOOM_API loom_mesh *loom_mesh_torus(double R, double r, int major, int minor);
+/* Loads OBJ (v/f, polygons fan-triangulated, negative indices) or STL (ASCII or binary),
+ * chosen by content; duplicate vertices merged; degenerate triangles dropped. NULL with a
+ * message naming the file (and line for text formats) on any problem. Caller owns. */
+LOOM_API loom_mesh *loom_mesh_load(const char *path);
+/* Mesh from arrays: v is nv x 3, tri is nt x 3 vertex indices. Validates (indices in range,
+ * finite coordinates). Copies the data. Caller owns. */
+LOOM_API loom_mesh *loom_mesh_from_arrays(const loom_vec3 *v, int nv, const int32_t *tri, int nt);
+/* Deep copy. Caller owns. */
+LOOM_API loom_mesh *loom_mesh_copy(const loom_mesh *m);
+/* Frees a mesh; NULL is a no-op. */
+LOOM_API void loom_mesh_destroy(loom_mesh *m);
+/* Applies x' = R (s x) + t to every vertex; rot (NULL = identity) need not be normalised;
+ * scale (NULL = 1) per axis. Keeps topology. */
+LOOM_API void loom_mesh_transform(loom_mesh *m, const loom_vec3 *scale, const loom_quat *rot, const loom_vec3 *t);
+LOOM_API int loom_mesh_vertex_count(const loom_mesh *m);
+LOOM_API int loom_mesh_triangle_count(const loom_mesh *m);
+/* Number of unique undirected edges. */
+LOOM_API int loom_mesh_edge_count(const loom_mesh *m);
+/* Number of interior edges with exactly two adjacent triangles (bending hinges). */
+LOOM_API int loom_mesh_hinge_count(const loom_mesh *m);
+/* Vertex positions, nv x 3; valid until the mesh is destroyed. */
+LOOM_API const loom_vec3 *loom_mesh_vertices(const loom_mesh *m);
+/* Triangle vertex indices, nt x 3 (counter-clockwise seen from the front); valid until destroyed. */
+LOOM_API const int32_t *loom_mesh_triangles(const loom_mesh *m);
+/* Edge vertex pairs, ne x 2 with v0 < v1; valid until destroyed. */
+LOOM_API const int32_t *loom_mesh_edges(const loom_mesh *m);
+/* Hinges, nh x 4: edge vertices v0, v1, then the opposite vertex of each adjacent triangle. */
+LOOM_API const int32_t *loom_mesh_hinges(const loom_mesh *m);
+/* Vertices per side of a grid mesh in *nx, *ny; returns 1 for grids, 0 (and 0, 0) otherwise. */
+LOOM_API int loom_mesh_grid_dims(const loom_mesh *m, int *nx, int *ny);
+/* Axis-aligned bounding box of the vertices. */
+LOOM_API void loom_mesh_aabb(const loom_mesh *m, loom_vec3 *lo, loom_vec3 *hi);
+/* Writes the mesh as OBJ; x (NULL = the mesh's own vertices, else nv x 3) replaces positions. */
+LOOM_API int loom_mesh_save_obj(const loom_mesh *m, const loom_vec3 *x, const char *path);
+
+/* ---- worlds --------------------------------------------------------------------------------- */
+
+typedef struct loom_world_def {
+  double dt;            /* s, fixed step, > 0 */
+  loom_vec3 gravity;    /* m/s^2 */
+  loom_vec3 wind;       /* m/s, air velocity used by the cloth drag term */
+} loom_world_def;
+
+typedef struct loom_stats {
+  double time;            /* s, simulated time */
+  double steps;           /* steps taken since t = 0 (exact integer) */
+  double max_penetration; /* m, deepest obstacle penetration found (before correction) in the last step */
+  double step_seconds;    /* wall time of the last loom_world_step (not part of the state) */
+  int contacts;           /* soft-body vertices in contact with an obstacle after the last step */
+  int collisions;         /* vertex paths through mesh obstacles caught by the segment test, last step */
+  int impact_zones;       /* rigid impact zones formed in the last step (pipeline of a later issue: 0) */
+  int iterations;         /* substeps x solver iterations performed in the last step, all bodies */
+  int substeps;           /* largest substep count among soft bodies in the last step */
+  int frozen;             /* bodies frozen after a divergence */
+  int bodies;             /* live bodies */
+  int messages;           /* messages emitted since the world was created */
+} loom_stats;
+
+/* Fills a definition with defaults: dt = 1/240 s, gravity (0, 0, -9.81), no wind. */
+LOOM_API void loom_world_def_default(loom_world_def *def);
+/* Creates an empty world at t = 0; def NULL = defaults. NULL with a message on a bad field. */
+LOOM_API loom_world *loom_world_create(const loom_world_def *def);
+/* Destroys a world and everything it owns; NULL is a no-op. */
+LOOM_API void loom_world_destroy(loom_world *w);
+/* Simulated time in seconds. */
+LOOM_API double loom_world_time(const loom_world *w);
+LOOM_API double loom_world_dt(const loom_world *w);
+/* Sets the step (s, finite, > 0). Returns 0 or -1. */
+LOOM_API int loom_world_set_dt(loom_world *w, double dt);
+LOOM_API void loom_world_gravity(const loom_world *w, loom_vec3 *out);
+LOOM_API int loom_world_set_gravity(loom_world *w, const loom_vec3 *g);
+LOOM_API void loom_world_wind(const loom_world *w, loom_vec3 *out);
+LOOM_API int loom_world_set_wind(loom_world *w, const loom_vec3 *wind);
+/* Zeroes every soft body's external force accumulator f (the first stage of a step). */
+LOOM_API void loom_world_clear_forces(loom_world *w);
+/* Advances by dt: pins to their targets, integration with substeps, obstacle contacts, divergence
+ * guards, t += dt. External forces in f are held constant over the step. Returns the number of
+ * new messages (divergences) produced by this step (0 normally). */
+LOOM_API int loom_world_step(loom_world *w);
+/* Statistics of the last step; see loom_stats. */
+LOOM_API void loom_world_stats(const loom_world *w, loom_stats *out);
+/* Total number of messages emitted so far (sequence numbers are 1..count). */
+LOOM_API int loom_world_message_count(const loom_world *w);
+/* Message with sequence number seq, or NULL if it is older than the last 64. Valid until the next
+ * step. */
+LOOM_API const char *loom_world_message(const loom_world *w, int seq);
+/* Kinetic, gravitational potential (relative to z = 0 along -gravity) and elastic energy in J. */
+LOOM_API void loom_world_energy(const loom_world *w, double *kinetic, double *potential, double *elastic);
+/* 64-bit hash of the state (time, positions, velocities, pins, rigid poses) as 16 hex digits
+ * plus NUL into out (cap >= 17). Returns 0 or -1. */
+LOOM_API int loom_world_hash(const loom_world *w, char *out, int cap);
+/* Exact number of intersecting triangle pairs right now: cloth vs cloth (including self, pairs
+ * sharing an edge excluded) and cloth triangles vs obstacle solids. -1 on failure. */
+LOOM_API int loom_world_interpenetrations(loom_world *w);
+/* Nearest soft-body triangle hit by the ray origin + s dir (s > 0). Returns 1 and fills *body,
+ * *vertex (the hit triangle's vertex nearest the hit point) and *s; 0 if nothing is hit. */
+LOOM_API int loom_world_raycast(const loom_world *w, const loom_vec3 *origin, const loom_vec3 *dir, int *body, int *vertex, double *s);
+/* Mouse grab: a critically damped spring of angular frequency omega (1/s) pulls `vertex` of
+ * `body` towards `target` during the following steps. body = 0 releases. Returns 0 or -1. */
+LOOM_API int loom_world_set_grab(loom_world *w, int body, int vertex, const loom_vec3 *target, double omega);
+
+/* State snapshots: time, step count, per-body positions, velocities, previous positions, frozen
+ * flags, pin group offsets and rigid poses. Sizes in bytes. */
+LOOM_API int loom_world_state_size(const loom_world *w);
+/* Writes the state into buf (size >= loom_world_state_size); returns bytes written or -1. */
+LOOM_API int loom_world_save_state(const loom_world *w, void *buf, int size);
+/* Restores a state written by loom_world_save_state into a world of identical topology; the
+ * world is unchanged on failure (-1, message names the first mismatch). */
+LOOM_API int loom_world_load_state(loom_world *w, const void *buf, int size);
+/* Hot-reload transplant: copies time and step count, and the state of every body of src whose
+ * name, kind and topology match a body of dst. Returns the number of bodies carried over. */
+LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src);
+
+/* ---- bodies (common) --------------------------------------------------------------------------- */
+
+typedef enum loom_kind { LOOM_KIND_NONE = 0, LOOM_KIND_CLOTH = 1, LOOM_KIND_RIGID = 2 } loom_kind;
+
+/* Number of live bodies and the handle of the i-th in creation order (0 if out of range). */
+LOOM_API int loom_world_body_count(const loom_world *w);
+LOOM_API int loom_world_body_at(const loom_world *w, int i);
+/* Handle of the body with this name, 0 if none. */
+LOOM_API int loom_world_find(const loom_world *w, const char *name);
+/* Kind of a body (LOOM_KIND_NONE for a stale or invalid handle). */
+LOOM_API int loom_body_kind(const loom_world *w, int body);
+/* Name; valid until the body is destroyed. NULL for an invalid handle. */
+LOOM_API const char *loom_body_name(const loom_world *w, int body);
+/* Destroys a body (its arrays become invalid). Returns 0 or -1. */
+LOOM_API int loom_body_destroy(loom_world *w, int body);
+/* Axis-aligned bounding box (current positions / posed shape). Returns 0 or -1. */
+LOOM_API int loom_body_aabb(const loom_world *w, int body, loom_vec3 *lo, loom_vec3 *hi);
+/* 1 if the body was frozen by the divergence guard. */
+LOOM_API int loom_body_frozen(const loom_world *w, int body);
+/* Unfreezes a frozen body (velocities stay zero). Returns 0 or -1. */
+LOOM_API int loom_body_unfreeze(loom_world *w, int body);
+/* Live-tunable parameter by name (soft bodies: stretch, shear, bend, damping, drag, friction,
+ * thickness, substeps, iterations; rigid: friction, restitution, thickness). Returns 0 or -1. */
+LOOM_API int loom_body_set_param(loom_world *w, int body, const char *name, double value);
+/* Current value of a parameter in *out. Returns 0 or -1 (unknown name). */
+LOOM_API int loom_body_get_param(const loom_world *w, int body, const char *name, double *out);
+
+/* ---- cloth (soft triangle bodies) ---------------------------------------------------------- */
+
+typedef enum loom_model {
+  LOOM_MODEL_SPRINGS = 1,        /* mass-spring, forces (001 force variant) */
+  LOOM_MODEL_SPRINGS_PBD = 2,    /* mass-spring as position constraints (001 constraint variant) */
+  LOOM_MODEL_BARAFF_WITKIN = 3   /* continuum stretch/shear/bend conditions (Baraff-Witkin 1998) */
+} loom_model;
+
+typedef enum loom_integrator {
+  LOOM_INTEGRATOR_SYMPLECTIC = 1, /* symplectic Euler, exact for constant external acceleration */
+  LOOM_INTEGRATOR_VERLET = 2,     /* position Verlet with drag (001) */
+  LOOM_INTEGRATOR_RK4 = 3,        /* classical Runge-Kutta on (x, v) */
+  LOOM_INTEGRATOR_IMPLICIT = 4    /* backward Euler + CG (not available yet: creation fails) */
+} loom_integrator;
+
+typedef struct loom_cloth_def {
+  const char *name;       /* unique in the world, non-empty, copied */
+  const loom_mesh *mesh;  /* rest and initial shape, copied */
+  int model;              /* loom_model */
+  int integrator;         /* loom_integrator */
+  double stretch;         /* springs: structural k (N/m); BW: stretch stiffness (N/m) */
+  double shear;           /* springs: shear-spring k (N/m); BW: shear stiffness (N/m) */
+  double bend;            /* springs: bend-spring k (N/m); BW: bending stiffness (N m) */
+  double damping;         /* s; internal damping coefficient = damping x stiffness (Rayleigh) */
+  double drag;            /* 1/s; air drag per unit mass against the world's wind */
+  double density;         /* kg/m^2, used when mass <= 0 */
+  double mass;            /* kg, total; > 0 overrides density */
+  double thickness;       /* m; obstacles keep vertices at least this far */
+  double friction;        /* Coulomb coefficient against obstacles */
+  int substeps;           /* per step; 0 = automatic from a stability estimate */
+  int iterations;         /* springs_pbd constraint iterations per substep */
+  int self_collision;     /* 1 = cloth-cloth collisions (not available yet: creation fails) */
+} loom_cloth_def;
+
+/* Defaults for a model: springs stretch 500, shear 50, bend 5 N/m; BW stretch 1000 N/m, shear
+ * 100 N/m, bend 1e-4 N m; damping 2e-5 s, drag 0.05 /s, density 0.2 kg/m^2, thickness 0.004 m,
+ * friction 0.3, automatic substeps, 20 PBD iterations, symplectic integrator. */
+LOOM_API void loom_cloth_def_default(loom_cloth_def *def, int model);
+/* Creates a cloth body; returns its handle, or 0 with a message naming the first bad field. */
+LOOM_API int loom_cloth_create(loom_world *w, const loom_cloth_def *def);
+
+/* Soft-body arrays, 0-based, valid until the body is destroyed (never reallocated):
+ * positions, velocities, external forces (n x 3) and masses (n, kg). NULL for invalid handles. */
+LOOM_API int loom_body_vertex_count(const loom_world *w, int body);
+LOOM_API loom_vec3 *loom_body_x(loom_world *w, int body);
+LOOM_API loom_vec3 *loom_body_v(loom_world *w, int body);
+LOOM_API loom_vec3 *loom_body_f(loom_world *w, int body);
+LOOM_API double *loom_body_m(loom_world *w, int body);
+/* Rest positions (n x 3, read only). */
+LOOM_API const loom_vec3 *loom_body_rest(const loom_world *w, int body);
+/* Triangles (count x 3) of a soft body; *count receives the number of triangles. */
+LOOM_API const int32_t *loom_body_triangles(const loom_world *w, int body, int *count);
+/* Per-vertex contact flags of the last step (n bytes, 1 = touching an obstacle). */
+LOOM_API const uint8_t *loom_body_contacts(const loom_world *w, int body);
+/* Index of the vertex nearest p; -1 on an invalid handle. */
+LOOM_API int loom_body_vertex_near(const loom_world *w, int body, const loom_vec3 *p);
+/* Number of springs of each family (structural, shear, bend) of a springs/springs_pbd body. */
+LOOM_API int loom_body_spring_counts(const loom_world *w, int body, int *structural, int *shear, int *bend);
+/* Adds m_i a to f_i for every vertex: the C twin of the simplest Lua force field. */
+LOOM_API int loom_body_add_acceleration(loom_world *w, int body, const loom_vec3 *a);
+/* Internal (model) forces at the current positions and velocities into out (n x 3, caller's
+ * array), without gravity, drag or external forces. Returns 0 or -1. */
+LOOM_API int loom_body_internal_forces(loom_world *w, int body, loom_vec3 *out);
+
+/* ---- pin groups (kinematic vertices) -------------------------------------------------------- */
+
+/* Pins vertices of a soft body (inv_mass = 0) at their current positions, which become the
+ * group's rest positions; returns a group handle or 0 (bad index, vertex already pinned). */
+LOOM_API int loom_pins_create(loom_world *w, int body, const int32_t *vertices, int count);
+/* Offset from the rest positions that the group reaches at the end of the next step; the pins
+ * move linearly across the substeps with velocity offset change / dt. Returns 0 or -1. */
+LOOM_API int loom_pins_set_target(loom_world *w, int group, const loom_vec3 *offset);
+/* Moves the group to rest + offset now (positions set, velocities zeroed). Returns 0 or -1. */
+LOOM_API int loom_pins_set_offset(loom_world *w, int group, const loom_vec3 *offset);
+/* Current offset of the group. Returns 0 or -1. */
+LOOM_API int loom_pins_offset(const loom_world *w, int group, loom_vec3 *out);
+/* Releases the group's vertices (their masses come back) or holds them again; holding re-bases
+ * the rest positions so that the vertices stay where they are at the current offset. */
+LOOM_API int loom_pins_release(loom_world *w, int group);
+LOOM_API int loom_pins_hold(loom_world *w, int group);
+/* 1 if held, 0 if released, -1 for an invalid handle. */
+LOOM_API int loom_pins_held(const loom_world *w, int group);
+/* Number of vertices in a group (-1 invalid). */
+LOOM_API int loom_pins_count(const loom_world *w, int group);
+/* Removes vertices from whatever group holds them and gives them back their masses. Returns the
+ * number of vertices unpinned or -1. */
+LOOM_API int loom_pins_unpin(loom_world *w, int body, const int32_t *vertices, int count);
+
+/* ---- rigid bodies --------------------------------------------------------------------------- */
+
+typedef enum loom_shape_type {
+  LOOM_SHAPE_SPHERE = 1,   /* radius */
+  LOOM_SHAPE_BOX = 2,      /* half_extents */
+  LOOM_SHAPE_CAPSULE = 3,  /* radius, half_height along local z */
+  LOOM_SHAPE_CYLINDER = 4, /* radius, half_height along local z */
+  LOOM_SHAPE_MESH = 5      /* triangle mesh (static or kinematic only) */
+} loom_shape_type;
+
+typedef enum loom_motion { LOOM_STATIC = 0, LOOM_KINEMATIC = 1, LOOM_DYNAMIC = 2 } loom_motion;
+
+typedef struct loom_rigid_def {
+  const char *name;        /* unique in the world, non-empty, copied */
+  int shape;               /* loom_shape_type */
+  double radius;           /* m (sphere, capsule, cylinder) */
+  double half_height;      /* m (capsule, cylinder) */
+  loom_vec3 half_extents;  /* m (box) */
+  const loom_mesh *mesh;   /* shape mesh (LOOM_SHAPE_MESH), copied, in the body frame */
+  int motion;              /* loom_motion; dynamic bodies are not available yet: creation fails */
+  loom_vec3 position;      /* m, world position of the body frame */
+  loom_quat orientation;   /* body frame rotation, normalised on creation */
+  double friction;         /* Coulomb coefficient; a contact uses the larger of the two */
+  double restitution;      /* [0, 1] */
+  double thickness;        /* m, extra skin added to the cloth's own thickness */
+} loom_rigid_def;
+
+/* Defaults: sphere of radius 0.5 at the origin, static, identity orientation, friction 0.3,
+ * restitution 0, thickness 0. */
+LOOM_API void loom_rigid_def_default(loom_rigid_def *def);
+/* Creates a rigid body; returns its handle, or 0 with a message naming the first bad field. */
+LOOM_API int loom_rigid_create(loom_world *w, const loom_rigid_def *def);
+/* Pose of a rigid body now. Returns 0 or -1. */
+LOOM_API int loom_rigid_pose(const loom_world *w, int body, loom_vec3 *position, loom_quat *orientation);
+/* Linear (m/s) and angular (rad/s, world frame) velocity over the last step. */
+LOOM_API int loom_rigid_velocity(const loom_world *w, int body, loom_vec3 *v, loom_vec3 *omega);
+/* Kinematic target: the pose the body reaches at the end of the next step (moving linearly,
+ * rotating along the shortest arc); orientation NULL keeps the current one. Static bodies
+ * cannot move (-1). */
+LOOM_API int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
+/* Teleports a static or kinematic body now (no velocity). Returns 0 or -1. */
+LOOM_API int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
+/* Shape of a rigid body in the body frame, tessellated for drawing; valid until destroyed. */
+LOOM_API const loom_mesh *loom_rigid_render_mesh(const loom_world *w, int body);
+/* Signed distance (m) from p (world) to the surface of a rigid body's shape, outward normal in
+ * *normal (may be NULL). Meshes: unsigned distance. Returns 0 or -1. */
+LOOM_API int loom_rigid_distance(const loom_world *w, int body, const loom_vec3 *p, double *distance, loom_vec3 *normal);
+
+/* ---- renderer ------------------------------------------------------------------------------- */
+
+typedef struct loom_camera {
+  loom_vec3 eye;      /* m */
+  loom_vec3 target;   /* m */
+  loom_vec3 up;       /* world up, usually (0, 0, 1) */
+  double fov_deg;     /* vertical field of view, degrees */
+  double znear;       /* m, > 0 */
+  double zfar;        /* m, > znear */
+} loom_camera;
+
+typedef enum loom_draw_flags {
+  LOOM_DRAW_WIREFRAME = 1,  /* overlay triangle edges */
+  LOOM_DRAW_FLAT = 2,       /* one normal per triangle instead of smooth vertex normals */
+  LOOM_DRAW_NO_FILL = 4     /* edges only */
+} loom_draw_flags;
+
+/* RGBA8 canvas with a depth buffer; w, h in pixels (1..16384). NULL on failure. */
+LOOM_API loom_canvas *loom_canvas_create(int w, int h);
+LOOM_API void loom_canvas_destroy(loom_canvas *c);
+/* Resizes (contents undefined afterwards). Returns 0 or -1. */
+LOOM_API int loom_canvas_resize(loom_canvas *c, int w, int h);
+LOOM_API int loom_canvas_width(const loom_canvas *c);
+LOOM_API int loom_canvas_height(const loom_canvas *c);
+/* Pixels, h rows of w RGBA bytes, top row first; valid until resize or destroy. */
+LOOM_API uint8_t *loom_canvas_pixels(loom_canvas *c);
+/* Fills colour (0xRRGGBBAA) and resets depth. */
+LOOM_API void loom_canvas_clear(loom_canvas *c, uint32_t rgba);
+/* Sets the 3D camera used by the *3 calls and projections. */
+LOOM_API void loom_canvas_set_camera(loom_canvas *c, const loom_camera *cam);
+/* Direction towards the light (world frame, need not be unit). */
+LOOM_API void loom_canvas_set_light(loom_canvas *c, const loom_vec3 *dir);
+/* Z-buffered triangles with two-sided Lambert shading: front faces (counter-clockwise as seen)
+ * in `front`, back faces in `back`. x is nv x 3, tri nt x 3; pose (position, rotation) may be
+ * NULL for identity; colors (nv RGBA, may be NULL) replace the front/back colours per vertex. */
+LOOM_API void loom_canvas_mesh(loom_canvas *c, const loom_vec3 *x, int nv, const int32_t *tri, int nt,
+                               const loom_vec3 *position, const loom_quat *rotation,
+                               uint32_t front, uint32_t back, const uint32_t *colors, int flags);
+/* Depth-tested 3D line and point (size in pixels). */
+LOOM_API void loom_canvas_line3(loom_canvas *c, const loom_vec3 *a, const loom_vec3 *b, uint32_t rgba);
+LOOM_API void loom_canvas_point3(loom_canvas *c, const loom_vec3 *p, double size, uint32_t rgba);
+/* 2D overlay primitives in pixels (origin top left), alpha blended, no depth. */
+LOOM_API void loom_canvas_rect(loom_canvas *c, double x, double y, double w, double h, uint32_t rgba);
+LOOM_API void loom_canvas_line2(loom_canvas *c, double x0, double y0, double x1, double y1, uint32_t rgba);
+/* Draws text (ASCII; '\n' starts a new line) with its top-left corner at x, y; at scale 1 a line
+ * is 12 px high. Returns the width in pixels of the widest line. */
+LOOM_API double loom_canvas_text(loom_canvas *c, double x, double y, const char *s, uint32_t rgba, double scale);
+/* Width and height in pixels that loom_canvas_text would cover. */
+LOOM_API double loom_text_width(const char *s, double scale);
+LOOM_API double loom_text_height(const char *s, double scale);
+/* Projects p to pixel coordinates; *depth is the view-space distance. Returns 1 if p is in
+ * front of the camera, 0 otherwise. */
+LOOM_API int loom_canvas_project(const loom_canvas *c, const loom_vec3 *p, double *sx, double *sy, double *depth);
+/* World-space ray through pixel (sx, sy): origin at the eye, unit direction. */
+LOOM_API void loom_canvas_ray(const loom_canvas *c, double sx, double sy, loom_vec3 *origin, loom_vec3 *dir);
+/* Writes the canvas as PNG. Returns 0 or -1. */
+LOOM_API int loom_canvas_write_png(const loom_canvas *c, const char *path);
+/* Reads a PNG into a new canvas (for tests and screenshots). NULL on failure. */
+LOOM_API loom_canvas *loom_canvas_read_png(const char *path);
+
+/* LOOM_FFI_END */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOOM_H */
