@@ -131,10 +131,10 @@ function App.init(opts)
             velocities = view_state.velocities or false, pins = view_state.pins ~= false,
             grid = view_state.grid ~= false, help = false}
   S.acc = 0
-  S.start_wall = C.loom_clock()
+  S.start_wall = view_state.start_wall or C.loom_clock()
   S.start_time = S.world.time
   S.frame_index = view_state.frame_index or 0
-  S.steps_done = 0
+  S.steps_done = view_state.steps_done or 0
   if S.canvas ~= nil then S.ui, S.uictx = ui_mod.new(S.canvas) end
   S.rate = 0
   S.rate_steps, S.rate_t = 0, C.loom_clock()
@@ -156,6 +156,7 @@ function App.export()
       elevation = c.elevation, fov = c.fov, camera_key = camera_key(S.scene.camera), paused = S.paused,
       wireframe = S.show.wireframe, contacts = S.show.contacts, velocities = S.show.velocities,
       pins = S.show.pins, grid = S.show.grid, frame_index = S.frame_index,
+      steps_done = S.steps_done, start_wall = S.start_wall,
     },
   }
 end
@@ -172,8 +173,6 @@ function App.adopt(old_address)
       if ok and x then pcall(b.set_pose, b, {x, y, z}) end
     end
   end
-  S.start_time = S.world.time
-  S.start_wall = C.loom_clock()
   App.notify(("reloaded %s at t = %.2f s (%d bod%s kept)"):format(S.opts.scene, S.world.time, n, n == 1 and "y" or "ies"), "info")
   return n
 end

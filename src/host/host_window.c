@@ -233,7 +233,10 @@ int host_run_window(const host_options *opt, const char *exe, const char *lua_di
     if (tex) SDL_RenderCopy(ren, tex, NULL, NULL);
     if (shot_pending && tex) {
       char path[1024];
-      if (opt->screenshot)
+      const char *pct = opt->screenshot ? strstr(opt->screenshot, "%d") : NULL;
+      if (pct) /* "%d" in the path numbers the screenshots (replaced by hand: no user format strings) */
+        snprintf(path, sizeof path, "%.*s%d%s", (int)(pct - opt->screenshot), opt->screenshot, shots, pct + 2);
+      else if (opt->screenshot)
         snprintf(path, sizeof path, "%s", opt->screenshot);
       else {
         mkdir("out", 0755);

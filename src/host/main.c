@@ -28,7 +28,7 @@ static const char *usage =
     "      --param name=value         set a scene parameter (repeatable)\n"
     "      --watch                    hot reload headless runs too (paced in real time)\n"
     "      --realtime                 pace a headless run to the wall clock\n"
-    "      --screenshot FILE.png      where F12 saves the window's picture\n"
+    "      --screenshot FILE.png      where F12 saves the window's picture (%d numbers them)\n"
     "      --quiet                    no progress line and no summary\n"
     "  loom test [PATH ...]           run Lua test files (default tests/lua); last line \"N passed, M failed\"\n"
     "  loom exec FILE.lua [ARGS ...]  run a Lua program with require \"loom\" available\n"

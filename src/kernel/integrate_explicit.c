@@ -137,7 +137,8 @@ static void apply_pins(const step_ctx *c, double a) {
   for (int g = 0; g < w->group_slots; g++) {
     const pin_group *p = &w->groups[g];
     if (!p->alive || p->body != c->slot || !p->held) continue;
-    vec3 off = v3_lerp(p->offset, p->target, a);
+    /* at a = 1 land on the target itself: offset + (target - offset) may round away from it */
+    vec3 off = a >= 1 ? p->target : v3_lerp(p->offset, p->target, a);
     vec3 vel = v3_scale(v3_sub(p->target, p->offset), 1.0 / c->dt);
     for (int k = 0; k < p->count; k++) {
       int i = p->idx[k];

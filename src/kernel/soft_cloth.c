@@ -188,6 +188,7 @@ int soft_create(loom_world *w, int slot, const loom_cloth_def *def) {
     if (bw_build(b, mesh) != 0) return -1;
     break;
   }
+  soft_estimate_spectrum(b); /* on failure the Gershgorin bound is used */
   return 0;
 }
 
@@ -225,8 +226,12 @@ int soft_set_param(soft_body *b, const char *name, double value, double dt, cons
                      "substeps, iterations)",
                      body_name, name);
   }
-  if (target) *target = value;
-  soft_update_substeps(b, dt);
+  if (target) {
+    if (*target == value) return 0;
+    *target = value;
+  }
+  /* only these change the stability estimate (friction and thickness do not) */
+  if (strcmp(name, "friction") && strcmp(name, "thickness") && strcmp(name, "iterations")) soft_update_substeps(b, dt);
   return 0;
 }
 
@@ -241,6 +246,9 @@ int soft_get_param(const soft_body *b, const char *name, double *out) {
   else if (!strcmp(name, "substeps")) *out = b->substeps_user > 0 ? b->substeps_user : b->substeps_auto;
   else if (!strcmp(name, "iterations")) *out = b->iterations;
   else if (!strcmp(name, "stable_substep")) *out = b->h_stable;
+  else if (!strcmp(name, "lambda_stretch")) *out = b->lambda_unit[FAM_STRUCTURAL];
+  else if (!strcmp(name, "lambda_shear")) *out = b->lambda_unit[FAM_SHEAR];
+  else if (!strcmp(name, "lambda_bend")) *out = b->lambda_unit[FAM_BEND];
   else if (!strcmp(name, "model")) *out = b->model;
   else if (!strcmp(name, "integrator")) *out = b->integrator;
   else return loom_fail("cloth: unknown parameter '%s'", name);
@@ -256,13 +264,23 @@ void soft_update_substeps(soft_body *b, double dt) {
      * 10 substeps of a 60 Hz frame). */
     h = 1.0 / 600.0;
   } else {
-    double omega2 = b->model == LOOM_MODEL_BARAFF_WITKIN ? bw_omega2_bound(b) : springs_omega2_bound(b);
+    double omega2, margin;
+    if (b->spectrum_ok) {
+      /* Weyl: lambda_max(sum k_f K_f) <= sum k_f lambda_f; 15 % for the stiffening of stretched
+       * or bent configurations, which the rest-state estimate does not see */
+      omega2 = 1.15 * (b->stretch * b->lambda_unit[FAM_STRUCTURAL] + b->shear * b->lambda_unit[FAM_SHEAR] +
+                       b->bend * b->lambda_unit[FAM_BEND]);
+      margin = 0.9;
+    } else {
+      omega2 = b->model == LOOM_MODEL_BARAFF_WITKIN ? bw_omega2_bound(b) : springs_omega2_bound(b);
+      margin = 0.85;
+    }
     double beta = b->damping;
     if (omega2 > 0) {
       /* Symplectic Euler on m x'' = -k x - beta k x' is stable iff h^2 w^2 + 2 h beta w^2 < 4
        * (roots of the update's characteristic polynomial inside the unit circle). */
       h = -beta + sqrt(beta * beta + 4.0 / omega2);
-      h *= 0.85; /* margin for geometric stiffness and bound slack */
+      h *= margin;
     } else {
       h = dt;
     }

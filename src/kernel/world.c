@@ -423,9 +423,10 @@ LOOM_API int loom_body_add_acceleration(loom_world *w, int handle, const loom_ve
   if (!b) return -1;
   if (check_vec(a, "add_acceleration", "acceleration")) return -1;
   const vec3 acc = *a;
-  vec3 *f = b->f;
-  const double *m = b->m;
-  for (int i = 0; i < b->n; i++) {
+  vec3 *restrict f = b->f;
+  const double *restrict m = b->m;
+  const int n = b->n;
+  for (int i = 0; i < n; i++) {
     f[i].x += acc.x * m[i];
     f[i].y += acc.y * m[i];
     f[i].z += acc.z * m[i];

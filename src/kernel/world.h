@@ -60,6 +60,8 @@ typedef struct soft_body {
   int substeps_user, iterations;
   int substeps_auto;
   double h_stable; /* s, stability estimate of the explicit integrators */
+  double lambda_unit[FAM_COUNT]; /* lambda_max(M^-1/2 K_f M^-1/2) per family at unit stiffness */
+  int spectrum_ok;
   spring *springs;
   int fam_start[FAM_COUNT + 1]; /* springs of family f are [fam_start[f], fam_start[f+1]) */
   bw_tri *bw;
@@ -145,6 +147,8 @@ int soft_set_param(soft_body *b, const char *name, double value, double dt, cons
 int soft_get_param(const soft_body *b, const char *name, double *out);
 /* Recomputes h_stable and substeps_auto for the world step dt. */
 void soft_update_substeps(soft_body *b, double dt);
+/* soft_stability.c: per-family spectral estimate at rest (call after the model is built). */
+int soft_estimate_spectrum(soft_body *b);
 /* Bytes of scratch one step of this body needs. */
 size_t soft_scratch_bytes(const soft_body *b);
 /* Internal (model) forces into F (overwritten) at positions x and velocities v. */

@@ -193,13 +193,16 @@ static void raster_tri(loom_canvas *c, const sv *p0, const sv *p1, const sv *p2,
       float zr = z.v + z.gy * (float)(j - j0);
       uint32_t *prow = c->px + j * w + i0;
       float *zrow = c->depth + j * w + i0;
-      for (int64_t i = 0; i <= n; i++) {
+      for (int64_t i = 0, seen = 0; i <= n; i++) {
         if ((e0 | e1 | e2) >= 0) {
+          seen = 1;
           float zz = zr + z.gx * (float)i;
           if (zz > zrow[i]) {
             zrow[i] = zz;
             prow[i] = col;
           }
+        } else if (seen) {
+          break; /* a triangle's row is one span: once left, done */
         }
         e0 += ex[0];
         e1 += ex[1];
@@ -216,13 +219,16 @@ static void raster_tri(loom_canvas *c, const sv *p0, const sv *p1, const sv *p2,
       float zr = z.v + z.gy * (float)(j - j0), sr = s.v + s.gy * (float)(j - j0);
       uint32_t *prow = c->px + j * w + i0;
       float *zrow = c->depth + j * w + i0;
-      for (int64_t i = 0; i <= n; i++) {
+      for (int64_t i = 0, seen = 0; i <= n; i++) {
         if ((e0 | e1 | e2) >= 0) {
+          seen = 1;
           float zz = zr + z.gx * (float)i;
           if (zz > zrow[i]) {
             zrow[i] = zz;
             prow[i] = lut[lut_index((sr + s.gx * (float)i) / zz)];
           }
+        } else if (seen) {
+          break;
         }
         e0 += ex[0];
         e1 += ex[1];
@@ -243,8 +249,9 @@ static void raster_tri(loom_canvas *c, const sv *p0, const sv *p1, const sv *p2,
       float zr = z.v + z.gy * fj, rr = r.v + r.gy * fj, gr = g.v + g.gy * fj, br = b.v + b.gy * fj;
       uint32_t *prow = c->px + j * w + i0;
       float *zrow = c->depth + j * w + i0;
-      for (int64_t i = 0; i <= n; i++) {
+      for (int64_t i = 0, seen = 0; i <= n; i++) {
         if ((e0 | e1 | e2) >= 0) {
+          seen = 1;
           float fi = (float)i;
           float zz = zr + z.gx * fi;
           if (zz > zrow[i]) {
@@ -253,6 +260,8 @@ static void raster_tri(loom_canvas *c, const sv *p0, const sv *p1, const sv *p2,
             prow[i] = render_pack(channel((rr + r.gx * fi) * inv), channel((gr + g.gx * fi) * inv),
                                   channel((br + b.gx * fi) * inv), 255u);
           }
+        } else if (seen) {
+          break;
         }
         e0 += ex[0];
         e1 += ex[1];

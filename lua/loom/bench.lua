@@ -1,0 +1,279 @@
+-- loom.bench — the benchmark suite behind `loom bench` / `make bench`. Every case warms up first,
+-- runs several times and reports the median, min and max with the machine it ran on. Cases load
+-- the scenes in scenes/ (one source for demo, test and benchmark).
+--   loom bench [CASE-PREFIX ...] [--json] [--runs N]
+local ffi = require "ffi"
+local loom = require "loom"
+local C = loom.C
+local view = require "loom.view"
+
+local M = {}
+
+local function machine()
+  local model, cores = "unknown CPU", 0
+  local f = io.open("/proc/cpuinfo")
+  if f then
+    for line in f:lines() do
+      local m = line:match("^model name%s*:%s*(.+)$")
+      if m then model = m cores = cores + 1 end
+    end
+    f:close()
+  end
+  return ("%s, %d cores, %s"):format(model, cores, jit and jit.version or _VERSION)
+end
+
+local function stats(xs)
+  table.sort(xs)
+  local n = #xs
+  local med = n % 2 == 1 and xs[(n + 1) / 2] or 0.5 * (xs[n / 2] + xs[n / 2 + 1])
+  return med, xs[1], xs[n]
+end
+
+-- Runs fn `runs` times after `warmup` calls; fn returns one measurement.
+local function sample(runs, warmup, fn)
+  for _ = 1, warmup do fn() end
+  local xs = {}
+  for i = 1, runs do xs[i] = fn() end
+  return stats(xs)
+end
+
+local function max_edge_strain(body)
+  local tri, nt = body:triangles()
+  local worst = 0
+  for t = 0, nt - 1 do
+    for k = 0, 2 do
+      local a, b = tri[3 * t + k], tri[3 * t + (k + 1) % 3]
+      local r0, r1, x0, x1 = body.rest[a], body.rest[b], body.x[a], body.x[b]
+      local L = math.sqrt((r1.x - r0.x) ^ 2 + (r1.y - r0.y) ^ 2 + (r1.z - r0.z) ^ 2)
+      local l = math.sqrt((x1.x - x0.x) ^ 2 + (x1.y - x0.y) ^ 2 + (x1.z - x0.z) ^ 2)
+      local s = math.abs(l / L - 1)
+      if s > worst then worst = s end
+    end
+  end
+  return worst
+end
+
+local cases = {}
+local function case(name, fn) cases[#cases + 1] = {name = name, fn = fn} end
+
+-- cloth_springs_N: the mass-spring cloth (001 force variant) of N x N vertices hanging in air,
+-- ms per 1/240 s step with the automatic substeps that keep the explicit integrator stable.
+for _, n in ipairs {32, 64, 128} do
+  case("cloth_springs_" .. n, function(runs)
+    local W = loom.load_scene("scenes/cloth_free.lua"):instantiate {n = n}
+    W:run(0.25)
+    local steps = math.max(4, math.floor(6000 / (n * n) * 8))
+    local med, lo, hi = sample(runs, 1, function()
+      local t0 = C.loom_clock()
+      W:step(steps)
+      return (C.loom_clock() - t0) / steps * 1000
+    end)
+    local st = W:stats()
+    return {size = ("%dx%d"):format(n, n), median = med, min = lo, max = hi, substeps = st.substeps,
+            ms_per_substep = med / st.substeps, max_strain = max_edge_strain(W:body "cloth")}
+  end)
+end
+
+-- cloth_on_sphere_N: the drape scene (cloth on a ball and a floor, contacts every substep).
+for _, cells in ipairs {31, 63} do
+  case("cloth_on_sphere_" .. (cells + 1), function(runs)
+    local W = loom.load_scene("scenes/drape.lua"):instantiate {cells = cells}
+    W:run(0.5)
+    local steps = cells < 40 and 100 or 25
+    local med, lo, hi = sample(runs, 1, function()
+      local t0 = C.loom_clock()
+      W:step(steps)
+      return (C.loom_clock() - t0) / steps * 1000
+    end)
+    local st = W:stats()
+    return {size = ("%dx%d"):format(cells + 1, cells + 1), median = med, min = lo, max = hi,
+            substeps = st.substeps, contacts = st.contacts, interpenetrations = W:interpenetrations()}
+  end)
+end
+
+-- force_field_lua_vs_c: one per-vertex force, f += m a for a constant a, written as a Lua force
+-- field (the arithmetic of loom_body_add_acceleration, component for component) and in C, on the
+-- drape scene's 128 x 128 cloth; ratio = Lua / C. scene_field_ms times the scene's own wind field
+-- (x component only).
+case("force_field_lua_vs_c", function(runs)
+  local sc = loom.load_scene("scenes/drape.lua")
+  local W = sc:instantiate {cells = 127, wind = 3}
+  local body = W:body "cloth"
+  local ax, ay, az = 3, 0.5, -1
+  local function lua_field(world)
+    local c = world:body "cloth"
+    local f, m = c.f, c.m
+    for i = 0, c.n - 1 do
+      f[i].x = f[i].x + ax * m[i]
+      f[i].y = f[i].y + ay * m[i]
+      f[i].z = f[i].z + az * m[i]
+    end
+  end
+  local reps = 200
+  local function timed(fn)
+    return function()
+      local t0 = C.loom_clock()
+      for _ = 1, reps do fn() end
+      return (C.loom_clock() - t0) / reps * 1000
+    end
+  end
+  local acc = {ax, ay, az}
+  local lua_med, lua_lo, lua_hi = sample(runs, 2, timed(function() lua_field(W) end))
+  local c_med, c_lo, c_hi = sample(runs, 2, timed(function() body:add_acceleration(acc) end))
+  local s_med = sample(runs, 2, timed(function() sc.forces.wind(W, 0) end))
+  return {size = "128x128", median = lua_med, min = lua_lo, max = lua_hi, c_median = c_med, c_min = c_lo,
+          c_max = c_hi, ratio = lua_med / c_med, scene_field_ms = s_med}
+end)
+
+-- render_1280x720: a draped 128 x 128 cloth over the sphere, one full frame (clear, grid,
+-- bodies, pins) per sample.
+case("render_1280x720", function(runs)
+  local sc = loom.load_scene("scenes/drape.lua")
+  local W = sc:instantiate {cells = 127}
+  W:run(0.6)
+  local canvas = ffi.gc(C.loom_canvas_create(1280, 720), C.loom_canvas_destroy)
+  local cam = view.camera(sc.camera)
+  local med, lo, hi = sample(runs * 3, 5, function()
+    local t0 = C.loom_clock()
+    view.draw(canvas, W, cam, {})
+    return (C.loom_clock() - t0) * 1000
+  end)
+  local _, nt = W:body("cloth"):triangles()
+  return {size = "1280x720", median = med, min = lo, max = hi, triangles = nt}
+end)
+
+-- reload_latency: from renaming an edited scene over the watched one to the new force field
+-- acting, with `loom run --headless --watch` in another process.
+case("reload_latency", function(runs)
+  local host = require "loom.host"
+  local src = io.open("scenes/hello_cloth.lua"):read("*a")
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute(("mkdir -p %q"):format(dir))
+  local path = dir .. "/scene.lua"
+  local function variant(k)
+    local marker = ("scene.forces = {\n  marker = function() if not MARKED then MARKED = true " ..
+      "io.stdout:write(('ACT %d %%.6f\\n'):format(require('loom').C.loom_wall_clock())) io.stdout:flush() end end,")
+      :format(k)
+    local text = src:gsub("scene%.forces = {", function() return marker end, 1)
+    local tmp = path .. ".tmp"
+    local f = io.open(tmp, "w")
+    f:write(text)
+    f:close()
+    local t = C.loom_wall_clock()
+    os.rename(tmp, path)
+    return t
+  end
+  variant(0)
+  local p = io.popen(("sh -c 'echo $$; exec %q run %q --headless --watch --quiet' 2>/dev/null"):format(host.executable, path))
+  local pid = p:read("*l")
+  local first = p:read("*l")
+  if not first or not first:match("^ACT 0") then
+    p:close()
+    error("reload_latency: the watched scene did not start")
+  end
+  local xs = {}
+  for k = 1, runs do
+    host.sleep(0.3)
+    local t_write = variant(k)
+    local line = p:read("*l")
+    local kk, t = (line or ""):match("^ACT (%d+) ([%d%.]+)")
+    if tonumber(kk) ~= k then
+      os.execute("kill " .. pid)
+      p:close()
+      error("reload_latency: unexpected output " .. tostring(line))
+    end
+    xs[#xs + 1] = (tonumber(t) - t_write) * 1000
+  end
+  os.execute("kill " .. pid .. " 2>/dev/null")
+  p:close()
+  os.execute(("rm -rf %q"):format(dir))
+  local med, lo, hi = stats(xs)
+  return {size = "hello_cloth", median = med, min = lo, max = hi}
+end)
+
+local function json_value(v)
+  if type(v) == "number" then
+    if v ~= v or v == math.huge or v == -math.huge then return "null" end
+    return ("%.6g"):format(v)
+  end
+  return ("%q"):format(tostring(v))
+end
+
+local order = {"case", "size", "unit", "median", "min", "max", "runs"}
+
+local function to_json(row)
+  local parts, seen = {}, {}
+  for _, k in ipairs(order) do
+    if row[k] ~= nil then parts[#parts + 1] = ("%q:%s"):format(k, json_value(row[k])) seen[k] = true end
+  end
+  local extra = {}
+  for k in pairs(row) do if not seen[k] then extra[#extra + 1] = k end end
+  table.sort(extra)
+  for _, k in ipairs(extra) do parts[#parts + 1] = ("%q:%s"):format(k, json_value(row[k])) end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+local function to_text(row)
+  local extra = {}
+  for k, v in pairs(row) do
+    local skip = false
+    for _, o in ipairs(order) do if o == k then skip = true end end
+    if not skip then extra[#extra + 1] = ("%s=%s"):format(k, type(v) == "number" and ("%.4g"):format(v) or tostring(v)) end
+  end
+  table.sort(extra)
+  return ("%-24s %-12s %9.3f ms  (min %.3f, max %.3f, %d runs)  %s"):format(row.case, row.size, row.median, row.min,
+    row.max, row.runs, table.concat(extra, " "))
+end
+
+function M.main(args)
+  local json, runs, filters = false, 7, {}
+  local i = 1
+  while i <= #args do
+    local a = args[i]
+    if a == "--json" then json = true
+    elseif a == "--runs" then
+      runs = tonumber(args[i + 1])
+      i = i + 1
+      if not runs or runs < 1 or runs ~= math.floor(runs) then
+        io.stderr:write("loom bench: --runs needs a positive whole number\n")
+        return 2
+      end
+    elseif a:sub(1, 2) == "--" then
+      io.stderr:write("loom bench: unknown option " .. a .. "\n")
+      return 2
+    else filters[#filters + 1] = a end
+    i = i + 1
+  end
+  local selected = {}
+  for _, c in ipairs(cases) do
+    local ok = #filters == 0
+    for _, f in ipairs(filters) do if c.name:sub(1, #f) == f then ok = true end end
+    if ok then selected[#selected + 1] = c end
+  end
+  if #selected == 0 then
+    io.stderr:write("loom bench: no case matches; cases: ")
+    for _, c in ipairs(cases) do io.stderr:write(c.name, " ") end
+    io.stderr:write("\n")
+    return 2
+  end
+  local header = "machine: " .. machine()
+  if json then io.stdout:write(to_json {case = "machine", size = header:sub(10)}, "\n")
+  else io.stdout:write(header, "\n") end
+  local status = 0
+  for _, c in ipairs(selected) do
+    local ok, row = pcall(c.fn, runs)
+    if ok then
+      row.case, row.unit, row.runs = c.name, "ms", row.runs or runs
+      io.stdout:write(json and to_json(row) or to_text(row), "\n")
+    else
+      status = 1
+      io.stderr:write("loom bench: ", c.name, ": ", tostring(row), "\n")
+    end
+    io.stdout:flush()
+    collectgarbage()
+  end
+  return status
+end
+
+return M

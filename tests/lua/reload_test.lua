@@ -1,0 +1,78 @@
+-- Hot reload in a headless `--watch` run: editing the force field keeps the simulation going with
+-- the new force, a parameter tuned at run time survives unless the file changes its default, and a
+-- broken file leaves the old scene running with the error reported as file:line.
+package.path = "tests/lua/support/?.lua;" .. package.path
+local U = require "util"
+
+local TEMPLATE = [[
+local loom = require "loom"
+local scene = loom.scene { title = "reload", gravity = {0, 0, 0}, params = { push = DEFAULT } }
+function scene.build(world)
+  world:cloth { name = "c", mesh = loom.mesh.grid { size = {0.3, 0.3}, cells = {4, 4} }, drag = 0 }
+end
+scene.forces = {
+  push = function(world)
+    local c = world:body "c"
+    for i = 0, c.n - 1 do c.f[i].AXIS = c.f[i].AXIS + scene.params.push * c.m[i] end
+  end,
+}
+TUNE
+return scene
+]]
+
+local function version(default, axis, tune)
+  return (TEMPLATE:gsub("DEFAULT", tostring(default)):gsub("AXIS", axis):gsub("TUNE", tune and
+    "function scene.on_step(world, t) if t >= 0.3 then scene.params.push = 4 end end" or ""))
+end
+
+-- least-squares slope of column `col` against time over [t0, t1]
+local function slope(rows, col, t0, t1)
+  local n, st, sv, stt, stv = 0, 0, 0, 0, 0
+  for _, r in ipairs(rows) do
+    if r.time >= t0 and r.time <= t1 then
+      n, st, sv, stt, stv = n + 1, st + r.time, sv + r[col], stt + r.time * r.time, stv + r.time * r[col]
+    end
+  end
+  assert.is_true(n > 10, ("only %d rows in [%g, %g]"):format(n, t0, t1))
+  return (n * stv - st * sv) / (n * stt - st * st)
+end
+
+describe("hot reload with --watch", function()
+  it("keeps time and state, applies the new force, keeps tuned parameters, survives errors", function()
+    local d = U.tmpdir()
+    local scene, csv, log = d .. "/scene.lua", d .. "/stats.csv", d .. "/log.txt"
+    U.write(d .. "/a.lua", version(1, "x", true))
+    U.write(d .. "/b.lua", version(1, "y", false))
+    U.write(d .. "/c.lua", version(2, "y", false))
+    U.write(d .. "/d.lua", version(2, "y", false):gsub("local c = world:body", "local c = = world:body"))
+    U.write(scene, version(1, "x", true))
+    local swap = function(name) return ("cp %q %q && mv %q %q"):format(d .. "/" .. name, scene .. ".tmp", scene .. ".tmp", scene) end
+    local out, code = U.sh(table.concat({
+      ("%q run %q --headless --watch --time 4 --stats %q > %q 2>&1 &"):format(U.loom, scene, csv, log),
+      "pid=$!", "sleep 1", swap("b.lua"), "sleep 1", swap("c.lua"), "sleep 1", swap("d.lua"),
+      "wait $pid", "echo status $?",
+    }, "\n"))
+    local logtext = U.read(log) or ""
+    assert.truthy(out:find("status 1", 1, true), out .. logtext) -- an error happened during the run
+    local reloads = {}
+    for t in logtext:gmatch("reloaded [^\n]- at t = ([%d%.]+) s") do reloads[#reloads + 1] = tonumber(t) end
+    assert.equal(2, #reloads, logtext)
+    assert.truthy(logtext:find(scene .. ":8:", 1, true), "syntax error not reported as file:line: " .. logtext)
+
+    local rows = U.csv(csv)
+    for i = 2, #rows do assert.less(rows[i - 1].time, rows[i].time) end -- time never went back
+    assert.near(rows[#rows].time, 4, 1e-6)
+    local r1, r2 = reloads[1], reloads[2]
+    assert.near(r1, 1.0, 0.4)
+    assert.near(r2, 2.0, 0.4)
+    -- version a: x force, tuned from 1 to 4 at t = 0.3
+    assert.near(slope(rows, "c_vx", 0.35, r1 - 0.05), 4, 1e-6)
+    -- version b: the new (y) force acts, with the tuned value kept; x velocity carried over
+    assert.near(slope(rows, "c_vy", r1 + 0.05, r2 - 0.05), 4, 1e-6)
+    assert.near(slope(rows, "c_vx", r1 + 0.05, r2 - 0.05), 0, 1e-9)
+    -- version c changed the default: it wins over the tuned value
+    assert.near(slope(rows, "c_vy", r2 + 0.05, 2.95), 2, 1e-6)
+    -- version d does not compile: version c keeps running to the end
+    assert.near(slope(rows, "c_vy", 3.3, 3.95), 2, 1e-6)
+  end)
+end)
