@@ -26,8 +26,8 @@ void bvh_free(bvh *t) {
 
 typedef struct build_ctx {
   const vec3 *lo, *hi;
-  double *key;        /* n x 3: lo + hi (twice the centroid) */
-  int32_t *order[3];  /* per axis: items sorted by key, then index */
+  double *key;       /* n x 3: lo + hi (twice the centroid) */
+  int32_t *order[3]; /* per axis: items sorted by key, then index */
   int32_t *tmp;
   unsigned char *side;
   bvh *t;
@@ -115,6 +115,7 @@ int bvh_build(bvh *t, const vec3 *lo, const vec3 *hi, int n, int leaf_size) {
   if (n < 0) return loom_fail("bvh_build: n must be >= 0 (got %d)", n);
   if (leaf_size < 1) return loom_fail("bvh_build: leaf_size must be >= 1 (got %d)", leaf_size);
   if (n == 0) return 0;
+  if (n > (1 << 30)) return loom_fail("bvh_build: %d boxes exceed the 2^30 limit of int32 node indices", n);
   if (!lo || !hi) return loom_fail("bvh_build: box arrays are NULL");
   for (int i = 0; i < n; i++)
     if (!v3_isfinite(lo[i]) || !v3_isfinite(hi[i])) return loom_fail("bvh_build: box %d is not finite", i);
@@ -205,9 +206,7 @@ static int seg_box(vec3 p0, vec3 d, vec3 inv, vec3 lo, vec3 hi) {
   return 1;
 }
 
-static vec3 inv_dir(vec3 d) {
-  return v3(d.x != 0 ? 1.0 / d.x : 0, d.y != 0 ? 1.0 / d.y : 0, d.z != 0 ? 1.0 / d.z : 0);
-}
+static vec3 inv_dir(vec3 d) { return v3(d.x != 0 ? 1.0 / d.x : 0, d.y != 0 ? 1.0 / d.y : 0, d.z != 0 ? 1.0 / d.z : 0); }
 
 int bvh_segment_box(vec3 p0, vec3 p1, vec3 lo, vec3 hi) {
   if (!v3_isfinite(p0) || !v3_isfinite(p1)) return 0;
@@ -276,8 +275,8 @@ static double box_dist2(vec3 p, vec3 lo, vec3 hi) {
   return dx * dx + dy * dy + dz * dz;
 }
 
-int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p, double max_dist,
-                         double *dist, vec3 *closest, double bary[3]) {
+int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p, double max_dist, double *dist,
+                         vec3 *closest, double bary[3]) {
   int best = -1;
   double best2 = max_dist >= 0 ? max_dist * max_dist : -1;
   vec3 best_q = p;

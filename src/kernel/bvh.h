@@ -27,10 +27,11 @@ typedef struct bvh {
 #define BVH_MAX_DEPTH 64
 
 /* Builds the tree over n boxes lo[i]..hi[i] with at most leaf_size items per leaf.
- * Deterministic. Allocates with core_alloc; 0 or -1. n may be 0. Split rule: median of the item centroids along the longest axis of their bounds (ties in
- * axis length -> lowest axis; equal centroids ordered by item index), so all-identical boxes
- * still split in halves. Fails (message set) on n < 0, leaf_size < 1, NULL arrays with n > 0 or
- * a non-finite box; *t is then empty and safe to free. */
+ * Deterministic. Allocates with core_alloc; 0 or -1. n may be 0. Split rule: median of the item
+ * centroids along the longest axis of their bounds (ties in axis length -> lowest axis; equal
+ * centroids ordered by item index), so all-identical boxes still split in halves. Fails (message
+ * set) on n < 0, leaf_size < 1, NULL arrays with n > 0 or a non-finite box; *t is then empty and
+ * safe to free. */
 int bvh_build(bvh *t, const vec3 *lo, const vec3 *hi, int n, int leaf_size);
 void bvh_free(bvh *t);
 /* Recomputes node boxes bottom-up from new item boxes (same n). */
@@ -53,7 +54,7 @@ int bvh_segment_box(vec3 p0, vec3 p1, vec3 lo, vec3 hi);
  * if none is within max_dist (or the tree is empty); the distance in *dist, the nearest point in
  * *closest and its barycentric weights in bary (each may be NULL). Branch and bound with the
  * fixed stack; no allocation. Ties go to the triangle found first (deterministic). */
-int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p, double max_dist,
-                         double *dist, vec3 *closest, double bary[3]);
+int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p, double max_dist, double *dist,
+                         vec3 *closest, double bary[3]);
 
 #endif

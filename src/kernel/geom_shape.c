@@ -162,9 +162,12 @@ static int tri_box_overlap(vec3 h, vec3 v0, vec3 v1, vec3 v2) {
   if (separated(min3(v0.x, v1.x, v2.x), max3(v0.x, v1.x, v2.x), h.x)) return 0;
   if (separated(min3(v0.y, v1.y, v2.y), max3(v0.y, v1.y, v2.y), h.y)) return 0;
   if (separated(min3(v0.z, v1.z, v2.z), max3(v0.z, v1.z, v2.z), h.z)) return 0;
+  /* All three vertices are projected (not just one): for a needle the normal is rounding
+   * noise, and only a full projection keeps the test sound on an arbitrary axis. */
   vec3 nrm = v3_cross(e[0], e[1]);
-  double pd = v3_dot(nrm, v0);
-  if (separated(pd, pd, h.x * fabs(nrm.x) + h.y * fabs(nrm.y) + h.z * fabs(nrm.z))) return 0;
+  double p0 = v3_dot(nrm, v0), p1 = v3_dot(nrm, v1), p2 = v3_dot(nrm, v2);
+  if (separated(min3(p0, p1, p2), max3(p0, p1, p2), h.x * fabs(nrm.x) + h.y * fabs(nrm.y) + h.z * fabs(nrm.z)))
+    return 0;
   return 1;
 }
 
@@ -273,7 +276,10 @@ static int gjk_overlap(const geom_shape *s, const vec3 t[3]) {
       if (W[i].x == w.x && W[i].y == w.y && W[i].z == w.z) return 0; /* no progress possible */
     W[nW++] = w;
     if (simplex_closest(W, &nW, &v)) return 1;
-    if (!(v3_len2(v) < vv)) return 0; /* no strict progress: origin is (numerically) outside */
+    /* From the second iteration on v lies in conv(W) before w is added and v.w < 0, so |v|
+     * must shrink strictly; if rounding prevents that, the origin is outside up to rounding.
+     * (The first v is an arbitrary point of M, not of the simplex.) */
+    if (it > 0 && !(v3_len2(v) < vv)) return 0;
   }
   return v3_len2(v) <= eps2;
 }

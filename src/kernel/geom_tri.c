@@ -199,7 +199,7 @@ int geom_ray_triangle(vec3 origin, vec3 dir, vec3 a, vec3 b, vec3 c, double *s) 
   double oo = geom_orient3d(a, b, c, origin);
   double dn = geom_det3_diff(b, a, c, a, dir, zero);
   if (isnan(oo) || isnan(dn)) return 0;
-  if (dn == 0) return 0;            /* parallel to the plane, or coplanar, or degenerate */
+  if (dn == 0) return 0;               /* parallel to the plane, or coplanar, or degenerate */
   if (sgn(oo) * sgn(dn) > 0) return 0; /* plane is behind the origin */
   double eab = geom_det3_diff(dir, zero, a, origin, b, origin);
   double ebc = geom_det3_diff(dir, zero, b, origin, c, origin);
@@ -431,6 +431,5 @@ int geom_tri_tri_shared_vertex(vec3 s, vec3 a1, vec3 a2, vec3 b1, vec3 b2) {
   /* Not coplanar: T1 ∩ T2 is a segment of plane1 ∩ plane2 starting at s; if it is longer than
    * a point, its far end lies on a far edge (a1 a2 or b1 b2) and inside the other triangle.
    * Neither far edge lies in the other plane here, so the segment test applies. */
-  return geom_segment_triangle(a1, a2, s, b1, b2, NULL, NULL) ||
-         geom_segment_triangle(b1, b2, s, a1, a2, NULL, NULL);
+  return geom_segment_triangle(a1, a2, s, b1, b2, NULL, NULL) || geom_segment_triangle(b1, b2, s, a1, a2, NULL, NULL);
 }

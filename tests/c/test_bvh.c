@@ -1,0 +1,366 @@
+/* test_bvh.c — bounding-volume hierarchy: box and segment queries return exactly the brute-force
+ * sets (random boxes, n = 0, 1, 2, 1000, heavy duplication), refit, early exit, zero allocation
+ * in queries, determinism, structural invariants (depth bound, leaf sizes, containment), nearest
+ * triangle against brute force, and input validation. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "kernel/bvh.h"
+#include "kernel/geom.h"
+
+typedef struct rng {
+  uint64_t s;
+} rng;
+
+static uint64_t rng_next(rng *r) {
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * 0x1p-53; }
+static double rng_range(rng *r, double lo, double hi) { return lo + (hi - lo) * rng_unit(r); }
+static int rng_int(rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
+static vec3 rng_vec(rng *r, double lo, double hi) {
+  double x = rng_range(r, lo, hi), y = rng_range(r, lo, hi);
+  return v3(x, y, rng_range(r, lo, hi));
+}
+
+/* Box families: random sizes; few distinct values (many exact duplicates); all identical. */
+static void random_boxes(rng *r, int kind, int n, vec3 *lo, vec3 *hi) {
+  for (int i = 0; i < n; i++) {
+    vec3 c, e;
+    if (kind == 1) {
+      int k = rng_int(r, 7);
+      c = v3(k * 0.5 - 1.5, (k % 3) * 0.25, 0);
+      e = v3(0.1, 0.2, 0.3);
+    } else if (kind == 2) {
+      c = v3(0.25, -0.5, 1);
+      e = v3(0.1, 0.1, 0.1);
+    } else {
+      c = rng_vec(r, -2, 2);
+      e = v3(rng_range(r, 0, 0.3), rng_range(r, 0, 0.3), rng_range(r, 0, 0.3));
+      if (i % 10 == 0) e = v3(0, 0, 0); /* points */
+    }
+    lo[i] = v3_sub(c, e);
+    hi[i] = v3_add(c, e);
+  }
+}
+
+typedef struct hits {
+  unsigned char *seen;
+  int count, dup, stop_after;
+} hits;
+
+static int collect(int item, void *ctx) {
+  hits *h = ctx;
+  if (h->seen[item]) h->dup++;
+  h->seen[item] = 1;
+  h->count++;
+  return h->stop_after > 0 && h->count >= h->stop_after ? 7 : 0;
+}
+
+/* Compares one box query and one segment query with the brute-force sets. */
+static void check_queries(const bvh *t, const vec3 *lo, const vec3 *hi, int n, rng *r, unsigned char *seen) {
+  for (int q = 0; q < 50; q++) {
+    vec3 c = rng_vec(r, -2.5, 2.5), e = v3(rng_range(r, 0, 1), rng_range(r, 0, 1), rng_range(r, 0, 1));
+    if (q % 5 == 0) e = v3(0, 0, 0);
+    if (q % 7 == 0 && n > 0) { /* query exactly touching an item box */
+      int k = rng_int(r, n);
+      c = v3(hi[k].x + 0.5, (lo[k].y + hi[k].y) / 2, (lo[k].z + hi[k].z) / 2);
+      e = v3(0.5, 0.01, 0.01);
+    }
+    vec3 qlo = v3_sub(c, e), qhi = v3_add(c, e);
+    memset(seen, 0, (size_t)(n > 0 ? n : 1));
+    hits h = {seen, 0, 0, 0};
+    CHECK_EQ_INT(bvh_query_box(t, qlo, qhi, collect, &h), 0);
+    int want = 0;
+    for (int i = 0; i < n; i++) {
+      int ov = bvh_box_overlap(lo[i], hi[i], qlo, qhi);
+      want += ov;
+      if (ov != seen[i])
+        harness_fail(__FILE__, __LINE__, "box query: item %d reported %d, brute force %d", i, seen[i], ov);
+    }
+    CHECK_EQ_INT(h.count, want);
+    CHECK_EQ_INT(h.dup, 0);
+
+    vec3 p0 = rng_vec(r, -3, 3), p1 = rng_vec(r, -3, 3);
+    if (q % 4 == 1) p1 = v3(p0.x, p0.y, p1.z); /* axis-parallel: zero direction components */
+    if (q % 4 == 2) p1 = p0;                   /* a point */
+    if (q % 6 == 3 && n > 0) {                 /* through an item box corner exactly */
+      int k = rng_int(r, n);
+      p0 = v3_sub(lo[k], v3(1, 0, 0));
+      p1 = v3_add(lo[k], v3(1, 0, 0));
+    }
+    memset(seen, 0, (size_t)(n > 0 ? n : 1));
+    hits g = {seen, 0, 0, 0};
+    CHECK_EQ_INT(bvh_query_segment(t, p0, p1, collect, &g), 0);
+    want = 0;
+    for (int i = 0; i < n; i++) {
+      int ov = bvh_segment_box(p0, p1, lo[i], hi[i]);
+      want += ov;
+      if (ov != seen[i])
+        harness_fail(__FILE__, __LINE__, "segment query: item %d reported %d, brute force %d", i, seen[i], ov);
+    }
+    CHECK_EQ_INT(g.count, want);
+    CHECK_EQ_INT(g.dup, 0);
+  }
+}
+
+/* Every item exactly once, leaves within leaf_size, boxes contain children and items, left child
+ * follows its parent, depth <= ceil(log2 n). Returns the depth. */
+static int check_structure(const bvh *t, const vec3 *lo, const vec3 *hi, int n, int leaf_size) {
+  if (n == 0) {
+    CHECK_EQ_INT(t->node_count, 0);
+    return 0;
+  }
+  unsigned char *seen = calloc((size_t)n, 1);
+  int depth_of[4096] = {0}, max_depth = 0, leaves = 0;
+  CHECK(t->node_count <= 2 * n - 1 && t->node_count < 4096);
+  CHECK_EQ_INT(t->item_count, n);
+  for (int id = 0; id < t->node_count; id++) {
+    const bvh_node *nd = &t->nodes[id];
+    if (depth_of[id] > max_depth) max_depth = depth_of[id];
+    if (nd->left < 0) {
+      leaves++;
+      CHECK(nd->count >= 1 && nd->count <= leaf_size);
+      for (int i = nd->right; i < nd->right + nd->count; i++) {
+        int it = t->items[i];
+        CHECK(it >= 0 && it < n && !seen[it]);
+        seen[it] = 1;
+        CHECK(t->item_lo[i].x == lo[it].x && t->item_hi[i].z == hi[it].z);
+        CHECK(nd->lo.x <= lo[it].x && nd->lo.y <= lo[it].y && nd->lo.z <= lo[it].z);
+        CHECK(nd->hi.x >= hi[it].x && nd->hi.y >= hi[it].y && nd->hi.z >= hi[it].z);
+      }
+    } else {
+      CHECK_EQ_INT(nd->left, id + 1);
+      CHECK(nd->right > nd->left && nd->right < t->node_count && nd->count == 0);
+      for (int c = 0; c < 2; c++) {
+        const bvh_node *ch = &t->nodes[c ? nd->right : nd->left];
+        CHECK(nd->lo.x <= ch->lo.x && nd->lo.y <= ch->lo.y && nd->lo.z <= ch->lo.z);
+        CHECK(nd->hi.x >= ch->hi.x && nd->hi.y >= ch->hi.y && nd->hi.z >= ch->hi.z);
+        depth_of[c ? nd->right : nd->left] = depth_of[id] + 1;
+      }
+    }
+  }
+  for (int i = 0; i < n; i++) CHECK(seen[i]);
+  CHECK_EQ_INT(t->node_count, 2 * leaves - 1);
+  int bound = 0;
+  while ((1 << bound) < n) bound++;
+  CHECK_MSG(max_depth <= bound, "depth %d > ceil(log2 %d) = %d", max_depth, n, bound);
+  free(seen);
+  return max_depth;
+}
+
+TEST(bvh_queries_match_brute_force) {
+  static vec3 lo[1000], hi[1000];
+  static unsigned char seen[1000];
+  rng r = {21};
+  const int sizes[] = {0, 1, 2, 3, 17, 1000};
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    int n = sizes[si];
+    for (int kind = 0; kind < 3; kind++) {
+      for (int leaf = 1; leaf <= 8; leaf *= 2) {
+        random_boxes(&r, kind, n, lo, hi);
+        bvh t;
+        CHECK_EQ_INT(bvh_build(&t, lo, hi, n, leaf), 0);
+        check_structure(&t, lo, hi, n, leaf);
+        check_queries(&t, lo, hi, n, &r, seen);
+        bvh_free(&t);
+      }
+    }
+  }
+}
+
+TEST(bvh_refit_after_motion) {
+  static vec3 lo[1000], hi[1000];
+  static unsigned char seen[1000];
+  rng r = {22};
+  random_boxes(&r, 0, 1000, lo, hi);
+  bvh t;
+  CHECK_EQ_INT(bvh_build(&t, lo, hi, 1000, 4), 0);
+  for (int step = 0; step < 3; step++) {
+    /* move every box: small drift for most, big jumps for some, boxes change size */
+    for (int i = 0; i < 1000; i++) {
+      vec3 d = i % 13 == 0 ? rng_vec(&r, -2, 2) : rng_vec(&r, -0.1, 0.1);
+      lo[i] = v3_add(lo[i], d);
+      hi[i] = v3_add(hi[i], v3_add(d, v3(rng_range(&r, 0, 0.05), 0, 0)));
+    }
+    bvh_refit(&t, lo, hi);
+    check_structure(&t, lo, hi, 1000, 4);
+    check_queries(&t, lo, hi, 1000, &r, seen);
+  }
+  bvh_free(&t);
+}
+
+TEST(bvh_early_exit_and_no_allocation) {
+  static vec3 lo[1000], hi[1000];
+  static unsigned char seen[1000];
+  rng r = {23};
+  random_boxes(&r, 0, 1000, lo, hi);
+  bvh t;
+  CHECK_EQ_INT(bvh_build(&t, lo, hi, 1000, 4), 0);
+  /* a query box covering everything: stop after exactly k callbacks, return the callback's value */
+  for (int k = 1; k <= 5; k++) {
+    memset(seen, 0, sizeof seen);
+    hits h = {seen, 0, 0, k};
+    CHECK_EQ_INT(bvh_query_box(&t, v3(-9, -9, -9), v3(9, 9, 9), collect, &h), 7);
+    CHECK_EQ_INT(h.count, k);
+    memset(seen, 0, sizeof seen);
+    hits g = {seen, 0, 0, k};
+    CHECK_EQ_INT(bvh_query_segment(&t, v3(-9, 0, 0), v3(9, 0.1, 0.2), collect, &g), 7);
+    CHECK_EQ_INT(g.count, k);
+  }
+  long before = harness_alloc_count();
+  int total = 0;
+  for (int q = 0; q < 2000; q++) {
+    vec3 c = rng_vec(&r, -2, 2);
+    memset(seen, 0, sizeof seen);
+    hits h = {seen, 0, 0, 0};
+    bvh_query_box(&t, v3_sub(c, v3(0.3, 0.3, 0.3)), v3_add(c, v3(0.3, 0.3, 0.3)), collect, &h);
+    bvh_query_segment(&t, c, rng_vec(&r, -2, 2), collect, &h);
+    total += h.count;
+  }
+  bvh_refit(&t, lo, hi);
+  CHECK_EQ_INT(harness_alloc_count(), before);
+  CHECK(total > 0);
+  /* empty tree, NULL tree, non-finite segment */
+  hits h = {seen, 0, 0, 0};
+  CHECK_EQ_INT(bvh_query_segment(&t, v3(NAN, 0, 0), v3(1, 1, 1), collect, &h), 0);
+  CHECK_EQ_INT(bvh_query_segment(&t, v3(0, 0, 0), v3(INFINITY, 1, 1), collect, &h), 0);
+  CHECK_EQ_INT(bvh_query_box(NULL, v3(0, 0, 0), v3(1, 1, 1), collect, &h), 0);
+  CHECK_EQ_INT(h.count, 0);
+  bvh_free(&t);
+  bvh_free(&t); /* freeing twice is harmless: the struct was cleared */
+}
+
+TEST(bvh_deterministic_and_depth_bounded) {
+  static vec3 lo[1000], hi[1000];
+  rng r = {24};
+  for (int kind = 0; kind < 3; kind++) {
+    random_boxes(&r, kind, 1000, lo, hi);
+    bvh a, b;
+    CHECK_EQ_INT(bvh_build(&a, lo, hi, 1000, 2), 0);
+    CHECK_EQ_INT(bvh_build(&b, lo, hi, 1000, 2), 0);
+    CHECK_EQ_INT(a.node_count, b.node_count);
+    CHECK(memcmp(a.nodes, b.nodes, sizeof(bvh_node) * (size_t)a.node_count) == 0);
+    CHECK(memcmp(a.items, b.items, sizeof(int32_t) * 1000) == 0);
+    int depth = check_structure(&a, lo, hi, 1000, 2);
+    CHECK(depth <= 10 && depth < BVH_MAX_DEPTH);
+    bvh_free(&a);
+    bvh_free(&b);
+  }
+  /* identical boxes, leaf size 1: a perfectly balanced split by index, no runaway recursion */
+  for (int i = 0; i < 1000; i++) {
+    lo[i] = v3(1, 1, 1);
+    hi[i] = v3(1, 1, 1);
+  }
+  bvh t;
+  CHECK_EQ_INT(bvh_build(&t, lo, hi, 1000, 1), 0);
+  CHECK_EQ_INT(t.node_count, 1999);
+  CHECK_EQ_INT(check_structure(&t, lo, hi, 1000, 1), 10);
+  for (int i = 0; i < 1000; i++) CHECK_EQ_INT(t.items[i], i); /* ties broken by index */
+  bvh_free(&t);
+}
+
+TEST(bvh_rejects_bad_input) {
+  vec3 lo[2] = {{0, 0, 0}, {NAN, 0, 0}}, hi[2] = {{1, 1, 1}, {1, 1, 1}};
+  bvh t;
+  CHECK_EQ_INT(bvh_build(&t, lo, hi, 2, 4), -1);
+  CHECK_STR_CONTAINS(loom_last_error(), "box 1");
+  CHECK(t.nodes == NULL && t.node_count == 0);
+  CHECK_EQ_INT(bvh_build(&t, lo, hi, 1, 0), -1);
+  CHECK_STR_CONTAINS(loom_last_error(), "leaf_size");
+  CHECK_EQ_INT(bvh_build(&t, lo, hi, -1, 4), -1);
+  CHECK_EQ_INT(bvh_build(&t, NULL, NULL, 3, 4), -1);
+  CHECK_EQ_INT(bvh_build(&t, NULL, NULL, 0, 4), 0);
+  CHECK_EQ_INT(t.node_count, 0);
+  bvh_free(&t);
+}
+
+TEST(bvh_segment_box_and_overlap_predicates) {
+  vec3 lo = v3(0, 0, 0), hi = v3(1, 1, 1);
+  CHECK(bvh_segment_box(v3(-1, 0.5, 0.5), v3(2, 0.5, 0.5), lo, hi));     /* through */
+  CHECK(bvh_segment_box(v3(0.2, 0.5, 0.5), v3(0.3, 0.5, 0.5), lo, hi));  /* inside */
+  CHECK(!bvh_segment_box(v3(-1, 0.5, 0.5), v3(-0.1, 0.5, 0.5), lo, hi)); /* short */
+  CHECK(bvh_segment_box(v3(-1, 1, 0.5), v3(2, 1, 0.5), lo, hi));         /* along a face: closed */
+  CHECK(!bvh_segment_box(v3(-1, 1.01, 0.5), v3(2, 1.01, 0.5), lo, hi));
+  CHECK(bvh_segment_box(v3(-1, -1, 0.5), v3(0, 0, 0.5), lo, hi));      /* ends at an edge */
+  CHECK(!bvh_segment_box(v3(-1, -0.9, 0.5), v3(0.5, 2, 0.5), lo, hi)); /* passes the corner */
+  CHECK(!bvh_segment_box(v3(2, 0, 0), v3(0, 2, 0), v3(0, 0, 0), v3(0.9, 0.9, 1)));
+  CHECK(bvh_segment_box(v3(-1, 0, 0.5), v3(1, 2, 0.5), lo, hi)); /* grazes the corner (0,1) */
+  CHECK(bvh_segment_box(v3(1, 2, 0.5), v3(-1, 0, 0.5), lo, hi));
+  CHECK(!bvh_segment_box(v3(-1, 0.01, 0.5), v3(1, 2.01, 0.5), lo, hi));
+  CHECK(bvh_segment_box(v3(-2, 0.5, 0.5), v3(0, 0.5, 0.5), lo, hi));    /* ends on a face */
+  CHECK(bvh_segment_box(v3(1, 0.5, 0.5), v3(3, 0.5, 0.5), lo, hi));     /* starts on a face */
+  CHECK(bvh_segment_box(v3(0.5, 0.5, 0.5), v3(0.5, 0.5, 0.5), lo, hi)); /* a point */
+  CHECK(!bvh_segment_box(v3(NAN, 0.5, 0.5), v3(0.5, 0.5, 0.5), lo, hi));
+  CHECK(bvh_box_overlap(lo, hi, v3(1, 1, 1), v3(2, 2, 2))); /* touching corner counts */
+  CHECK(!bvh_box_overlap(lo, hi, v3(1, 1, 1.0000001), v3(2, 2, 2)));
+  /* against dense sampling of the segment */
+  rng r = {25};
+  for (int it = 0; it < 20000; it++) {
+    vec3 p0 = rng_vec(&r, -2, 3), p1 = rng_vec(&r, -2, 3);
+    int sampled = 0;
+    for (int k = 0; k <= 200 && !sampled; k++) {
+      vec3 p = v3_lerp(p0, p1, k / 200.0);
+      sampled = p.x >= 0 && p.x <= 1 && p.y >= 0 && p.y <= 1 && p.z >= 0 && p.z <= 1;
+    }
+    int got = bvh_segment_box(p0, p1, lo, hi);
+    if (sampled) CHECK_MSG(got, "it %d: a sample lies in the box but the slab test misses", it);
+    /* shrink the box by the sample spacing: if the segment meets the shrunk box, samples would find it */
+    double h = v3_dist(p0, p1) / 200.0;
+    if (bvh_segment_box(p0, p1, v3(h, h, h), v3(1 - h, 1 - h, 1 - h))) CHECK(sampled);
+  }
+}
+
+/* Nearest triangle of a random soup and of a closed cube mesh against brute force. */
+TEST(bvh_closest_triangle_matches_brute_force) {
+  static vec3 v[3000], lo[1000], hi[1000];
+  static int32_t tri[3000];
+  rng r = {26};
+  int nt = 1000;
+  for (int i = 0; i < nt; i++) {
+    vec3 c = rng_vec(&r, -2, 2);
+    for (int k = 0; k < 3; k++) {
+      v[3 * i + k] = v3_add(c, rng_vec(&r, -0.2, 0.2));
+      tri[3 * i + k] = 3 * i + k;
+    }
+    lo[i] = v3_min(v[3 * i], v3_min(v[3 * i + 1], v[3 * i + 2]));
+    hi[i] = v3_max(v[3 * i], v3_max(v[3 * i + 1], v[3 * i + 2]));
+  }
+  bvh t;
+  CHECK_EQ_INT(bvh_build(&t, lo, hi, nt, 4), 0);
+  long before = harness_alloc_count();
+  for (int q = 0; q < 500; q++) {
+    vec3 p = rng_vec(&r, -3, 3);
+    double best = INFINITY;
+    int bi = -1;
+    for (int i = 0; i < nt; i++) {
+      double d = v3_dist(p, geom_closest_on_triangle(p, v[3 * i], v[3 * i + 1], v[3 * i + 2], NULL));
+      if (d < best) {
+        best = d;
+        bi = i;
+      }
+    }
+    double d, w[3];
+    vec3 cq;
+    int got = bvh_closest_triangle(&t, v, tri, p, INFINITY, &d, &cq, w);
+    CHECK_EQ_INT(got, bi);
+    CHECK_NEAR(d, best, 1e-15);
+    CHECK_NEAR(v3_dist(cq, p), d, 1e-14);
+    CHECK_NEAR(w[0] + w[1] + w[2], 1, 1e-12);
+    /* limited search radius */
+    int lim = bvh_closest_triangle(&t, v, tri, p, best * 0.99, &d, NULL, NULL);
+    CHECK_EQ_INT(lim, -1);
+    CHECK(isinf(d));
+    CHECK_EQ_INT(bvh_closest_triangle(&t, v, tri, p, best * 1.01, NULL, NULL, NULL), bi);
+  }
+  CHECK_EQ_INT(harness_alloc_count(), before);
+  bvh_free(&t);
+  bvh empty;
+  CHECK_EQ_INT(bvh_build(&empty, NULL, NULL, 0, 4), 0);
+  CHECK_EQ_INT(bvh_closest_triangle(&empty, v, tri, v3(0, 0, 0), INFINITY, NULL, NULL, NULL), -1);
+}
