@@ -43,7 +43,7 @@ const char *host_find_lua_dir(const char *exe) {
   char buf[PATH_MAX];
   snprintf(buf, sizeof buf, "%s", exe);
   const char *dir = dirname(buf);
-  const char *rel[] = {"../lua", "../share/loom/lua", "lua"};
+  const char *rel[] = {"../lua", "../share/loom/lua", "../../lua", "lua"};
   for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
     snprintf(probe, sizeof probe, "%s/%s/loom/init.lua", dir, rel[i]);
     if (file_exists(probe)) {

@@ -241,6 +241,7 @@ void soft_step(loom_world *w, int slot, double dt) {
         if (b->inv_m[i] > 0) b->v[i] = v3_scale(v3_sub(b->x[i], xs[i]), ih);
     }
     contact_soft_obstacles(w, b, xs, a0, a1, c.h);
+    contact_soft_features(w, b, a1);
     if (b->integrator == LOOM_INTEGRATOR_VERLET) {
       /* contacts changed v; keep Verlet's implicit velocity consistent with it */
       for (int i = 0; i < n; i++) b->x_prev[i] = v3_madd(b->x[i], b->v[i], -c.h);

@@ -130,13 +130,14 @@ int rigid_create(loom_world *w, int slot, const loom_rigid_def *def) {
     r->render = loom_mesh_cylinder(def->radius, def->half_height, 48, 1);
     break;
   case LOOM_SHAPE_MESH:
-    return build_mesh_shape(r, def->mesh);
+    if (build_mesh_shape(r, def->mesh) != 0) return -1;
+    return rigid_build_features(r);
   }
   if (!r->render) return -1;
   vec3 e = geom_shape_extent(s);
   r->local_lo = v3_neg(e);
   r->local_hi = e;
-  return 0;
+  return rigid_build_features(r);
 }
 
 void rigid_free(rigid_body *r) {
@@ -144,6 +145,10 @@ void rigid_free(rigid_body *r) {
   loom_mesh_destroy(r->render);
   bvh_free(&r->tree);
   core_free(r->tri_normal);
+  core_free(r->feat_pt);
+  core_free(r->feat_pt_n);
+  core_free(r->feat_seg);
+  core_free(r->feat_seg_n);
   memset(r, 0, sizeof *r);
 }
 

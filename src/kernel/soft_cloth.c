@@ -131,6 +131,12 @@ void soft_free(soft_body *b) {
   core_free(b->springs);
   core_free(b->bw);
   core_free(b->hinges);
+  core_free(b->edge);
+  core_free(b->tri_edge);
+  core_free(b->edge_owner);
+  core_free(b->tri_lo);
+  core_free(b->tri_hi);
+  bvh_free(&b->tri_tree);
   memset(b, 0, sizeof *b);
 }
 
@@ -188,6 +194,7 @@ int soft_create(loom_world *w, int slot, const loom_cloth_def *def) {
     if (bw_build(b, mesh) != 0) return -1;
     break;
   }
+  if (soft_build_elements(b, mesh) != 0) return -1;
   soft_estimate_spectrum(b); /* on failure the Gershgorin bound is used */
   return 0;
 }

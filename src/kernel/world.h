@@ -70,6 +70,13 @@ typedef struct soft_body {
   int nh;
   int grid_nx, grid_ny;
   int warned_substeps;
+  /* elements for obstacle-feature contacts (contact_features.c) */
+  int ne;
+  int32_t *edge;       /* ne x 2 */
+  int32_t *tri_edge;   /* nt x 3 edge indices */
+  int32_t *edge_owner; /* first triangle of each edge: each edge is tested once */
+  vec3 *tri_lo, *tri_hi;
+  bvh tri_tree;        /* over triangles, refit each substep that needs it */
 } soft_body;
 
 typedef struct rigid_body {
@@ -88,6 +95,9 @@ typedef struct rigid_body {
   int has_target;
   vec3 vel, omega; /* over the current/last step */
   double friction, restitution, thickness;
+  /* sharp features (body frame) with outward hints: box corners/edges, cylinder rims, sharp mesh edges */
+  vec3 *feat_pt, *feat_pt_n, *feat_seg, *feat_seg_n;
+  int nfeat_pt, nfeat_seg;
 } rigid_body;
 
 typedef struct body_slot {
@@ -195,5 +205,13 @@ double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n);
  * (fraction a0 -> a1 of the step): projection to thickness, segment test against meshes, Coulomb
  * friction on the velocity. Updates flags and stats. */
 void contact_soft_obstacles(loom_world *w, soft_body *b, const vec3 *x_start, double a0, double a1, double h);
+
+/* ---- contact_features.c ----------------------------------------------------------------------------- */
+/* Sharp features of a rigid body's shape (box corners and edges, cylinder rims, sharp mesh edges). */
+int rigid_build_features(rigid_body *r);
+/* Edges, triangle-edge map and triangle tree of a soft body. */
+int soft_build_elements(soft_body *b, const loom_mesh *m);
+/* Obstacle features against cloth triangles and edges at the end of a substep (fraction a1). */
+void contact_soft_features(loom_world *w, soft_body *b, double a1);
 
 #endif
