@@ -102,15 +102,19 @@ bench: deps
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LOOM_SANITIZED=1 sh scripts/run_tests.sh build/asan
 
+# The C suite, the in-process Lua API tests and a short headless run of every scene under valgrind
+# (the CLI tests spawn subprocesses and time them, so they stay out of it).
+VALGRIND = valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite
 valgrind: deps
 	@command -v valgrind >/dev/null || { echo "installing valgrind"; apt-get install -y -q valgrind >/dev/null; }
 	@$(MAKE) --no-print-directory all
-	valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite -q ./$(BUILD)/test_kernel
-	LOOM_VALGRIND=1 valgrind --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite -q \
-	  --suppressions=scripts/valgrind.supp ./$(BUILD)/loom test tests/lua
+	$(VALGRIND) ./$(BUILD)/test_kernel --data tests/data
+	LOOM_VALGRIND=1 $(VALGRIND) ./$(BUILD)/loom test tests/lua/api_test.lua
+	@for s in scenes/*.lua; do echo "valgrind: $$s"; \
+	  $(VALGRIND) ./$(BUILD)/loom run $$s --headless --time 0.05 --quiet || exit 1; done
 
 # Layer rules and FFI declarations in sync.
 check: all

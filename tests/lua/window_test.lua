@@ -32,8 +32,11 @@ describe("window", function()
     assert.is_true(have("xvfb-run") and have("xdotool"), "xvfb-run and xdotool are needed (make deps installs them)")
     local d = U.tmpdir()
     local script = d .. "/drive.sh"
+    -- Under `make asan`, X11, D-Bus and the GL drivers leak a few hundred bytes that LeakSanitizer
+    -- cannot attribute without slow unwinding; address and UB checks stay on for the window.
+    local env = os.getenv("LOOM_SANITIZED") and "ASAN_OPTIONS=detect_leaks=0 " or ""
     U.write(script, table.concat({
-      ("%q scenes/hello_cloth.lua --screenshot %q > %q 2>&1 &"):format(U.loom, d .. "/shot-%d.png", d .. "/log.txt"),
+      (env .. "%q scenes/hello_cloth.lua --screenshot %q > %q 2>&1 &"):format(U.loom, d .. "/shot-%d.png", d .. "/log.txt"),
       "pid=$!",
       "wid=$(xdotool search --sync --name 'Loom' | head -n 1)",
       "xdotool windowfocus --sync $wid 2>/dev/null; xdotool mousemove --window $wid 640 100",
