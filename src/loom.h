@@ -172,8 +172,10 @@ LOOM_API int loom_world_interpenetrations(loom_world *w);
 /* Nearest soft-body triangle hit by the ray origin + s dir (s > 0). Returns 1 and fills *body,
  * *vertex (the hit triangle's vertex nearest the hit point) and *s; 0 if nothing is hit. */
 LOOM_API int loom_world_raycast(const loom_world *w, const loom_vec3 *origin, const loom_vec3 *dir, int *body, int *vertex, double *s);
-/* Mouse grab: a critically damped spring of angular frequency omega (1/s) pulls `vertex` of
- * `body` towards `target` during the following steps. body = 0 releases. Returns 0 or -1. */
+/* Mouse grab: a spring pulls `vertex` of `body` towards `target` during the following steps, with
+ * stiffness M omega^2 and damping 2 omega M (M = the body's mass: it would move the whole body
+ * with angular frequency omega, 1/s), both limited to what one vertex can take stably.
+ * body = 0 releases. Returns 0 or -1. */
 LOOM_API int loom_world_set_grab(loom_world *w, int body, int vertex, const loom_vec3 *target, double omega);
 
 /* State snapshots: time, step count, per-body positions, velocities, previous positions, frozen

@@ -485,7 +485,7 @@ function App.frame(wall_dt, events)
     local p = S.uictx.panel
     return x >= p[1] and x < p[1] + p[3] and y >= p[2] and y < p[2] + p[4]
   end end
-  if grab then S.world:grab(grab.body, grab.vertex, grab.target, 40) end
+  if grab then S.world:grab(grab.body, grab.vertex, grab.target, 8) end
 
   local realtime = S.mode == "window" or S.opts.realtime
   if realtime then

@@ -491,7 +491,8 @@ function World:raycast(origin, dir)
   return self._bodies[name] or wrap(self, hb[0]), hv[0], hs[0]
 end
 
--- world:grab(body, vertex, target, omega) / world:grab(nil) to release
+-- world:grab(body, vertex, target [, omega = 8]) / world:grab(nil) to release: a spring of stiffness
+-- M omega^2 (M = the body's mass) pulls the vertex towards target
 function World:grab(b, vertex, target, omega)
   if b == nil then
     C.loom_world_set_grab(self._w, 0, 0, nil, 0)
@@ -500,7 +501,7 @@ function World:grab(b, vertex, target, omega)
   local x, y, z = check.vec3(target, "target")
   if not x then check.raise_n(3, "grab", y) end
   tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
-  if C.loom_world_set_grab(self._w, b.handle, vertex, tmp, omega or 30) ~= 0 then error(last_error(), 2) end
+  if C.loom_world_set_grab(self._w, b.handle, vertex, tmp, omega or 8) ~= 0 then error(last_error(), 2) end
 end
 
 -- world:snapshot() → string; world:restore(s) continues bit-identically from it.

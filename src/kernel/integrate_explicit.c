@@ -35,13 +35,15 @@ static void forces(const step_ctx *c, const vec3 *x, const vec3 *v, vec3 *F, int
     }
   }
   if (c->grab_vertex >= 0) {
-    /* Critically damped spring towards the cursor; omega limited so the explicit step stays stable. */
+    /* Mouse grab: a spring of stiffness M omega^2 (M = the whole body's mass, so the same omega
+     * moves a coarse or a fine cloth alike), damped critically for the body. On one vertex of
+     * mass m that spring must stay explicit-stable: k <= m (0.5/h)^2 and c <= 0.5 m / h. */
     const int i = c->grab_vertex;
-    double om = fmin(c->grab_omega, 0.5 / c->h);
-    double m = b->mass[i];
-    vec3 pull = v3_scale(v3_sub(c->grab_target, x[i]), m * om * om);
-    vec3 damp = v3_scale(v[i], -2.0 * m * om);
-    F[i] = v3_add(F[i], v3_add(pull, damp));
+    const double m = b->mass[i], M = b->total_mass, h = c->h;
+    const double k = fmin(M * c->grab_omega * c->grab_omega, m * 0.25 / (h * h));
+    const double damp = fmin(2.0 * c->grab_omega * M, 0.5 * m / h);
+    vec3 pull = v3_scale(v3_sub(c->grab_target, x[i]), k);
+    F[i] = v3_add(F[i], v3_madd(pull, v[i], -damp));
   }
 }
 

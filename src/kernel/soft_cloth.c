@@ -183,6 +183,7 @@ int soft_create(loom_world *w, int slot, const loom_cloth_def *def) {
                        def->name, i);
     b->m[i] = b->mass[i];
     b->inv_m[i] = 1.0 / b->mass[i];
+    b->total_mass += b->mass[i];
   }
 
   switch (b->model) {

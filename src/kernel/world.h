@@ -50,6 +50,7 @@ typedef struct soft_body {
   double *m;   /* current mass (0 while pinned) — what Lua sees as body.m */
   /* model */
   double *mass;  /* real vertex mass, kg */
+  double total_mass; /* kg */
   double *inv_m; /* 0 = pinned */
   vec3 *rest;
   int32_t *tri;
