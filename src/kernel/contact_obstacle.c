@@ -84,6 +84,7 @@ static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3 
     bvh_query_box(&r->tree, v3_sub(p, e), v3_add(p, e), near_cb, &nc);
     if (nc.best < 0) break;
     double d = sqrt(nc.best2);
+    if (pass > 0 && d >= pad * (1 - 1e-9)) break; /* resolved by the previous pass (up to rounding) */
     vec3 n = r->tri_normal[nc.best];
     double side0 = sgn(v3_dot(v3_sub(p0, nc.q), n));
     if (side0 == 0) side0 = sgn(v3_dot(v3_sub(p, nc.q), n));
@@ -102,34 +103,78 @@ static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3 
   return touched;
 }
 
+/* Fraction t of the path p0 -> p1 at which it is inside the shape (signed distance < 0), or -1
+ * if it stays outside. The signed distance of a convex shape is convex along a line, so a
+ * golden-section search for its minimum finds an inside point whenever there is one. */
+static double path_inside(const geom_shape *s, vec3 p0, vec3 p1, double *dmin) {
+  const double g = 0.6180339887498949;
+  double a = 0, b = 1, t1 = b - g * (b - a), t2 = a + g * (b - a);
+  vec3 n;
+  double f1 = geom_shape_sdf(s, v3_lerp(p0, p1, t1), &n), f2 = geom_shape_sdf(s, v3_lerp(p0, p1, t2), &n);
+  for (int it = 0; it < 60 && f1 >= 0 && f2 >= 0; it++) {
+    if (f1 < f2) {
+      b = t2;
+      t2 = t1;
+      f2 = f1;
+      t1 = b - g * (b - a);
+      f1 = geom_shape_sdf(s, v3_lerp(p0, p1, t1), &n);
+    } else {
+      a = t1;
+      t1 = t2;
+      f1 = f2;
+      t2 = a + g * (b - a);
+      f2 = geom_shape_sdf(s, v3_lerp(p0, p1, t2), &n);
+    }
+  }
+  *dmin = fmin(f1, f2);
+  return f1 < 0 ? t1 : (f2 < 0 ? t2 : -1);
+}
+
 /* Analytic shape in its own frame. */
 static int shape_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3 *out, vec3 *normal, double *depth) {
-  vec3 n1;
+  vec3 n1, n0;
   double d1 = geom_shape_sdf(&r->shape, p1, &n1);
-  if (!(d1 < pad)) return 0;
-  *depth = d1 < 0 ? -d1 : 0;
-  vec3 n0;
-  double d0 = geom_shape_sdf(&r->shape, p0, &n0);
-  if (d1 < -pad && d0 > 0) {
-    /* Deep in after starting outside (a fast vertex or a thin shape): find where the path entered
-     * by bisection and push out there, so it cannot be expelled through the far side. */
-    double lo = 0, hi = 1;
-    for (int it = 0; it < 30; it++) {
-      double mid = 0.5 * (lo + hi);
-      vec3 nm;
-      if (geom_shape_sdf(&r->shape, v3_lerp(p0, p1, mid), &nm) > 0)
-        lo = mid;
-      else
-        hi = mid;
+  double d0, hi = 1; /* hi: a fraction of the path where it is inside the shape */
+  if (!(d1 < pad)) {
+    /* The end is clear, but a fast vertex may have passed through a thin shape within the
+     * substep. The distance changes by at most the path length: only long paths can cross. */
+    double dmin;
+    d0 = geom_shape_sdf(&r->shape, p0, &n0);
+    if (!(d0 > 0) || !(v3_dist(p0, p1) > d0 + d1)) return 0;
+    hi = path_inside(&r->shape, p0, p1, &dmin);
+    if (hi < 0) return 0;
+    *depth = -dmin;
+  } else {
+    *depth = d1 < 0 ? -d1 : 0;
+    d0 = geom_shape_sdf(&r->shape, p0, &n0);
+    if (!(d1 < 0 && d0 > 0)) {
+      *out = v3_madd(p1, n1, pad - d1);
+      *normal = n1;
+      return 1;
     }
-    vec3 pe = v3_lerp(p0, p1, lo), ne;
-    double de = geom_shape_sdf(&r->shape, pe, &ne);
-    *out = v3_madd(pe, ne, pad - de);
-    *normal = ne;
+  }
+  /* In (or through) after starting outside (a fast vertex or a thin shape): find where the path
+   * entered by bisection and push out there, so it cannot be expelled through the far side. A
+   * shallow end whose nearest face is the one it came through is pushed out along its own
+   * normal, which keeps its tangential motion. */
+  double lo = 0;
+  for (int it = 0; it < 30; it++) {
+    double mid = 0.5 * (lo + hi);
+    vec3 nm;
+    if (geom_shape_sdf(&r->shape, v3_lerp(p0, p1, mid), &nm) > 0)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  vec3 pe = v3_lerp(p0, p1, lo), ne;
+  double de = geom_shape_sdf(&r->shape, pe, &ne);
+  if (d1 < 0 && d1 >= -pad && v3_dot(ne, n1) > 0) {
+    *out = v3_madd(p1, n1, pad - d1);
+    *normal = n1;
     return 1;
   }
-  *out = v3_madd(p1, n1, pad - d1);
-  *normal = n1;
+  *out = v3_madd(pe, ne, pad - de);
+  *normal = ne;
   return 1;
 }
 
