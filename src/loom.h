@@ -327,7 +327,7 @@ typedef struct loom_rigid_def {
   int motion;              /* loom_motion; dynamic bodies are not available yet: creation fails */
   loom_vec3 position;      /* m, world position of the body frame */
   loom_quat orientation;   /* body frame rotation, normalised on creation */
-  double friction;         /* Coulomb coefficient; a contact uses the larger of the two */
+  double friction;         /* Coulomb coefficient; a contact uses sqrt(cloth's x this one's) */
   double restitution;      /* [0, 1] */
   double thickness;        /* m, extra skin added to the cloth's own thickness */
 } loom_rigid_def;

@@ -195,8 +195,8 @@ void contact_soft_obstacles(loom_world *w, soft_body *b, const vec3 *xs, double 
     for (int i = 0; i < b->n; i++) {
       if (b->inv_m[i] == 0) continue;
       vec3 x = b->x[i], x0 = xs[i];
-      if (fmax(x.x, x0.x) < lo.x || fmin(x.x, x0.x) > hi.x || fmax(x.y, x0.y) < lo.y || fmin(x.y, x0.y) > hi.y ||
-          fmax(x.z, x0.z) < lo.z || fmin(x.z, x0.z) > hi.z)
+      if (d_max(x.x, x0.x) < lo.x || d_min(x.x, x0.x) > hi.x || d_max(x.y, x0.y) < lo.y || d_min(x.y, x0.y) > hi.y ||
+          d_max(x.z, x0.z) < lo.z || d_min(x.z, x0.z) > hi.z)
         continue;
       vec3 p1 = q_rotate_inv(q1, v3_sub(x, pos1));
       vec3 p0 = q_rotate_inv(q0, v3_sub(x0, pos0));
@@ -208,22 +208,25 @@ void contact_soft_obstacles(loom_world *w, soft_body *b, const vec3 *xs, double 
       if (!hit) continue;
       if (collided) w->stats.collisions++;
       if (depth > w->stats.max_penetration) w->stats.max_penetration = depth;
-      vec3 xn = v3_add(pos1, q_rotate(q1, pc));
       vec3 n = q_rotate(q1, nl);
-      b->x[i] = xn;
-      vec3 vo = rigid_point_velocity(r, xn);
+      vec3 vo = rigid_point_velocity(r, v3_add(pos1, q_rotate(q1, pc)));
       vec3 vrel = v3_sub(b->v[i], vo);
       double vn = v3_dot(vrel, n);
       if (vn < 0) {
         vec3 vt = v3_madd(vrel, n, -vn);
         double lt = v3_len(vt);
         double dvn = -vn;
-        if (lt <= mu * dvn)
-          vt = v3(0, 0, 0);
-        else
-          vt = v3_scale(vt, 1.0 - mu * dvn / lt);
-        b->v[i] = v3_add(vo, vt);
+        /* Coulomb: the tangential velocity loses at most mu |dv_n| */
+        double keep = lt <= mu * dvn ? 0.0 : 1.0 - mu * dvn / lt;
+        b->v[i] = v3_add(vo, v3_scale(vt, keep));
+        /* The substep already moved the vertex with its old tangential velocity: scale that
+         * sliding (relative to the obstacle) the same way, so static friction really holds. */
+        vec3 d = v3_sub(pc, p0);
+        vec3 dt = v3_madd(d, nl, -v3_dot(d, nl));
+        pc = v3_madd(pc, dt, -(1.0 - keep));
       }
+      vec3 xn = v3_add(pos1, q_rotate(q1, pc));
+      b->x[i] = xn;
       b->contact[i] = 1;
     }
   }
