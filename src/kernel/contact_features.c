@@ -23,10 +23,13 @@
 
 typedef struct feat_builder {
   vec3 *pt, *pt_n, *seg, *seg_n;
+  double *pt_r, *seg_r;
   int npt, nseg, cap_pt, cap_seg;
 } feat_builder;
 
-static int add_point(feat_builder *f, vec3 p, vec3 n) {
+/* A feature point with an outward hint n (zero for rounded features: any direction is outward)
+ * and a radius (0 for sharp corners; a sphere's centre carries the sphere's radius). */
+static int add_point_r(feat_builder *f, vec3 p, vec3 n, double radius) {
   if (f->npt == f->cap_pt) {
     int cap = f->cap_pt ? 2 * f->cap_pt : 16;
     vec3 *a = core_realloc(f->pt, (size_t)cap, sizeof(vec3));
@@ -35,15 +38,21 @@ static int add_point(feat_builder *f, vec3 p, vec3 n) {
     vec3 *b = core_realloc(f->pt_n, (size_t)cap, sizeof(vec3));
     if (!b) return -1;
     f->pt_n = b;
+    double *r = core_realloc(f->pt_r, (size_t)cap, sizeof(double));
+    if (!r) return -1;
+    f->pt_r = r;
     f->cap_pt = cap;
   }
   f->pt[f->npt] = p;
   f->pt_n[f->npt] = v3_normalize(n);
+  f->pt_r[f->npt] = radius;
   f->npt++;
   return 0;
 }
 
-static int add_segment(feat_builder *f, vec3 a, vec3 b, vec3 n) {
+static int add_point(feat_builder *f, vec3 p, vec3 n) { return add_point_r(f, p, n, 0); }
+
+static int add_segment_r(feat_builder *f, vec3 a, vec3 b, vec3 n, double radius) {
   if (f->nseg == f->cap_seg) {
     int cap = f->cap_seg ? 2 * f->cap_seg : 16;
     vec3 *s = core_realloc(f->seg, (size_t)cap * 2, sizeof(vec3));
@@ -52,6 +61,9 @@ static int add_segment(feat_builder *f, vec3 a, vec3 b, vec3 n) {
     vec3 *m = core_realloc(f->seg_n, (size_t)cap, sizeof(vec3));
     if (!m) return -1;
     f->seg_n = m;
+    double *r = core_realloc(f->seg_r, (size_t)cap, sizeof(double));
+    if (!r) return -1;
+    f->seg_r = r;
     f->cap_seg = cap;
   }
   f->seg[2 * f->nseg] = a;
@@ -59,9 +71,12 @@ static int add_segment(feat_builder *f, vec3 a, vec3 b, vec3 n) {
   /* the hint must be perpendicular to the segment to serve as a pushing direction */
   vec3 d = v3_normalize(v3_sub(b, a));
   f->seg_n[f->nseg] = v3_normalize(v3_madd(n, d, -v3_dot(n, d)));
+  f->seg_r[f->nseg] = radius;
   f->nseg++;
   return 0;
 }
+
+static int add_segment(feat_builder *f, vec3 a, vec3 b, vec3 n) { return add_segment_r(f, a, b, n, 0); }
 
 static int box_features(feat_builder *f, vec3 h) {
   for (int i = 0; i < 8; i++) {
@@ -151,12 +166,24 @@ int rigid_build_features(rigid_body *r) {
   case LOOM_SHAPE_BOX: rc = box_features(&f, r->shape.half); break;
   case LOOM_SHAPE_CYLINDER: rc = cylinder_features(&f, r->shape.radius, r->shape.half_h); break;
   case LOOM_SHAPE_MESH: rc = mesh_features(&f, r->mesh, r->tri_normal); break;
-  default: break; /* spheres and capsules are smooth: the vertex pass is exact for them */
+  /* Spheres and capsules are smooth, but a coarse cloth's triangles sag into them between vertices
+   * the vertex pass keeps outside (by cell^2 / 8R): their centre (axis and end points) with their
+   * radius catch the triangle interiors and edges. */
+  case LOOM_SHAPE_SPHERE: rc = add_point_r(&f, v3(0, 0, 0), v3(0, 0, 0), r->shape.radius); break;
+  case LOOM_SHAPE_CAPSULE: {
+    vec3 a = v3(0, 0, -r->shape.half_h), b = v3(0, 0, r->shape.half_h);
+    rc = add_point_r(&f, a, v3(0, 0, 0), r->shape.radius) || add_point_r(&f, b, v3(0, 0, 0), r->shape.radius) ||
+         add_segment_r(&f, a, b, v3(0, 0, 0), r->shape.radius);
+    break;
+  }
+  default: break;
   }
   r->feat_pt = f.pt;
   r->feat_pt_n = f.pt_n;
+  r->feat_pt_r = f.pt_r;
   r->feat_seg = f.seg;
   r->feat_seg_n = f.seg_n;
+  r->feat_seg_r = f.seg_r;
   r->nfeat_pt = f.npt;
   r->nfeat_seg = f.nseg;
   return rc;
@@ -351,23 +378,25 @@ void contact_soft_features(loom_world *w, soft_body *b, double a1) {
     quat q;
     rigid_pose_at(r, a1, &pos, &q);
     feat_ctx c = {b, r, pad, sqrt(b->friction * r->friction), v3(0, 0, 0), v3(0, 0, 0), v3(0, 0, 0)};
-    const vec3 e = v3(pad, pad, pad);
-    vec3 clo = v3_sub(blo, e), chi = v3_add(bhi, e);
     for (int i = 0; i < r->nfeat_pt; i++) {
       c.p = v3_add(pos, q_rotate(q, r->feat_pt[i]));
-      if (!bvh_box_overlap(c.p, c.p, clo, chi)) continue;
+      c.pad = pad + r->feat_pt_r[i];
+      const vec3 ep = v3(c.pad, c.pad, c.pad);
+      if (!bvh_box_overlap(v3_sub(c.p, ep), v3_add(c.p, ep), blo, bhi)) continue;
       if (!refit) refit = refit_tree(b);
       c.hint = q_rotate(q, r->feat_pt_n[i]);
-      bvh_query_box(&b->tri_tree, v3_sub(c.p, e), v3_add(c.p, e), point_cb, &c);
+      bvh_query_box(&b->tri_tree, v3_sub(c.p, ep), v3_add(c.p, ep), point_cb, &c);
     }
     for (int i = 0; i < r->nfeat_seg; i++) {
       c.p = v3_add(pos, q_rotate(q, r->feat_seg[2 * i]));
       c.q = v3_add(pos, q_rotate(q, r->feat_seg[2 * i + 1]));
-      vec3 slo = v3_min(c.p, c.q), shi = v3_max(c.p, c.q);
-      if (!bvh_box_overlap(slo, shi, clo, chi)) continue;
+      c.pad = pad + r->feat_seg_r[i];
+      const vec3 ep = v3(c.pad, c.pad, c.pad);
+      vec3 slo = v3_sub(v3_min(c.p, c.q), ep), shi = v3_add(v3_max(c.p, c.q), ep);
+      if (!bvh_box_overlap(slo, shi, blo, bhi)) continue;
       if (!refit) refit = refit_tree(b);
       c.hint = q_rotate(q, r->feat_seg_n[i]);
-      query_segment_padded(&b->tri_tree, c.p, c.q, pad, segment_cb, &c);
+      query_segment_padded(&b->tri_tree, c.p, c.q, c.pad, segment_cb, &c);
     }
   }
 }

@@ -149,6 +149,8 @@ void rigid_free(rigid_body *r) {
   core_free(r->feat_pt_n);
   core_free(r->feat_seg);
   core_free(r->feat_seg_n);
+  core_free(r->feat_pt_r);
+  core_free(r->feat_seg_r);
   memset(r, 0, sizeof *r);
 }
 

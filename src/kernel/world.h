@@ -98,6 +98,7 @@ typedef struct rigid_body {
   double friction, restitution, thickness;
   /* sharp features (body frame) with outward hints: box corners/edges, cylinder rims, sharp mesh edges */
   vec3 *feat_pt, *feat_pt_n, *feat_seg, *feat_seg_n;
+  double *feat_pt_r, *feat_seg_r; /* radius of rounded features (sphere centre, capsule axis), else 0 */
   int nfeat_pt, nfeat_seg;
 } rigid_body;
 
