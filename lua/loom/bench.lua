@@ -257,14 +257,14 @@ function M.main(args)
     io.stderr:write("\n")
     return 2
   end
-  local header = "machine: " .. machine()
-  if json then io.stdout:write(to_json {case = "machine", size = header:sub(10)}, "\n")
-  else io.stdout:write(header, "\n") end
+  local mach = machine()
+  if not json then io.stdout:write("machine: ", mach, "\n") end
   local status = 0
   for _, c in ipairs(selected) do
     local ok, row = pcall(c.fn, runs)
     if ok then
       row.case, row.unit, row.runs = c.name, "ms", row.runs or runs
+      if json then row.machine = mach end
       io.stdout:write(json and to_json(row) or to_text(row), "\n")
     else
       status = 1
