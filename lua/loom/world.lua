@@ -284,7 +284,8 @@ function World:_report_messages()
     if m ~= nil then
       local msg = ffi.string(m)
       self._errors[#self._errors + 1] = msg
-      M.report(msg, "warning")
+      -- a divergence froze a body: an error (a batch run ends with status 1); the rest are warnings
+      M.report(msg, msg:find(" diverged at t = ", 1, true) and "error" or "warning")
     end
   end
   self._seen = count

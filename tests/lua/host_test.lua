@@ -111,6 +111,29 @@ describe("scripts with errors", function()
   end)
 end)
 
+describe("diverging simulations", function()
+  it("freeze the body with a message naming it, the time and the vertex; the run ends with status 1", function()
+    local dir = U.tmpdir()
+    local p = scene_file(dir, [[
+local loom = require "loom"
+local scene = loom.scene { title = "stiff" }
+function scene.build(world)
+  local c = world:cloth { name = "stiff", mesh = loom.mesh.grid { size = {0.5, 0.5}, cells = {8, 8} }, stretch = 1e7, substeps = 1 }
+  c:pin { 0 }
+  world:cloth { name = "calm", mesh = loom.mesh.grid { size = {0.5, 0.5}, cells = {4, 4}, center = {2, 0, 0} } }
+end
+scene.on_step = function(world, t) if t > 0.19 then io.write(("calm z %.4f\n"):format(world:body("calm").x[0].z)) end end
+return scene
+]], "stiff.lua")
+    local out, code = U.loom_run(("run %q --headless --time 0.2"):format(p))
+    assert.equal(1, code, out)
+    assert.truthy(out:find("below the stable estimate", 1, true), out)
+    assert.truthy(out:match("cloth 'stiff' diverged at t = [%d%.]+ s %([^)]* at vertex %d+%); reduce dt or stiffness"), out)
+    local z = tonumber(out:match("calm z (%-?[%d%.]+)"))
+    assert.less(z, -0.15) -- the other cloth kept falling
+  end)
+end)
+
 describe("watchdog", function()
   local dir = U.tmpdir()
 
