@@ -53,6 +53,15 @@ local function max_edge_strain(body)
   return worst
 end
 
+-- Median, min and max milliseconds per step of `steps` steps, over `runs` runs after one warm-up.
+local function ms_per_step(W, steps, runs)
+  return sample(runs, 1, function()
+    local t0 = C.loom_clock()
+    W:step(steps)
+    return (C.loom_clock() - t0) / steps * 1000
+  end)
+end
+
 local cases = {}
 local function case(name, fn) cases[#cases + 1] = {name = name, fn = fn} end
 
@@ -62,12 +71,7 @@ for _, n in ipairs {32, 64, 128} do
   case("cloth_springs_" .. n, function(runs)
     local W = loom.load_scene("scenes/cloth_free.lua"):instantiate {n = n}
     W:run(0.25)
-    local steps = math.max(4, math.floor(6000 / (n * n) * 8))
-    local med, lo, hi = sample(runs, 1, function()
-      local t0 = C.loom_clock()
-      W:step(steps)
-      return (C.loom_clock() - t0) / steps * 1000
-    end)
+    local med, lo, hi = ms_per_step(W, math.max(4, math.floor(6000 / (n * n) * 8)), runs)
     local st = W:stats()
     return {size = ("%dx%d"):format(n, n), median = med, min = lo, max = hi, substeps = st.substeps,
             ms_per_substep = med / st.substeps, max_strain = max_edge_strain(W:body "cloth")}
@@ -79,12 +83,7 @@ for _, cells in ipairs {31, 63} do
   case("cloth_on_sphere_" .. (cells + 1), function(runs)
     local W = loom.load_scene("scenes/drape.lua"):instantiate {cells = cells}
     W:run(0.5)
-    local steps = cells < 40 and 100 or 25
-    local med, lo, hi = sample(runs, 1, function()
-      local t0 = C.loom_clock()
-      W:step(steps)
-      return (C.loom_clock() - t0) / steps * 1000
-    end)
+    local med, lo, hi = ms_per_step(W, cells < 40 and 100 or 25, runs)
     local st = W:stats()
     return {size = ("%dx%d"):format(cells + 1, cells + 1), median = med, min = lo, max = hi,
             substeps = st.substeps, contacts = st.contacts, interpenetrations = W:interpenetrations()}

@@ -27,20 +27,22 @@ typedef struct feat_builder {
   int npt, nseg, cap_pt, cap_seg;
 } feat_builder;
 
+/* Grows an array to `cap` items of its own type (returns -1 from the caller when out of memory). */
+#define GROW(ptr, cap)                                                  \
+  do {                                                                  \
+    void *grown_ = core_realloc((ptr), (size_t)(cap), sizeof *(ptr));   \
+    if (!grown_) return -1;                                             \
+    (ptr) = grown_;                                                     \
+  } while (0)
+
 /* A feature point with an outward hint n (zero for rounded features: any direction is outward)
  * and a radius (0 for sharp corners; a sphere's centre carries the sphere's radius). */
 static int add_point_r(feat_builder *f, vec3 p, vec3 n, double radius) {
   if (f->npt == f->cap_pt) {
     int cap = f->cap_pt ? 2 * f->cap_pt : 16;
-    vec3 *a = core_realloc(f->pt, (size_t)cap, sizeof(vec3));
-    if (!a) return -1;
-    f->pt = a;
-    vec3 *b = core_realloc(f->pt_n, (size_t)cap, sizeof(vec3));
-    if (!b) return -1;
-    f->pt_n = b;
-    double *r = core_realloc(f->pt_r, (size_t)cap, sizeof(double));
-    if (!r) return -1;
-    f->pt_r = r;
+    GROW(f->pt, cap);
+    GROW(f->pt_n, cap);
+    GROW(f->pt_r, cap);
     f->cap_pt = cap;
   }
   f->pt[f->npt] = p;
@@ -55,15 +57,9 @@ static int add_point(feat_builder *f, vec3 p, vec3 n) { return add_point_r(f, p,
 static int add_segment_r(feat_builder *f, vec3 a, vec3 b, vec3 n, double radius) {
   if (f->nseg == f->cap_seg) {
     int cap = f->cap_seg ? 2 * f->cap_seg : 16;
-    vec3 *s = core_realloc(f->seg, (size_t)cap * 2, sizeof(vec3));
-    if (!s) return -1;
-    f->seg = s;
-    vec3 *m = core_realloc(f->seg_n, (size_t)cap, sizeof(vec3));
-    if (!m) return -1;
-    f->seg_n = m;
-    double *r = core_realloc(f->seg_r, (size_t)cap, sizeof(double));
-    if (!r) return -1;
-    f->seg_r = r;
+    GROW(f->seg, 2 * cap);
+    GROW(f->seg_n, cap);
+    GROW(f->seg_r, cap);
     f->cap_seg = cap;
   }
   f->seg[2 * f->nseg] = a;

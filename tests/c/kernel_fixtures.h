@@ -9,22 +9,15 @@
 #include <string.h>
 
 #include "harness.h"
+#include "test_rng.h"
 #include "kernel/world.h"
 
 static const double FX_PI = 3.14159265358979323846;
 
-/* xorshift64* (Vigna 2016): reproducible test data, one state per test. */
-typedef struct fx_rng {
-  uint64_t s;
-} fx_rng;
-static inline uint64_t fx_next(fx_rng *r) {
-  r->s ^= r->s >> 12;
-  r->s ^= r->s << 25;
-  r->s ^= r->s >> 27;
-  return r->s * 0x2545F4914F6CDD1Dull;
-}
+typedef rng fx_rng;
+static inline uint64_t fx_next(fx_rng *r) { return rng_next(r); }
 /* Uniform in [0, 1). */
-static inline double fx_unit(fx_rng *r) { return (double)(fx_next(r) >> 11) * (1.0 / 9007199254740992.0); }
+static inline double fx_unit(fx_rng *r) { return rng_unit(r); }
 /* Uniform in [-1, 1). */
 static inline double fx_sym(fx_rng *r) { return 2.0 * fx_unit(r) - 1.0; }
 static inline vec3 fx_vec(fx_rng *r) { return v3(fx_sym(r), fx_sym(r), fx_sym(r)); }

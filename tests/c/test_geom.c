@@ -6,27 +6,11 @@
 #include <string.h>
 
 #include "harness.h"
+#include "test_rng.h"
 #include "kernel/geom.h"
 
 /* ---- deterministic random numbers (splitmix64) --------------------------------------------- */
 
-typedef struct rng {
-  uint64_t s;
-} rng;
-
-static uint64_t rng_next(rng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * 0x1p-53; }
-static double rng_range(rng *r, double lo, double hi) { return lo + (hi - lo) * rng_unit(r); }
-static int rng_int(rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
-static vec3 rng_vec(rng *r, double lo, double hi) {
-  double x = rng_range(r, lo, hi), y = rng_range(r, lo, hi);
-  return v3(x, y, rng_range(r, lo, hi));
-}
 /* Random dyadic number k * 2^-bits with |k| < 2^bits * lim: sums of a few stay exact. */
 static double rng_dyadic(rng *r, double lim, int bits) {
   double k = floor(rng_range(r, -lim, lim) * ldexp(1.0, bits));

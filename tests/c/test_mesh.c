@@ -4,6 +4,7 @@
  * good and malformed files, OBJ round trips, and the small API (transform, copy, NULL meshes). */
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
+#include "test_rng.h"
 #include "kernel/mesh.h"
 
 #include <stdlib.h>
@@ -15,19 +16,6 @@ static const double PI = 3.14159265358979323846;
 
 /* ---- helpers --------------------------------------------------------------------------------- */
 
-typedef struct rng {
-  uint64_t s;
-} rng;
-
-/* xorshift64* (Vigna 2016): deterministic test data without global state. */
-static uint64_t rng_next(rng *r) {
-  r->s ^= r->s >> 12;
-  r->s ^= r->s << 25;
-  r->s ^= r->s >> 27;
-  return r->s * 0x2545F4914F6CDD1Dull;
-}
-static double rng_unit(rng *r) { return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0); }
-static int rng_int(rng *r, int n) { return (int)(rng_next(r) % (uint64_t)n); }
 
 
 /* Signed volume by the divergence theorem: sum of a . (b x c) / 6 over triangles. */
