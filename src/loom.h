@@ -251,9 +251,10 @@ typedef struct loom_cloth_def {
   int self_collision;     /* 1 = cloth-cloth collisions (not available yet: creation fails) */
 } loom_cloth_def;
 
-/* Defaults for a model: springs stretch 500, shear 50, bend 5 N/m; BW stretch 1000 N/m, shear
- * 100 N/m, bend 1e-4 N m; damping 2e-5 s, drag 0.05 /s, density 0.2 kg/m^2, thickness 0.004 m,
- * friction 0.3, automatic substeps, 20 PBD iterations, symplectic integrator. */
+/* Defaults for a model: springs stretch 500, shear 50, bend 5 N/m; springs_pbd 1, 1, 0.2; BW
+ * stretch 1000 N/m, shear 100 N/m, bend 1e-4 N m; damping 2e-5 s, drag 0.2 /s, density
+ * 0.2 kg/m^2, thickness 0.004 m, friction 0.3, automatic substeps, 20 PBD iterations, symplectic
+ * integrator. */
 LOOM_API void loom_cloth_def_default(loom_cloth_def *def, int model);
 /* Creates a cloth body; returns its handle, or 0 with a message naming the first bad field. */
 LOOM_API int loom_cloth_create(loom_world *w, const loom_cloth_def *def);

@@ -221,6 +221,10 @@ int soft_build_elements(soft_body *b, const loom_mesh *m) {
     vec3 p = b->x[m->tri[3 * t]], q = b->x[m->tri[3 * t + 1]], s = b->x[m->tri[3 * t + 2]];
     b->tri_lo[t] = v3_min(p, v3_min(q, s));
     b->tri_hi[t] = v3_max(p, v3_max(q, s));
+    /* circumradius abc / (4 area): how far a triangle can sag below its corners on a sphere */
+    double la = v3_dist(p, q), lb = v3_dist(q, s), lc = v3_dist(s, p);
+    double area2 = v3_len(v3_cross(v3_sub(q, p), v3_sub(s, p)));
+    if (area2 > 0) b->max_circumradius = d_max(b->max_circumradius, la * lb * lc / (2 * area2));
   }
   return bvh_build(&b->tri_tree, b->tri_lo, b->tri_hi, b->nt, 2);
 }
@@ -350,6 +354,15 @@ static void query_segment_padded(const bvh *t, vec3 p0, vec3 p1, double pad, int
   }
 }
 
+/* A triangle whose corners sit on a sphere of radius R dips towards its centre by about
+ * rho^2 / 2R (rho its circumradius). Where that stays under half the thickness the vertex pass
+ * already keeps the whole triangle outside, and a rounded feature need not be tested: this keeps
+ * fine cloth on a ball as cheap as before and coarse cloth correct. 1.3 allows for stretching. */
+static int rounded_feature_needed(const soft_body *b, double radius, double pad) {
+  double rho = 1.3 * b->max_circumradius;
+  return rho * rho / (2 * (radius + pad)) >= 0.5 * pad;
+}
+
 void contact_soft_features(loom_world *w, soft_body *b, double a1) {
   int any = 0;
   for (int o = 0; o < w->order_count && !any; o++) {
@@ -375,6 +388,7 @@ void contact_soft_features(loom_world *w, soft_body *b, double a1) {
     rigid_pose_at(r, a1, &pos, &q);
     feat_ctx c = {b, r, pad, sqrt(b->friction * r->friction), v3(0, 0, 0), v3(0, 0, 0), v3(0, 0, 0)};
     for (int i = 0; i < r->nfeat_pt; i++) {
+      if (r->feat_pt_r[i] > 0 && !rounded_feature_needed(b, r->feat_pt_r[i], pad)) continue;
       c.p = v3_add(pos, q_rotate(q, r->feat_pt[i]));
       c.pad = pad + r->feat_pt_r[i];
       const vec3 ep = v3(c.pad, c.pad, c.pad);
@@ -384,6 +398,7 @@ void contact_soft_features(loom_world *w, soft_body *b, double a1) {
       bvh_query_box(&b->tri_tree, v3_sub(c.p, ep), v3_add(c.p, ep), point_cb, &c);
     }
     for (int i = 0; i < r->nfeat_seg; i++) {
+      if (r->feat_seg_r[i] > 0 && !rounded_feature_needed(b, r->feat_seg_r[i], pad)) continue;
       c.p = v3_add(pos, q_rotate(q, r->feat_seg[2 * i]));
       c.q = v3_add(pos, q_rotate(q, r->feat_seg[2 * i + 1]));
       c.pad = pad + r->feat_seg_r[i];

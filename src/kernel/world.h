@@ -77,6 +77,7 @@ typedef struct soft_body {
   int32_t *tri_edge;   /* nt x 3 edge indices */
   int32_t *edge_owner; /* first triangle of each edge: each edge is tested once */
   vec3 *tri_lo, *tri_hi;
+  double max_circumradius; /* of the rest triangles, m */
   bvh tri_tree;        /* over triangles, refit each substep that needs it */
 } soft_body;
 
