@@ -1,0 +1,159 @@
+#!/bin/sh
+# scripts/peers/run.sh — Loom's cloth side by side with Bullet's soft-body cloth on this machine.
+#
+#   sh scripts/peers/run.sh [--runs R] [--steps S]      (defaults: 5 timed runs of 500 steps)
+#
+# Installs what it needs (libbullet-dev, g++, pkg-config; as root or through sudo, only if
+# missing), compiles scripts/peers/bullet_cloth.cpp into build/peers/, builds Loom if needed, then
+# runs both engines on free cloth N = 64, 128 and cloth on a sphere N = 32, 64, 128. The engines
+# run case by case, back to back, the first one alternating, so that both see the same machine
+# state. Prints a table (medians, Loom/Bullet ratio, quality figures) and keeps the raw JSON lines
+# in build/peers/. Not part of `make test` or `make bench`: numbers on a shared 2-core machine are
+# noisy, so compare the ratios of one run.
+#
+# LOOM=/path/to/loom measures another Loom binary (e.g. one built from a clean checkout) instead of
+# this tree's build/loom, which is otherwise (re)built with `make` when out of date.
+set -eu
+
+cd "$(dirname "$0")/../.."
+RUNS=5
+STEPS=500
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) RUNS=${2:?--runs needs a number}; shift 2 ;;
+    --steps) STEPS=${2:?--steps needs a number}; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+# ---- packages ----------------------------------------------------------------------------------
+missing=""
+for p in libbullet-dev g++ pkg-config; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  command -v apt-get >/dev/null 2>&1 || { echo "run.sh: missing$missing and no apt-get: install them by hand" >&2; exit 1; }
+  if [ "$(id -u)" = 0 ]; then SUDO=""
+  elif command -v sudo >/dev/null 2>&1; then SUDO=sudo
+  else echo "run.sh: need root or sudo to install:$missing" >&2; exit 1; fi
+  echo "run.sh: installing$missing"
+  # shellcheck disable=SC2086 # $missing is a list of package names
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1 ||
+    { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null &&
+      $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing; }
+fi
+
+# ---- builds ------------------------------------------------------------------------------------
+OUT=build/peers
+BULLET=$OUT/bullet_cloth
+SRC=scripts/peers/bullet_cloth.cpp
+mkdir -p "$OUT"
+if [ ! -x "$BULLET" ] || [ -n "$(find "$SRC" -newer "$BULLET")" ]; then
+  # Bullet's own headers are not -Wextra clean: include them as system headers.
+  BULLET_INC=$(pkg-config --cflags-only-I bullet | sed 's/-I/-isystem /g')
+  echo "run.sh: compiling $BULLET"
+  # shellcheck disable=SC2046,SC2086 # compiler flags are lists of words
+  g++ -std=c++17 -O2 -Wall -Wextra $BULLET_INC "$SRC" -o "$BULLET" $(pkg-config --libs bullet)
+fi
+if [ -z "${LOOM:-}" ]; then
+  LOOM=build/loom
+  if ! make -q all >/dev/null 2>&1; then
+    echo "run.sh: building Loom"
+    make --no-print-directory deps >/dev/null
+    make --no-print-directory all >/dev/null
+  fi
+  loom_src="git $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  git diff --quiet HEAD -- src lua 2>/dev/null || loom_src="$loom_src + uncommitted changes in src/ or lua/"
+else
+  [ -x "$LOOM" ] || { echo "run.sh: LOOM=$LOOM is not an executable" >&2; exit 1; }
+  loom_src="LOOM=$LOOM"
+fi
+
+# ---- runs --------------------------------------------------------------------------------------
+STAMP=$(date +%Y%m%d-%H%M%S)
+JSON=$OUT/cloth-$STAMP.jsonl
+: >"$JSON"
+cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)
+echo "machine: $cpu, $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
+echo "bullet:  libbullet-dev $(dpkg-query -W -f='${Version}' libbullet-dev) (btScalar = float), $(g++ -dumpfullversion 2>/dev/null || g++ -dumpversion) -O2"
+echo "loom:    $("$LOOM" --version 2>/dev/null | head -n 1) ($loom_src)"
+echo "protocol: dt 1/240, $STEPS steps per run, 1 untimed run then $RUNS timed runs (fresh world each), median"
+echo
+
+run_engine() { # engine case n
+  status=0
+  if [ "$1" = bullet ]; then
+    line=$("$BULLET" "$3" "$2" --steps "$STEPS" --runs "$RUNS") || status=$?
+  else
+    line=$("$LOOM" exec scripts/peers/loom_cloth.lua "$3" "$2" --steps "$STEPS" --runs "$RUNS") || status=$?
+  fi
+  if [ -z "$line" ]; then
+    line="{\"engine\":\"$1\",\"case\":\"$2\",\"n\":$3,\"failed\":true,\"status\":$status}"
+  fi
+  echo "$line" >>"$JSON"
+  echo "  $line"
+}
+
+k=0
+for c in "free 64" "free 128" "sphere 32" "sphere 64" "sphere 128"; do
+  # shellcheck disable=SC2086 # $c is "case N"
+  set -- $c
+  echo "$1 N=$2"
+  if [ $((k % 2)) -eq 0 ]; then run_engine bullet "$1" "$2"; run_engine loom "$1" "$2"
+  else run_engine loom "$1" "$2"; run_engine bullet "$1" "$2"; fi
+  k=$((k + 1))
+done
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at end; raw results in $JSON"
+echo
+
+# ---- table -------------------------------------------------------------------------------------
+awk '
+function get(line, key,   m) {
+  if (!match(line, "\"" key "\":[^,}]*")) return ""
+  m = substr(line, RSTART + length(key) + 3, RLENGTH - length(key) - 3)
+  gsub(/"/, "", m)
+  return m
+}
+function pct(v) { return v == "" || v == "null" ? "-" : sprintf("%.1f%%", 100 * v) }
+function mm(v) { return v == "" || v == "null" ? "-" : sprintf("%.2f", v) }
+function ms(e, k) {
+  if (get(row[k, e], "failed") == "true") return "FAILED"
+  return sprintf("%.2f (%.2f-%.2f)", get(row[k, e], "ms_per_step_median"), get(row[k, e], "min"), get(row[k, e], "max"))
+}
+function nan(e, k,   r) {
+  r = row[k, e]
+  if (get(r, "failed") == "true") return "crash"
+  if (get(r, "nan") == "true") return "NaN@" get(r, "nan_step")
+  return get(r, "frozen") == "true" ? "frozen" : "ok"
+}
+{
+  k = get($0, "case") " " get($0, "n")
+  if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
+  row[k, get($0, "engine")] = $0
+}
+END {
+  printf "%-11s %-22s %-22s %-9s %s\n", "case", "Bullet ms/step", "Loom ms/step", "Loom/Bul", "Loom substeps"
+  for (i = 1; i <= nk; i++) {
+    k = order[i]
+    bm = get(row[k, "bullet"], "ms_per_step_median"); lm = get(row[k, "loom"], "ms_per_step_median")
+    ratio = (bm + 0 > 0 && lm + 0 > 0) ? sprintf("%.2f", lm / bm) : "-"
+    printf "%-11s %-22s %-22s %-9s %s\n", k, ms("bullet", k), ms("loom", k), ratio, get(row[k, "loom"], "substeps")
+  }
+  print ""
+  printf "%-11s %-17s %-17s %-17s %-17s %-17s %s\n", "quality B/L", "max strain", "p99 strain", "mean strain",
+    "max pen. mm", "end gap mm", "finite"
+  for (i = 1; i <= nk; i++) {
+    k = order[i]; b = row[k, "bullet"]; l = row[k, "loom"]
+    printf "%-11s %-17s %-17s %-17s %-17s %-17s %s\n", k, pct(get(b, "max_strain")) " / " pct(get(l, "max_strain")),
+      pct(get(b, "p99_strain")) " / " pct(get(l, "p99_strain")), pct(get(b, "mean_strain")) " / " pct(get(l, "mean_strain")),
+      mm(get(b, "max_penetration_mm")) " / " mm(get(l, "max_penetration_mm")),
+      mm(get(b, "end_min_gap_mm")) " / " mm(get(l, "end_min_gap_mm")), nan("bullet", k) " / " nan("loom", k)
+  }
+  print ""
+  print "ms/step: median (min-max) of the timed runs; Loom/Bul below 1 means Loom is faster. Bullet takes one"
+  print "step per dt with 10 position iterations; Loom the substeps shown. Quality (Bullet / Loom), from the"
+  print "untimed run: strain = |l/L - 1| over the triangle edges at the end (the max sits at the pinned"
+  print "corners); max pen. = deepest vertex inside the sphere over the whole run; end gap = closest vertex"
+  print "to the sphere surface at the end (Loom keeps its 4 mm thickness, Bullet 0.3 x grid spacing margin)."
+}' "$JSON"
