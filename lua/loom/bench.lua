@@ -172,8 +172,12 @@ case("reload_latency", function(runs)
     error("reload_latency: the watched scene did not start")
   end
   local xs = {}
+  -- the watcher polls every 50 ms: spread the edits over that cycle (a fixed seed keeps the
+  -- schedule reproducible) instead of locking onto one phase of it
+  local seed = 12345
   for k = 1, runs do
-    host.sleep(0.3)
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    host.sleep(0.3 + 0.05 * seed / 2147483648)
     local t_write = variant(k)
     local line = p:read("*l")
     local kk, t = (line or ""):match("^ACT (%d+) ([%d%.]+)")
