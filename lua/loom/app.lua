@@ -135,7 +135,14 @@ function App.init(opts)
   S.start_time = S.world.time
   S.frame_index = view_state.frame_index or 0
   S.steps_done = view_state.steps_done or 0
-  if S.canvas ~= nil then S.ui, S.uictx = ui_mod.new(S.canvas) end
+  if S.canvas ~= nil then
+    S.ui, S.uictx = ui_mod.new(S.canvas)
+    -- a press on the panel drawn last frame belongs to the UI, not to the camera or the grab
+    S.uictx.wants_mouse_at = function(x, y)
+      local p = S.uictx.panel
+      return x >= p[1] and x < p[1] + p[3] and y >= p[2] and y < p[2] + p[4]
+    end
+  end
   S.rate = 0
   S.rate_steps, S.rate_t = 0, C.loom_clock()
   S.every = opts.every or math.max(1, math.floor(1 / (30 * S.dt) + 0.5))
@@ -481,10 +488,6 @@ end
 function App.frame(wall_dt, events)
   if events then for i = 1, #events do handle_event(events[i]) end end
   local W = S.world
-  if S.uictx then S.uictx.wants_mouse_at = function(x, y)
-    local p = S.uictx.panel
-    return x >= p[1] and x < p[1] + p[3] and y >= p[2] and y < p[2] + p[4]
-  end end
   if grab then S.world:grab(grab.body, grab.vertex, grab.target, 8) end
 
   local realtime = S.mode == "window" or S.opts.realtime
