@@ -487,7 +487,6 @@ end
 -- events. Returns "run" or "done".
 function App.frame(wall_dt, events)
   if events then for i = 1, #events do handle_event(events[i]) end end
-  local W = S.world
   if grab then S.world:grab(grab.body, grab.vertex, grab.target, 8) end
 
   local realtime = S.mode == "window" or S.opts.realtime

@@ -66,7 +66,7 @@ local function closest(name, spec)
   return best
 end
 
-function M.fields(def, spec, what)
+function M.fields(def, spec)
   if type(def) ~= "table" then
     return nil, ("expected a table of fields, got %s"):format(describe(def))
   end
@@ -108,14 +108,12 @@ function M.fields(def, spec, what)
         local x, y, z = M.vec3(v, k)
         if not x then return nil, y end
         v = {x, y, z}
-      elseif kind == "any" then
-        -- accepted as is
       elseif kind == "callable" then
         local mt = getmetatable(v)
         if type(v) ~= "function" and not (mt and mt.__call) then
           return nil, ("'%s' must be a function, got %s"):format(k, describe(v))
         end
-      elseif type(v) ~= kind then
+      elseif kind ~= "any" and type(v) ~= kind then
         return nil, ("'%s' must be a %s, got %s"):format(k, kind, describe(v))
       end
       if s.choices then

@@ -17,7 +17,7 @@ local function last_error() return ffi.string(C.loom_last_error()) end
 -- Where callback errors and kernel messages go. The host replaces these to show them in the window.
 M.report = function(msg) io.stderr:write(msg, "\n") end
 -- The host sets this to mark time spent in user callbacks (its watchdog aborts endless ones).
-M.busy = function(label) end
+M.busy = function(_) end
 
 local World, Body, Group = {}, {}, {}
 local WorldMT, BodyMT, GroupMT = {}, {}, {}
@@ -361,7 +361,7 @@ end
 
 -- The force fields in effect: the scene's (read each step, so edits to scene.forces apply at once)
 -- plus any added with world:force.
-local function field_names(W, fields, names)
+local function field_names(fields, names)
   local n = 0
   for k in pairs(fields) do
     n = n + 1
@@ -375,7 +375,7 @@ end
 local function run_fields(W, fields, t)
   if not fields then return end
   local names = W._field_names
-  local n = field_names(W, fields, names)
+  local n = field_names(fields, names)
   for i = 1, n do
     local name = names[i]
     local fn = fields[name]

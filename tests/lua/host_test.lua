@@ -45,7 +45,7 @@ describe("command line", function()
     assert.equal(2, code)
     assert.truthy(out:find("--time", 1, true), out)
     out, code = U.loom_run("run scenes/hello_cloth.lua --param nothing")
-    assert.equal(2, code)
+    assert.equal(2, code, out)
   end)
 
   it("names a missing scene file", function()

@@ -47,7 +47,7 @@ describe("hot reload with --watch", function()
     U.write(d .. "/d.lua", version(2, "y", false):gsub("local c = world:body", "local c = = world:body"))
     U.write(scene, version(1, "x", true))
     local swap = function(name) return ("cp %q %q && mv %q %q"):format(d .. "/" .. name, scene .. ".tmp", scene .. ".tmp", scene) end
-    local out, code = U.sh(table.concat({
+    local out = U.sh(table.concat({
       ("%q run %q --headless --watch --time 4 --stats %q > %q 2>&1 &"):format(U.loom, scene, csv, log),
       "pid=$!", "sleep 1", swap("b.lua"), "sleep 1", swap("c.lua"), "sleep 1", swap("d.lua"),
       "wait $pid", "echo status $?",

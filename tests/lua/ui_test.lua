@@ -15,7 +15,7 @@ local function frame(ctx, mouse, fn)
   ctx.begin_frame(mouse)
   local r = {fn()}
   ctx.end_frame()
-  return table.unpack and table.unpack(r) or unpack(r)
+  return unpack(r)
 end
 
 describe("ui", function()
