@@ -270,9 +270,16 @@ end
 ----------------------------------------------------------------------------------------------------
 -- stepping
 
+local function error_text(err)
+  if type(err) == "string" then return err end
+  local mt = getmetatable(err)
+  if mt and mt.__tostring then return tostring(err) end
+  return ("error object is a %s value (raise a string to get a message here)"):format(type(err))
+end
+
 function World:_callback_error(key, where, err)
   self._disabled[key] = true
-  local msg = tostring(err) .. " (in " .. where .. "; disabled until the scene is reloaded)"
+  local msg = error_text(err) .. " (in " .. where .. "; disabled until the scene is reloaded)"
   self._errors[#self._errors + 1] = msg
   M.report(msg, "error")
 end
