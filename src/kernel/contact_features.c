@@ -265,6 +265,19 @@ static void respond(feat_ctx *c, const int32_t *idx, const double *w, int k, vec
     if (w[j] > 0) b->contact[idx[j]] = 1;
 }
 
+/* Direction to push a cloth point that lies at offset d (length dist) from a feature: straight
+ * away from the feature while the cloth is on the outer side of its hint; when it touches the
+ * feature or has slipped past it, along `fallback` (unit, outward). *sep receives the current
+ * separation along that direction (negative once past). */
+static vec3 push_direction(vec3 d, double dist, double pad, vec3 hint, vec3 fallback, double *sep) {
+  if (dist > 1e-9 * pad && v3_dot(d, hint) >= 0) {
+    *sep = dist;
+    return v3_scale(d, 1.0 / dist);
+  }
+  *sep = v3_dot(d, fallback);
+  return fallback;
+}
+
 static int point_cb(int t, void *ud) {
   feat_ctx *c = ud;
   soft_body *b = c->b;
@@ -275,18 +288,11 @@ static int point_cb(int t, void *ud) {
   vec3 d = v3_sub(q, c->p);
   double dist = v3_len(d);
   if (dist >= c->pad) return 0;
-  vec3 n;
+  /* past the corner, the triangle's own normal (turned out of the obstacle) is the way back */
+  vec3 nt = v3_normalize(v3_cross(v3_sub(bb, a), v3_sub(cc, a)));
+  if (v3_len2(nt) == 0) return 0;
   double sep;
-  if (dist > 1e-9 * c->pad && v3_dot(d, c->hint) >= 0) {
-    n = v3_scale(d, 1.0 / dist);
-    sep = dist;
-  } else {
-    /* touching or already past the corner: push along the triangle normal, out of the obstacle */
-    vec3 nt = v3_normalize(v3_cross(v3_sub(bb, a), v3_sub(cc, a)));
-    if (v3_len2(nt) == 0) return 0;
-    n = v3_dot(nt, c->hint) >= 0 ? nt : v3_neg(nt);
-    sep = v3_dot(d, n);
-  }
+  vec3 n = push_direction(d, dist, c->pad, c->hint, v3_dot(nt, c->hint) >= 0 ? nt : v3_neg(nt), &sep);
   respond(c, tv, w, 3, n, c->pad - sep, rigid_point_velocity(c->r, c->p));
   return 0;
 }
@@ -304,16 +310,8 @@ static int segment_cb(int t, void *ud) {
     if (d2 >= c->pad * c->pad) continue;
     vec3 cp = v3_lerp(x0, x1, s), fp = v3_lerp(c->p, c->q, u);
     vec3 d = v3_sub(cp, fp);
-    double dist = sqrt(d2);
-    vec3 n;
     double sep;
-    if (dist > 1e-9 * c->pad && v3_dot(d, c->hint) >= 0) {
-      n = v3_scale(d, 1.0 / dist);
-      sep = dist;
-    } else {
-      n = c->hint;
-      sep = v3_dot(d, n);
-    }
+    vec3 n = push_direction(d, sqrt(d2), c->pad, c->hint, c->hint, &sep);
     double w[2] = {1 - s, s};
     respond(c, idx, w, 2, n, c->pad - sep, rigid_point_velocity(c->r, fp));
   }
