@@ -27,21 +27,29 @@ function M.camera(def)
   }
 end
 
--- A camera framing the world's bodies.
+-- A camera framing the world's cloths (a floor or a big obstacle would make them tiny), or all its
+-- bodies when it has no cloth.
 function M.fit(world)
-  local lo, hi = {math.huge, math.huge, math.huge}, {-math.huge, -math.huge, -math.huge}
-  for _, b in ipairs(world:bodies()) do
-    local a, z = b:aabb()
-    for i = 1, 3 do
-      if a[i] == a[i] and math.abs(a[i]) < 1e5 then lo[i] = math.min(lo[i], a[i]) end
-      if z[i] == z[i] and math.abs(z[i]) < 1e5 then hi[i] = math.max(hi[i], z[i]) end
+  local function box(filter)
+    local lo, hi = {math.huge, math.huge, math.huge}, {-math.huge, -math.huge, -math.huge}
+    for _, b in ipairs(world:bodies()) do
+      if filter(b) then
+        local a, z = b:aabb()
+        for i = 1, 3 do
+          if a[i] == a[i] and math.abs(a[i]) < 1e5 then lo[i] = math.min(lo[i], a[i]) end
+          if z[i] == z[i] and math.abs(z[i]) < 1e5 then hi[i] = math.max(hi[i], z[i]) end
+        end
+      end
     end
+    return lo, hi
   end
+  local lo, hi = box(function(b) return b.kind == "cloth" end)
+  if lo[1] > hi[1] then lo, hi = box(function() return true end) end
   if lo[1] > hi[1] then return M.camera() end
-  local c = {(lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2, (lo[3] + hi[3]) / 2}
-  local size = math.max(hi[1] - lo[1], hi[2] - lo[2], hi[3] - lo[3], 0.1)
-  -- big flat floors dominate the box; frame the rest if there is a rest
-  return M.camera {target = c, distance = 1.6 * size + 0.5, azimuth = 30, elevation = 25}
+  local size = math.max(hi[1] - lo[1], hi[2] - lo[2], hi[3] - lo[3], 0.5)
+  -- aim a little above the middle: cloths fall, hang and get lifted around where they start
+  local c = {(lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2, (lo[3] + hi[3]) / 2 + 0.35 * size}
+  return M.camera {target = c, distance = 3.0 * size + 0.5, azimuth = 30, elevation = 22}
 end
 
 local camdef = ffi.new("loom_camera")
