@@ -17,7 +17,7 @@ LUA_LIB  = $(shell pkg-config --libs luajit 2>/dev/null || echo -lluajit-5.1)
 SDL_INC  = $(shell pkg-config --cflags sdl2 2>/dev/null || echo -I/usr/include/SDL2)
 SDL_LIB  = $(shell pkg-config --libs sdl2 2>/dev/null || echo -lSDL2)
 
-KERNEL_SRC = $(sort $(wildcard src/kernel/*.c))
+KERNEL_SRC = $(sort $(wildcard src/kernel/*/*.c))
 RENDER_SRC = $(sort $(wildcard src/render/*.c))
 HOST_SRC   = $(sort $(wildcard src/host/*.c))
 TEST_SRC   = $(sort $(wildcard tests/c/*.c))
@@ -57,7 +57,7 @@ deps:
 # ---- build -------------------------------------------------------------------------------------
 $(BUILD)/obj/src/kernel/%.o: src/kernel/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_K) -c $< -o $@
+	$(CC) $(CFLAGS_K) -Isrc -Isrc/kernel -c $< -o $@
 
 $(BUILD)/obj/src/render/%.o: src/render/%.c
 	@mkdir -p $(dir $@)
@@ -69,7 +69,7 @@ $(BUILD)/obj/src/host/%.o: src/host/%.c
 
 $(BUILD)/obj/tests/c/%.o: tests/c/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_K) -fvisibility=default -Isrc -c $< -o $@
+	$(CC) $(CFLAGS_K) -fvisibility=default -Isrc -Isrc/kernel -c $< -o $@
 
 $(BUILD)/libloom.so: $(LIB_OBJ)
 	$(CC) -shared $(SAN) -pthread -o $@ $(LIB_OBJ) -lm

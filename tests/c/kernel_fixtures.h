@@ -10,7 +10,7 @@
 
 #include "harness.h"
 #include "test_rng.h"
-#include "kernel/world.h"
+#include "world/world.h"
 
 static const double FX_PI = 3.14159265358979323846;
 

@@ -8,8 +8,8 @@
 
 #include "harness.h"
 #include "test_rng.h"
-#include "kernel/bvh.h"
-#include "kernel/geom.h"
+#include "bvh/bvh.h"
+#include "geom/geom.h"
 
 
 /* Box families: random sizes; few distinct values (many exact duplicates); all identical. */

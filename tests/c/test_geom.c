@@ -7,7 +7,7 @@
 
 #include "harness.h"
 #include "test_rng.h"
-#include "kernel/geom.h"
+#include "geom/geom.h"
 
 /* ---- deterministic random numbers (splitmix64) --------------------------------------------- */
 

@@ -5,7 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "harness.h"
 #include "test_rng.h"
-#include "kernel/mesh.h"
+#include "mesh/mesh.h"
 
 #include <stdlib.h>
 #include <string.h>

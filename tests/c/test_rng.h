@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "kernel/math_vec.h"
+#include "math/math_vec.h"
 
 typedef struct rng {
   uint64_t s;

@@ -1,0 +1,334 @@
+/* bvh.c — static bounding-volume hierarchy over boxes: median-split build, refit, box and
+ * segment queries, nearest triangle.
+ *
+ * Build: the items are sorted once per axis by centroid (stable merge sort, so equal centroids
+ * stay in index order). A node takes the middle of its range along the longest axis of its
+ * centroid bounds; the two other axis lists are partitioned stably, so every list stays sorted
+ * in every sub-range. O(n log n), deterministic, and a split always halves the count (also
+ * for identical boxes), which bounds the depth by ceil(log2 n).
+ * Layout: nodes in pre-order (left child = parent + 1), so refit is one reverse sweep. */
+#include "bvh/bvh.h"
+
+#include <string.h>
+
+#include "geom/geom.h"
+
+static void bvh_clear(bvh *t) { memset(t, 0, sizeof *t); }
+
+void bvh_free(bvh *t) {
+  if (!t) return;
+  core_free(t->nodes);
+  core_free(t->items);
+  core_free(t->item_lo);
+  core_free(t->item_hi);
+  bvh_clear(t);
+}
+
+typedef struct build_ctx {
+  const vec3 *lo, *hi;
+  double *key;       /* n x 3: lo + hi (twice the centroid) */
+  int32_t *order[3]; /* per axis: items sorted by key, then index */
+  int32_t *tmp;
+  unsigned char *side;
+  bvh *t;
+  int leaf_size;
+  int max_depth;
+} build_ctx;
+
+/* Stable bottom-up merge sort of idx[0..n) by key[idx * 3 + axis]. */
+static void sort_axis(int32_t *idx, int32_t *tmp, const double *key, int axis, int n) {
+  for (int width = 1; width < n; width *= 2) {
+    for (int lo = 0; lo < n; lo += 2 * width) {
+      int mid = lo + width < n ? lo + width : n;
+      int hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) tmp[k++] = key[idx[j] * 3 + axis] < key[idx[i] * 3 + axis] ? idx[j++] : idx[i++];
+      while (i < mid) tmp[k++] = idx[i++];
+      while (j < hi) tmp[k++] = idx[j++];
+    }
+    memcpy(idx, tmp, sizeof(int32_t) * (size_t)n);
+  }
+}
+
+static void node_box_from_items(const bvh *t, bvh_node *nd) {
+  vec3 lo = t->item_lo[nd->right], hi = t->item_hi[nd->right];
+  for (int i = 1; i < nd->count; i++) {
+    lo = v3_min(lo, t->item_lo[nd->right + i]);
+    hi = v3_max(hi, t->item_hi[nd->right + i]);
+  }
+  nd->lo = lo;
+  nd->hi = hi;
+}
+
+static int32_t build_node(build_ctx *b, int begin, int end, int depth) {
+  bvh *t = b->t;
+  int32_t id = t->node_count++;
+  if (depth > b->max_depth) b->max_depth = depth;
+  int count = end - begin;
+  if (count <= b->leaf_size) {
+    bvh_node *nd = &t->nodes[id];
+    nd->left = -1;
+    nd->right = begin;
+    nd->count = count;
+    nd->pad = 0;
+    for (int i = begin; i < end; i++) {
+      int32_t it = b->order[0][i];
+      t->items[i] = it;
+      t->item_lo[i] = b->lo[it];
+      t->item_hi[i] = b->hi[it];
+    }
+    node_box_from_items(t, nd);
+    return id;
+  }
+  int axis = 0;
+  double best = -1;
+  for (int k = 0; k < 3; k++) {
+    double ext = b->key[b->order[k][end - 1] * 3 + k] - b->key[b->order[k][begin] * 3 + k];
+    if (ext > best) {
+      best = ext;
+      axis = k;
+    }
+  }
+  int mid = begin + count / 2;
+  for (int i = begin; i < end; i++) b->side[b->order[axis][i]] = i >= mid;
+  for (int k = 0; k < 3; k++) {
+    if (k == axis) continue;
+    int32_t *o = b->order[k];
+    int nl = begin, nr = mid;
+    for (int i = begin; i < end; i++) b->tmp[b->side[o[i]] ? nr++ : nl++] = o[i];
+    memcpy(o + begin, b->tmp + begin, sizeof(int32_t) * (size_t)count);
+  }
+  int32_t l = build_node(b, begin, mid, depth + 1);
+  int32_t r = build_node(b, mid, end, depth + 1);
+  bvh_node *nd = &t->nodes[id];
+  nd->left = l;
+  nd->right = r;
+  nd->count = 0;
+  nd->pad = 0;
+  nd->lo = v3_min(t->nodes[l].lo, t->nodes[r].lo);
+  nd->hi = v3_max(t->nodes[l].hi, t->nodes[r].hi);
+  return id;
+}
+
+int bvh_build(bvh *t, const vec3 *lo, const vec3 *hi, int n, int leaf_size) {
+  bvh_clear(t);
+  if (n < 0) return loom_fail("bvh_build: n must be >= 0 (got %d)", n);
+  if (leaf_size < 1) return loom_fail("bvh_build: leaf_size must be >= 1 (got %d)", leaf_size);
+  if (n == 0) return 0;
+  if (n > (1 << 30)) return loom_fail("bvh_build: %d boxes exceed the 2^30 limit of int32 node indices", n);
+  if (!lo || !hi) return loom_fail("bvh_build: box arrays are NULL");
+  for (int i = 0; i < n; i++)
+    if (!v3_isfinite(lo[i]) || !v3_isfinite(hi[i])) return loom_fail("bvh_build: box %d is not finite", i);
+
+  /* Pre-order node count is at most 2 * leaves - 1 and leaves <= n. */
+  size_t nn = (size_t)n * 2 - 1;
+  build_ctx b = {lo, hi, NULL, {NULL, NULL, NULL}, NULL, NULL, t, leaf_size, 0};
+  t->nodes = core_calloc(nn, sizeof(bvh_node));
+  t->items = core_alloc((size_t)n, sizeof(int32_t));
+  t->item_lo = core_alloc((size_t)n, sizeof(vec3));
+  t->item_hi = core_alloc((size_t)n, sizeof(vec3));
+  b.key = core_alloc((size_t)n * 3, sizeof(double));
+  for (int k = 0; k < 3; k++) b.order[k] = core_alloc((size_t)n, sizeof(int32_t));
+  b.tmp = core_alloc((size_t)n, sizeof(int32_t));
+  b.side = core_alloc((size_t)n, 1);
+  int ok = t->nodes && t->items && t->item_lo && t->item_hi && b.key && b.order[0] && b.order[1] && b.order[2] &&
+           b.tmp && b.side;
+  if (ok) {
+    for (int i = 0; i < n; i++) {
+      b.key[i * 3 + 0] = lo[i].x + hi[i].x;
+      b.key[i * 3 + 1] = lo[i].y + hi[i].y;
+      b.key[i * 3 + 2] = lo[i].z + hi[i].z;
+    }
+    for (int k = 0; k < 3; k++) {
+      for (int i = 0; i < n; i++) b.order[k][i] = i;
+      sort_axis(b.order[k], b.tmp, b.key, k, n);
+    }
+    t->item_count = n;
+    build_node(&b, 0, n, 0);
+  }
+  core_free(b.key);
+  for (int k = 0; k < 3; k++) core_free(b.order[k]);
+  core_free(b.tmp);
+  core_free(b.side);
+  if (!ok) {
+    bvh_free(t);
+    loom_error_prefix("bvh_build");
+    return -1;
+  }
+  /* Guaranteed by the halving split; checked because the query stacks rely on it. */
+  if (b.max_depth >= BVH_MAX_DEPTH) {
+    bvh_free(t);
+    return loom_fail("bvh_build: depth %d exceeds %d (internal error)", b.max_depth, BVH_MAX_DEPTH);
+  }
+  return 0;
+}
+
+void bvh_refit(bvh *t, const vec3 *lo, const vec3 *hi) {
+  for (int i = 0; i < t->item_count; i++) {
+    t->item_lo[i] = lo[t->items[i]];
+    t->item_hi[i] = hi[t->items[i]];
+  }
+  /* Pre-order: children have larger indices than their parent. */
+  for (int id = t->node_count - 1; id >= 0; id--) {
+    bvh_node *nd = &t->nodes[id];
+    if (nd->left < 0) {
+      node_box_from_items(t, nd);
+    } else {
+      nd->lo = v3_min(t->nodes[nd->left].lo, t->nodes[nd->right].lo);
+      nd->hi = v3_max(t->nodes[nd->left].hi, t->nodes[nd->right].hi);
+    }
+  }
+}
+
+int bvh_box_overlap(vec3 alo, vec3 ahi, vec3 blo, vec3 bhi) {
+  return alo.x <= bhi.x && blo.x <= ahi.x && alo.y <= bhi.y && blo.y <= ahi.y && alo.z <= bhi.z && blo.z <= ahi.z;
+}
+
+/* Segment p0 + s d, s in [0, 1], against a closed box; inv = 1 / d per axis. Kay & Kajiya 1986
+ * slabs. The entry/exit parameters are monotone in the box bounds (rounding is monotone), so a
+ * segment that meets an item's box always meets every enclosing node box: the hierarchy never
+ * loses an item the brute-force test would report. */
+static int seg_box(vec3 p0, vec3 d, vec3 inv, vec3 lo, vec3 hi) {
+  double t0 = 0, t1 = 1;
+  for (int k = 0; k < 3; k++) {
+    double pk = v3_comp(p0, k), dk = v3_comp(d, k), ik = v3_comp(inv, k);
+    double lk = v3_comp(lo, k), hk = v3_comp(hi, k);
+    if (dk == 0) {
+      if (pk < lk || pk > hk) return 0;
+      continue;
+    }
+    double ta = ((dk > 0 ? lk : hk) - pk) * ik;
+    double tb = ((dk > 0 ? hk : lk) - pk) * ik;
+    if (ta > t0) t0 = ta;
+    if (tb < t1) t1 = tb;
+    if (t0 > t1) return 0;
+  }
+  return 1;
+}
+
+static vec3 inv_dir(vec3 d) { return v3(d.x != 0 ? 1.0 / d.x : 0, d.y != 0 ? 1.0 / d.y : 0, d.z != 0 ? 1.0 / d.z : 0); }
+
+int bvh_segment_box(vec3 p0, vec3 p1, vec3 lo, vec3 hi) {
+  if (!v3_isfinite(p0) || !v3_isfinite(p1)) return 0;
+  vec3 d = v3_sub(p1, p0);
+  return seg_box(p0, d, inv_dir(d), lo, hi);
+}
+
+/* Depth-first traversal with an explicit stack of pending right children: at most one per
+ * level, so depth <= BVH_MAX_DEPTH entries. */
+int bvh_query_box(const bvh *t, vec3 lo, vec3 hi, int (*fn)(int item, void *ctx), void *ctx) {
+  if (!t || t->node_count == 0) return 0;
+  int32_t stack[BVH_MAX_DEPTH];
+  int sp = 0;
+  int32_t id = 0;
+  for (;;) {
+    const bvh_node *nd = &t->nodes[id];
+    if (bvh_box_overlap(nd->lo, nd->hi, lo, hi)) {
+      if (nd->left >= 0) {
+        stack[sp++] = nd->right;
+        id = nd->left;
+        continue;
+      }
+      for (int i = nd->right; i < nd->right + nd->count; i++) {
+        if (bvh_box_overlap(t->item_lo[i], t->item_hi[i], lo, hi)) {
+          int r = fn(t->items[i], ctx);
+          if (r) return r;
+        }
+      }
+    }
+    if (sp == 0) return 0;
+    id = stack[--sp];
+  }
+}
+
+int bvh_query_segment(const bvh *t, vec3 p0, vec3 p1, int (*fn)(int item, void *ctx), void *ctx) {
+  if (!t || t->node_count == 0 || !v3_isfinite(p0) || !v3_isfinite(p1)) return 0;
+  vec3 d = v3_sub(p1, p0), inv = inv_dir(d);
+  int32_t stack[BVH_MAX_DEPTH];
+  int sp = 0;
+  int32_t id = 0;
+  for (;;) {
+    const bvh_node *nd = &t->nodes[id];
+    if (seg_box(p0, d, inv, nd->lo, nd->hi)) {
+      if (nd->left >= 0) {
+        stack[sp++] = nd->right;
+        id = nd->left;
+        continue;
+      }
+      for (int i = nd->right; i < nd->right + nd->count; i++) {
+        if (seg_box(p0, d, inv, t->item_lo[i], t->item_hi[i])) {
+          int r = fn(t->items[i], ctx);
+          if (r) return r;
+        }
+      }
+    }
+    if (sp == 0) return 0;
+    id = stack[--sp];
+  }
+}
+
+/* Squared distance from p to a closed box (0 inside). */
+static double box_dist2(vec3 p, vec3 lo, vec3 hi) {
+  double dx = fmax(fmax(lo.x - p.x, p.x - hi.x), 0);
+  double dy = fmax(fmax(lo.y - p.y, p.y - hi.y), 0);
+  double dz = fmax(fmax(lo.z - p.z, p.z - hi.z), 0);
+  return dx * dx + dy * dy + dz * dz;
+}
+
+int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p, double max_dist, double *dist,
+                         vec3 *closest, double bary[3]) {
+  int best = -1;
+  double best2 = max_dist >= 0 ? max_dist * max_dist : -1;
+  vec3 best_q = p;
+  double best_w[3] = {0, 0, 0};
+  if (t && t->node_count > 0 && v3_isfinite(p) && best2 >= 0) {
+    int32_t stack[BVH_MAX_DEPTH];
+    int sp = 0;
+    int32_t id = 0;
+    for (;;) {
+      const bvh_node *nd = &t->nodes[id];
+      double bd = box_dist2(p, nd->lo, nd->hi);
+      /* Nothing in a box farther than the best can beat it (ties keep the first found). */
+      int prune = best >= 0 ? bd >= best2 : bd > best2;
+      if (!prune) {
+        if (nd->left >= 0) {
+          /* Nearer child first; the other waits on the stack (one entry per level). */
+          const bvh_node *l = &t->nodes[nd->left], *r = &t->nodes[nd->right];
+          double dl = box_dist2(p, l->lo, l->hi), dr = box_dist2(p, r->lo, r->hi);
+          if (dr < dl) {
+            stack[sp++] = nd->left;
+            id = nd->right;
+          } else {
+            stack[sp++] = nd->right;
+            id = nd->left;
+          }
+          continue;
+        }
+        for (int i = nd->right; i < nd->right + nd->count; i++) {
+          int it = t->items[i];
+          double w[3];
+          vec3 q = geom_closest_on_triangle(p, v[tri[3 * it]], v[tri[3 * it + 1]], v[tri[3 * it + 2]], w);
+          double d2 = v3_dist2(p, q);
+          if (best >= 0 ? d2 < best2 : d2 <= best2) {
+            best = it;
+            best2 = d2;
+            best_q = q;
+            best_w[0] = w[0];
+            best_w[1] = w[1];
+            best_w[2] = w[2];
+          }
+        }
+      }
+      if (sp == 0) break;
+      id = stack[--sp];
+    }
+  }
+  if (dist) *dist = best >= 0 ? sqrt(best2) : INFINITY;
+  if (closest) *closest = best_q;
+  if (bary) {
+    bary[0] = best_w[0];
+    bary[1] = best_w[1];
+    bary[2] = best_w[2];
+  }
+  return best;
+}

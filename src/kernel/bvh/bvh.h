@@ -1,0 +1,60 @@
+/* bvh.h — static bounding-volume hierarchy over boxes (triangles of obstacles, picking). Built
+ * once by median split on the longest axis; refit keeps the topology when the boxes move. */
+#ifndef LOOM_BVH_H
+#define LOOM_BVH_H
+
+#include "core/core.h"
+#include "math/math_vec.h"
+
+typedef struct bvh_node {
+  vec3 lo, hi;   /* box of the subtree */
+  int32_t left;  /* child index, or -1 for a leaf */
+  int32_t right; /* child index, or for a leaf: first item in bvh.items */
+  int32_t count; /* leaf: number of items, 0 for inner nodes */
+  int32_t pad;
+} bvh_node;
+
+typedef struct bvh {
+  bvh_node *nodes; /* node 0 is the root; a left child always directly follows its parent */
+  int32_t *items;  /* item indices in leaf order */
+  int node_count, item_count;
+  vec3 *item_lo, *item_hi; /* item boxes in leaf order (parallel to items): queries test items
+                            * exactly, whatever the leaf size */
+} bvh;
+
+/* Maximum depth of a tree (root = depth 0). Median splits halve the item count at every level,
+ * so depth <= ceil(log2(n)) <= 31 for any int n: the fixed query stacks below cannot overflow. */
+#define BVH_MAX_DEPTH 64
+
+/* Builds the tree over n boxes lo[i]..hi[i] with at most leaf_size items per leaf.
+ * Deterministic. Allocates with core_alloc; 0 or -1. n may be 0. Split rule: median of the item
+ * centroids along the longest axis of their bounds (ties in axis length -> lowest axis; equal
+ * centroids ordered by item index), so all-identical boxes still split in halves. Fails (message
+ * set) on n < 0, leaf_size < 1, NULL arrays with n > 0 or a non-finite box; *t is then empty and
+ * safe to free. */
+int bvh_build(bvh *t, const vec3 *lo, const vec3 *hi, int n, int leaf_size);
+void bvh_free(bvh *t);
+/* Recomputes node boxes bottom-up from new item boxes (same n). */
+void bvh_refit(bvh *t, const vec3 *lo, const vec3 *hi);
+/* Calls fn(item, ctx) for every item whose box overlaps [lo, hi]; stops early when fn returns
+ * non-zero (that value is returned). Uses a fixed stack (depth <= BVH_MAX_DEPTH): no allocation. */
+int bvh_query_box(const bvh *t, vec3 lo, vec3 hi, int (*fn)(int item, void *ctx), void *ctx);
+/* Calls fn(item, ctx) for items whose box the segment p0p1 crosses (slab test). Early exit and
+ * stack as bvh_query_box. Non-finite segments report nothing. */
+int bvh_query_segment(const bvh *t, vec3 p0, vec3 p1, int (*fn)(int item, void *ctx), void *ctx);
+
+/* The item tests the queries use (closed boxes): boxes [alo, ahi] and [blo, bhi] overlap;
+ * segment p0p1 meets box [lo, hi] (Kay-Kajiya slab test). */
+int bvh_box_overlap(vec3 alo, vec3 ahi, vec3 blo, vec3 bhi);
+int bvh_segment_box(vec3 p0, vec3 p1, vec3 lo, vec3 hi);
+
+/* Unsigned distance from p to a triangle mesh whose triangles (vertex positions v, nt x 3
+ * indices tri) are the items of t (box of triangle i = item i, as built or refit). Searches
+ * only within max_dist (pass INFINITY for no limit). Returns the nearest triangle's index, or -1
+ * if none is within max_dist (or the tree is empty); the distance in *dist, the nearest point in
+ * *closest and its barycentric weights in bary (each may be NULL). Branch and bound with the
+ * fixed stack; no allocation. Ties go to the triangle found first (deterministic). */
+int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p, double max_dist, double *dist,
+                         vec3 *closest, double bary[3]);
+
+#endif

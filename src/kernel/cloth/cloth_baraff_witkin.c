@@ -1,0 +1,203 @@
+/* soft_baraff_witkin.c — continuum cloth of Baraff & Witkin 1998 ("Large steps in cloth
+ * simulation"): per-triangle stretch and shear conditions on the deformation map w(u, v), per-edge
+ * bending on the dihedral angle, condition-based damping. This file provides forces and energy
+ * for the explicit integrators; the implicit integrator of a later issue adds the Jacobians.
+ *
+ * Scaling: each condition is weighted so that the energy is proportional to rest area (stretch and
+ * shear: E = k a C^2 / 2) and the bending energy follows the discrete-shell weight 3|e|^2/(A0+A1)
+ * (Grinspun et al. 2003). Stiffnesses are then material constants (N/m, N m) that do not change
+ * with mesh resolution. BW98 weighted by a (energy ~ a^2); the 001 seed by a^(3/4). */
+#include <string.h>
+
+#include "world/world.h"
+
+/* Unit vector in the triangle's plane used as the warp (u) direction: the world x axis projected
+ * onto the plane, or y when the plane is nearly perpendicular to x. Flat grids in any plane thus
+ * get (u, v) aligned with their grid lines. */
+static vec3 warp_direction(vec3 n) {
+  vec3 ref = fabs(n.x) < 0.9 ? v3(1, 0, 0) : v3(0, 1, 0);
+  return v3_normalize(v3_madd(ref, n, -v3_dot(ref, n)));
+}
+
+int bw_build(soft_body *b, const loom_mesh *m) {
+  b->bw = core_alloc((size_t)m->nt, sizeof(bw_tri));
+  b->hinges = core_alloc((size_t)(m->nh ? m->nh : 1), sizeof(bw_hinge));
+  if (!b->bw || !b->hinges) return -1;
+  int c = 0;
+  for (int t = 0; t < m->nt; t++) {
+    const int32_t *tv = &m->tri[3 * t];
+    vec3 r0 = b->rest[tv[0]], r1 = b->rest[tv[1]], r2 = b->rest[tv[2]];
+    vec3 nrm = v3_cross(v3_sub(r1, r0), v3_sub(r2, r0));
+    double a2 = v3_len(nrm);
+    double scale = fmax(v3_len2(v3_sub(r1, r0)), v3_len2(v3_sub(r2, r0)));
+    if (!(a2 > 1e-12 * scale)) continue; /* degenerate: no deformation map */
+    vec3 n = v3_scale(nrm, 1.0 / a2);
+    vec3 uh = warp_direction(n), vh = v3_cross(n, uh);
+    /* BW98 §4.2: w_u = (dx1 dv2 - dx2 dv1)/D, w_v = (-dx1 du2 + dx2 du1)/D */
+    double du1 = v3_dot(v3_sub(r1, r0), uh), dv1 = v3_dot(v3_sub(r1, r0), vh);
+    double du2 = v3_dot(v3_sub(r2, r0), uh), dv2 = v3_dot(v3_sub(r2, r0), vh);
+    double D = du1 * dv2 - du2 * dv1;
+    bw_tri *q = &b->bw[c++];
+    memcpy(q->v, tv, sizeof q->v);
+    q->area = 0.5 * fabs(D);
+    q->du[1] = dv2 / D;
+    q->du[2] = -dv1 / D;
+    q->du[0] = -(q->du[1] + q->du[2]);
+    q->dv[1] = -du2 / D;
+    q->dv[2] = du1 / D;
+    q->dv[0] = -(q->dv[1] + q->dv[2]);
+  }
+  b->nbw = c;
+  c = 0;
+  for (int h = 0; h < m->nh; h++) {
+    bw_hinge *q = &b->hinges[c];
+    memcpy(q->v, &m->hinge[4 * h], sizeof q->v);
+    vec3 e = v3_sub(b->rest[q->v[1]], b->rest[q->v[0]]);
+    double a0 = 0.5 * v3_len(v3_cross(e, v3_sub(b->rest[q->v[2]], b->rest[q->v[0]])));
+    double a1 = 0.5 * v3_len(v3_cross(v3_sub(b->rest[q->v[3]], b->rest[q->v[0]]), e));
+    if (!(a0 + a1 > 0) || !(a0 > 0) || !(a1 > 0)) continue;
+    q->weight = 3.0 * v3_len2(e) / (a0 + a1);
+    q->rest = bw_hinge_angle(b->rest, q->v, NULL);
+    c++;
+  }
+  b->nh = c;
+  return 0;
+}
+
+double bw_hinge_angle(const vec3 *x, const int32_t v[4], vec3 grad[4]) {
+  vec3 x0 = x[v[0]], x1 = x[v[1]], xa = x[v[2]], xb = x[v[3]];
+  vec3 e = v3_sub(x1, x0);
+  double le2 = v3_len2(e);
+  vec3 nA = v3_cross(e, v3_sub(xa, x0));
+  vec3 nB = v3_cross(v3_sub(xb, x0), e);
+  double lA2 = v3_len2(nA), lB2 = v3_len2(nB);
+  if (!(le2 > 1e-30) || !(lA2 > 1e-30 * le2 * le2) || !(lB2 > 1e-30 * le2 * le2)) {
+    if (grad) memset(grad, 0, 4 * sizeof(vec3));
+    return 0;
+  }
+  double le = sqrt(le2);
+  vec3 eh = v3_scale(e, 1.0 / le);
+  double lA = sqrt(lA2), lB = sqrt(lB2);
+  vec3 nAh = v3_scale(nA, 1.0 / lA), nBh = v3_scale(nB, 1.0 / lB);
+  /* 001: theta = atan2(sin, cos) between the face normals, sin from (nA x nB) . e */
+  double s = v3_dot(v3_cross(nAh, nBh), eh);
+  double c = v3_dot(nAh, nBh);
+  double theta = atan2(s, c);
+  if (grad) {
+    /* Bridson, Marino, Fedkiw 2003 (bending), gradient of the dihedral angle; our angle has the
+     * opposite sign to their u vectors. */
+    vec3 gA = v3_scale(nA, 1.0 / lA2), gB = v3_scale(nB, 1.0 / lB2);
+    grad[2] = v3_scale(gA, -le);
+    grad[3] = v3_scale(gB, -le);
+    double pa1 = v3_dot(v3_sub(xa, x1), eh), pb1 = v3_dot(v3_sub(xb, x1), eh);
+    double pa0 = v3_dot(v3_sub(xa, x0), eh), pb0 = v3_dot(v3_sub(xb, x0), eh);
+    grad[0] = v3_neg(v3_add(v3_scale(gA, pa1), v3_scale(gB, pb1)));
+    grad[1] = v3_add(v3_scale(gA, pa0), v3_scale(gB, pb0));
+  }
+  return theta;
+}
+
+void bw_forces(const soft_body *b, const vec3 *restrict x, const vec3 *restrict v, vec3 *restrict F) {
+  const double ks = b->stretch, ksh = b->shear, kb = b->bend;
+  const double ds = b->damping * ks, dsh = b->damping * ksh, db = b->damping * kb;
+  for (int t = 0; t < b->nbw; t++) {
+    const bw_tri *q = &b->bw[t];
+    const int i0 = q->v[0], i1 = q->v[1], i2 = q->v[2];
+    vec3 wu = v3_add(v3_add(v3_scale(x[i0], q->du[0]), v3_scale(x[i1], q->du[1])), v3_scale(x[i2], q->du[2]));
+    vec3 wv = v3_add(v3_add(v3_scale(x[i0], q->dv[0]), v3_scale(x[i1], q->dv[1])), v3_scale(x[i2], q->dv[2]));
+    vec3 vu = v3_add(v3_add(v3_scale(v[i0], q->du[0]), v3_scale(v[i1], q->du[1])), v3_scale(v[i2], q->du[2]));
+    vec3 vv = v3_add(v3_add(v3_scale(v[i0], q->dv[0]), v3_scale(v[i1], q->dv[1])), v3_scale(v[i2], q->dv[2]));
+    vec3 gu = v3(0, 0, 0), gv = v3(0, 0, 0); /* force = sum_k (du_k gu + dv_k gv) */
+    if (ks > 0) {
+      /* Stretch: C = sqrt(a) (|w_u| - 1, |w_v| - 1); f = -(k C + kd dC/dt) dC/dx (BW98 §4.1–4.3). */
+      double lu = v3_len(wu), lv = v3_len(wv);
+      if (lu > 1e-12) {
+        vec3 uh = v3_scale(wu, 1.0 / lu);
+        double s = -q->area * (ks * (lu - 1.0) + ds * v3_dot(uh, vu));
+        gu = v3_madd(gu, uh, s);
+      }
+      if (lv > 1e-12) {
+        vec3 vh = v3_scale(wv, 1.0 / lv);
+        double s = -q->area * (ks * (lv - 1.0) + ds * v3_dot(vh, vv));
+        gv = v3_madd(gv, vh, s);
+      }
+    }
+    if (ksh > 0) {
+      /* Shear: C = sqrt(a) w_u . w_v, dC/dx_k = sqrt(a) (du_k w_v + dv_k w_u). */
+      double C = v3_dot(wu, wv);
+      double Cdot = v3_dot(wv, vu) + v3_dot(wu, vv);
+      double s = -q->area * (ksh * C + dsh * Cdot);
+      gu = v3_madd(gu, wv, s);
+      gv = v3_madd(gv, wu, s);
+    }
+    for (int k = 0; k < 3; k++) {
+      vec3 fk = v3_add(v3_scale(gu, q->du[k]), v3_scale(gv, q->dv[k]));
+      F[q->v[k]] = v3_add(F[q->v[k]], fk);
+    }
+  }
+  if (kb > 0) {
+    for (int h = 0; h < b->nh; h++) {
+      const bw_hinge *q = &b->hinges[h];
+      vec3 g[4];
+      double theta = bw_hinge_angle(x, q->v, g);
+      double Cdot = 0;
+      for (int k = 0; k < 4; k++) Cdot += v3_dot(g[k], v[q->v[k]]);
+      double s = -q->weight * (kb * (theta - q->rest) + db * Cdot);
+      for (int k = 0; k < 4; k++) F[q->v[k]] = v3_madd(F[q->v[k]], g[k], s);
+    }
+  }
+}
+
+double bw_energy(const soft_body *b, const vec3 *x) {
+  double e = 0;
+  for (int t = 0; t < b->nbw; t++) {
+    const bw_tri *q = &b->bw[t];
+    vec3 wu = v3(0, 0, 0), wv = v3(0, 0, 0);
+    for (int k = 0; k < 3; k++) {
+      wu = v3_madd(wu, x[q->v[k]], q->du[k]);
+      wv = v3_madd(wv, x[q->v[k]], q->dv[k]);
+    }
+    double cu = v3_len(wu) - 1, cv = v3_len(wv) - 1, cs = v3_dot(wu, wv);
+    e += 0.5 * q->area * (b->stretch * (cu * cu + cv * cv) + b->shear * cs * cs);
+  }
+  for (int h = 0; h < b->nh; h++) {
+    const bw_hinge *q = &b->hinges[h];
+    double d = bw_hinge_angle(x, q->v, NULL) - q->rest;
+    e += 0.5 * b->bend * q->weight * d * d;
+  }
+  return e;
+}
+
+double bw_omega2_bound(const soft_body *b) {
+  /* Gershgorin on M^-1/2 K M^-1/2 with the Gauss–Newton blocks of each condition at rest:
+   * |K_ij| <= a (ks (|du_i du_j| + |dv_i dv_j|) + ksh g_i g_j), g = sqrt(du^2 + dv^2); bending
+   * kb w |grad_i| |grad_j|. */
+  double *r = core_calloc((size_t)b->n, sizeof(double));
+  if (!r) return 0;
+  const double *m = b->mass;
+  for (int t = 0; t < b->nbw; t++) {
+    const bw_tri *q = &b->bw[t];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        double gi = sqrt(q->du[i] * q->du[i] + q->dv[i] * q->dv[i]);
+        double gj = sqrt(q->du[j] * q->du[j] + q->dv[j] * q->dv[j]);
+        double kij = q->area * (b->stretch * (fabs(q->du[i] * q->du[j]) + fabs(q->dv[i] * q->dv[j])) + b->shear * gi * gj);
+        r[q->v[i]] += kij / sqrt(m[q->v[i]] * m[q->v[j]]);
+      }
+  }
+  if (b->bend > 0) {
+    for (int h = 0; h < b->nh; h++) {
+      const bw_hinge *q = &b->hinges[h];
+      vec3 g[4];
+      bw_hinge_angle(b->rest, q->v, g);
+      for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+          r[q->v[i]] += b->bend * q->weight * v3_len(g[i]) * v3_len(g[j]) / sqrt(m[q->v[i]] * m[q->v[j]]);
+    }
+  }
+  double best = 0;
+  for (int i = 0; i < b->n; i++)
+    if (r[i] > best) best = r[i];
+  core_free(r);
+  return best;
+}

@@ -1,0 +1,233 @@
+/* contact_obstacle.c — soft-body vertices against rigid obstacles, after every substep.
+ *
+ * Each vertex is kept at least `pad` = cloth thickness + obstacle skin away from the obstacle's
+ * surface. Analytic shapes use their exact signed distance; triangle meshes (open or closed) use
+ * the vertex's path over the substep: a segment test catches paths through a triangle (the vertex
+ * is put back on the side it came from, 001's "type 1" idea without its infinite friction), then a
+ * proximity pass pushes it out to `pad`. The velocity relative to the obstacle loses its inward
+ * normal part (inelastic, as Bridson 2002 for cloth) and the tangential part is reduced by
+ * mu |dv_n| (Coulomb friction impulse limited by the normal impulse). */
+#include "world/world.h"
+
+typedef struct seg_ctx {
+  const rigid_body *r;
+  vec3 p0, p1;
+  double best_t;
+  int best;
+} seg_ctx;
+
+static int seg_cb(int t, void *ud) {
+  seg_ctx *c = ud;
+  const loom_mesh *m = c->r->mesh;
+  double s;
+  if (geom_segment_triangle(c->p0, c->p1, m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]], &s,
+                            NULL) &&
+      s < c->best_t) {
+    c->best_t = s;
+    c->best = t;
+  }
+  return 0;
+}
+
+typedef struct near_ctx {
+  const loom_mesh *m;
+  vec3 p;
+  double best2;
+  int best;
+  vec3 q;
+} near_ctx;
+
+static int near_cb(int t, void *ud) {
+  near_ctx *c = ud;
+  const loom_mesh *m = c->m;
+  vec3 q = geom_closest_on_triangle(c->p, m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]], NULL);
+  double d2 = v3_dist2(q, c->p);
+  if (d2 < c->best2) {
+    c->best2 = d2;
+    c->best = t;
+    c->q = q;
+  }
+  return 0;
+}
+
+static double sgn(double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); }
+
+/* Mesh obstacle in its own frame: p0 -> p1 is the vertex path. Returns 1 and the corrected point
+ * and contact normal when the vertex needs correcting. */
+static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3 *out, vec3 *normal, double *depth,
+                        int *collided) {
+  const loom_mesh *m = r->mesh;
+  vec3 p = p1;
+  int touched = 0;
+  *depth = 0;
+  *collided = 0;
+  /* 1. the path crosses a triangle: go back to the crossing point, on the side it came from */
+  seg_ctx sc = {r, p0, p1, INFINITY, -1};
+  bvh_query_segment(&r->tree, p0, p1, seg_cb, &sc);
+  if (sc.best >= 0) {
+    vec3 n = r->tri_normal[sc.best];
+    vec3 a = m->v[m->tri[3 * sc.best]];
+    double side = sgn(v3_dot(v3_sub(p0, a), n));
+    if (side == 0) side = -sgn(v3_dot(v3_sub(p1, a), n));
+    if (side == 0) side = 1;
+    vec3 hit = v3_lerp(p0, p1, sc.best_t);
+    *depth = fabs(v3_dot(v3_sub(p1, hit), n));
+    p = v3_madd(hit, n, side * pad);
+    *normal = v3_scale(n, side);
+    touched = 1;
+    *collided = 1;
+  }
+  /* 2. proximity: push out to `pad` from the nearest triangle (a few passes for corners) */
+  for (int pass = 0; pass < 3; pass++) {
+    near_ctx nc = {m, p, pad * pad, -1, v3(0, 0, 0)};
+    vec3 e = v3(pad, pad, pad);
+    bvh_query_box(&r->tree, v3_sub(p, e), v3_add(p, e), near_cb, &nc);
+    if (nc.best < 0) break;
+    double d = sqrt(nc.best2);
+    if (pass > 0 && d >= pad * (1 - 1e-9)) break; /* resolved by the previous pass (up to rounding) */
+    vec3 n = r->tri_normal[nc.best];
+    double side0 = sgn(v3_dot(v3_sub(p0, nc.q), n));
+    if (side0 == 0) side0 = sgn(v3_dot(v3_sub(p, nc.q), n));
+    if (side0 == 0) side0 = 1;
+    vec3 dir = v3_sub(p, nc.q);
+    vec3 u;
+    if (d > 1e-9 * (pad + 1e-9) && v3_dot(dir, n) * side0 > 0)
+      u = v3_scale(dir, 1.0 / d);
+    else
+      u = v3_scale(n, side0);
+    p = v3_madd(nc.q, u, pad);
+    *normal = u;
+    touched = 1;
+  }
+  *out = p;
+  return touched;
+}
+
+/* Fraction t of the path p0 -> p1 at which it is inside the shape (signed distance < 0), or -1
+ * if it stays outside. The signed distance of a convex shape is convex along a line, so a
+ * golden-section search for its minimum finds an inside point whenever there is one. */
+static double path_inside(const geom_shape *s, vec3 p0, vec3 p1, double *dmin) {
+  const double g = 0.6180339887498949;
+  double a = 0, b = 1, t1 = b - g * (b - a), t2 = a + g * (b - a);
+  vec3 n;
+  double f1 = geom_shape_sdf(s, v3_lerp(p0, p1, t1), &n), f2 = geom_shape_sdf(s, v3_lerp(p0, p1, t2), &n);
+  for (int it = 0; it < 60 && f1 >= 0 && f2 >= 0; it++) {
+    if (f1 < f2) {
+      b = t2;
+      t2 = t1;
+      f2 = f1;
+      t1 = b - g * (b - a);
+      f1 = geom_shape_sdf(s, v3_lerp(p0, p1, t1), &n);
+    } else {
+      a = t1;
+      t1 = t2;
+      f1 = f2;
+      t2 = a + g * (b - a);
+      f2 = geom_shape_sdf(s, v3_lerp(p0, p1, t2), &n);
+    }
+  }
+  *dmin = fmin(f1, f2);
+  return f1 < 0 ? t1 : (f2 < 0 ? t2 : -1);
+}
+
+/* Analytic shape in its own frame. */
+static int shape_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3 *out, vec3 *normal, double *depth) {
+  vec3 n1, n0;
+  double d1 = geom_shape_sdf(&r->shape, p1, &n1);
+  double d0, hi = 1; /* hi: a fraction of the path where it is inside the shape */
+  if (!(d1 < pad)) {
+    /* The end is clear, but a fast vertex may have passed through a thin shape within the
+     * substep. The distance changes by at most the path length: only long paths can cross. */
+    double dmin;
+    d0 = geom_shape_sdf(&r->shape, p0, &n0);
+    if (!(d0 > 0) || !(v3_dist(p0, p1) > d0 + d1)) return 0;
+    hi = path_inside(&r->shape, p0, p1, &dmin);
+    if (hi < 0) return 0;
+    *depth = -dmin;
+  } else {
+    *depth = d1 < 0 ? -d1 : 0;
+    d0 = geom_shape_sdf(&r->shape, p0, &n0);
+    if (!(d1 < 0 && d0 > 0)) {
+      *out = v3_madd(p1, n1, pad - d1);
+      *normal = n1;
+      return 1;
+    }
+  }
+  /* In (or through) after starting outside (a fast vertex or a thin shape): find where the path
+   * entered by bisection and push out there, so it cannot be expelled through the far side. A
+   * shallow end whose nearest face is the one it came through is pushed out along its own
+   * normal, which keeps its tangential motion. */
+  double lo = 0;
+  for (int it = 0; it < 30; it++) {
+    double mid = 0.5 * (lo + hi);
+    vec3 nm;
+    if (geom_shape_sdf(&r->shape, v3_lerp(p0, p1, mid), &nm) > 0)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  vec3 pe = v3_lerp(p0, p1, lo), ne;
+  double de = geom_shape_sdf(&r->shape, pe, &ne);
+  if (d1 < 0 && d1 >= -pad && v3_dot(ne, n1) > 0) {
+    *out = v3_madd(p1, n1, pad - d1);
+    *normal = n1;
+    return 1;
+  }
+  *out = v3_madd(pe, ne, pad - de);
+  *normal = ne;
+  return 1;
+}
+
+void contact_soft_obstacles(loom_world *w, soft_body *b, const vec3 *xs, double a0, double a1, double h) {
+  (void)h;
+  for (int o = 0; o < w->order_count; o++) {
+    const rigid_body *r = w->bodies[w->order[o]].rigid;
+    if (!r) continue;
+    const double pad = b->thickness + r->thickness;
+    const double mu = sqrt(b->friction * r->friction); /* geometric mean: either side at 0 means no friction */
+    vec3 lo, hi;
+    rigid_swept_aabb(r, pad, &lo, &hi);
+    vec3 pos0, pos1;
+    quat q0, q1;
+    rigid_pose_at(r, a0, &pos0, &q0);
+    rigid_pose_at(r, a1, &pos1, &q1);
+    const int is_mesh = r->shape_type == LOOM_SHAPE_MESH;
+    for (int i = 0; i < b->n; i++) {
+      if (b->inv_m[i] == 0) continue;
+      vec3 x = b->x[i], x0 = xs[i];
+      if (d_max(x.x, x0.x) < lo.x || d_min(x.x, x0.x) > hi.x || d_max(x.y, x0.y) < lo.y || d_min(x.y, x0.y) > hi.y ||
+          d_max(x.z, x0.z) < lo.z || d_min(x.z, x0.z) > hi.z)
+        continue;
+      vec3 p1 = q_rotate_inv(q1, v3_sub(x, pos1));
+      vec3 p0 = q_rotate_inv(q0, v3_sub(x0, pos0));
+      vec3 pc, nl;
+      double depth = 0;
+      int collided = 0;
+      int hit = is_mesh ? mesh_contact(r, pad, p0, p1, &pc, &nl, &depth, &collided)
+                        : shape_contact(r, pad, p0, p1, &pc, &nl, &depth);
+      if (!hit) continue;
+      if (collided) w->stats.collisions++;
+      if (depth > w->stats.max_penetration) w->stats.max_penetration = depth;
+      vec3 n = q_rotate(q1, nl);
+      vec3 vo = rigid_point_velocity(r, v3_add(pos1, q_rotate(q1, pc)));
+      vec3 vrel = v3_sub(b->v[i], vo);
+      double vn = v3_dot(vrel, n);
+      if (vn < 0) {
+        vec3 vt = v3_madd(vrel, n, -vn);
+        double lt = v3_len(vt);
+        double dvn = -vn;
+        /* Coulomb: the tangential velocity loses at most mu |dv_n| */
+        double keep = lt <= mu * dvn ? 0.0 : 1.0 - mu * dvn / lt;
+        b->v[i] = v3_add(vo, v3_scale(vt, keep));
+        /* The substep already moved the vertex with its old tangential velocity: scale that
+         * sliding (relative to the obstacle) the same way, so static friction really holds. */
+        vec3 d = v3_sub(pc, p0);
+        vec3 dt = v3_madd(d, nl, -v3_dot(d, nl));
+        pc = v3_madd(pc, dt, -(1.0 - keep));
+      }
+      vec3 xn = v3_add(pos1, q_rotate(q1, pc));
+      b->x[i] = xn;
+      b->contact[i] = 1;
+    }
+  }
+}

@@ -1,0 +1,49 @@
+/* abi.c — sizes and field offsets of the public structs, so the Lua side can check that its FFI
+ * declarations (generated from loom.h) lay structs out exactly as the compiler did. */
+#include <stddef.h>
+#include <string.h>
+
+#include "loom.h"
+
+typedef struct abi_field {
+  const char *type, *field;
+  int size, offset;
+} abi_field;
+
+#define T(t) {#t, NULL, (int)sizeof(t), 0}
+#define F(t, f) {#t, #f, 0, (int)offsetof(t, f)}
+
+static const abi_field table[] = {
+    T(loom_vec3), F(loom_vec3, x), F(loom_vec3, y), F(loom_vec3, z),
+    T(loom_quat), F(loom_quat, w), F(loom_quat, x), F(loom_quat, y), F(loom_quat, z),
+    T(loom_world_def), F(loom_world_def, dt), F(loom_world_def, gravity), F(loom_world_def, wind),
+    T(loom_stats), F(loom_stats, time), F(loom_stats, steps), F(loom_stats, max_penetration),
+    F(loom_stats, step_seconds), F(loom_stats, contacts), F(loom_stats, collisions), F(loom_stats, impact_zones),
+    F(loom_stats, iterations), F(loom_stats, substeps), F(loom_stats, frozen), F(loom_stats, bodies),
+    F(loom_stats, messages),
+    T(loom_cloth_def), F(loom_cloth_def, name), F(loom_cloth_def, mesh), F(loom_cloth_def, model),
+    F(loom_cloth_def, integrator), F(loom_cloth_def, stretch), F(loom_cloth_def, shear), F(loom_cloth_def, bend),
+    F(loom_cloth_def, damping), F(loom_cloth_def, drag), F(loom_cloth_def, density), F(loom_cloth_def, mass),
+    F(loom_cloth_def, thickness), F(loom_cloth_def, friction), F(loom_cloth_def, substeps),
+    F(loom_cloth_def, iterations), F(loom_cloth_def, self_collision),
+    T(loom_rigid_def), F(loom_rigid_def, name), F(loom_rigid_def, shape), F(loom_rigid_def, radius),
+    F(loom_rigid_def, half_height), F(loom_rigid_def, half_extents), F(loom_rigid_def, mesh),
+    F(loom_rigid_def, motion), F(loom_rigid_def, position), F(loom_rigid_def, orientation),
+    F(loom_rigid_def, friction), F(loom_rigid_def, restitution), F(loom_rigid_def, thickness),
+    T(loom_camera), F(loom_camera, eye), F(loom_camera, target), F(loom_camera, up), F(loom_camera, fov_deg),
+    F(loom_camera, znear), F(loom_camera, zfar),
+};
+
+LOOM_API int loom_abi_sizeof(const char *type) {
+  if (!type) return -1;
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (!table[i].field && !strcmp(table[i].type, type)) return table[i].size;
+  return -1;
+}
+
+LOOM_API int loom_abi_offsetof(const char *type, const char *field) {
+  if (!type || !field) return -1;
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (table[i].field && !strcmp(table[i].type, type) && !strcmp(table[i].field, field)) return table[i].offset;
+  return -1;
+}

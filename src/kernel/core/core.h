@@ -1,0 +1,62 @@
+/* core.h — kernel-wide helpers: error messages, checked allocation, the mark/release arena. */
+#ifndef LOOM_CORE_H
+#define LOOM_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "loom.h"
+
+#if defined(__GNUC__)
+#define LOOM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define LOOM_PRINTF(a, b)
+#endif
+
+/* Sets this thread's error message (printf style); always returns -1 for `return loom_fail(...)`. */
+int loom_fail(const char *fmt, ...) LOOM_PRINTF(1, 2);
+/* Prefixes the current error message with "prefix: ". */
+void loom_error_prefix(const char *prefix);
+
+/* Allocation that reports failure through loom_fail (returns NULL). count * size is checked for
+ * overflow; a zero-sized request returns a valid unique pointer. */
+void *core_alloc(size_t count, size_t size);
+void *core_calloc(size_t count, size_t size);
+void *core_realloc(void *p, size_t count, size_t size);
+void core_free(void *p);
+/* Copies a NUL-terminated string (NULL on failure). */
+char *core_strdup(const char *s);
+
+/* Mark/release scratch arena. Allocations are 32-byte aligned and come from one base block;
+ * a request that does not fit gets its own overflow block (and grow_count is incremented) so it
+ * never fails while memory lasts. release() rewinds to a mark and frees overflow blocks made after
+ * it; when the arena is empty again and overflow happened, the base block is enlarged to the high
+ * water mark so that the next identical step allocates nothing. A test asserts that steady-state
+ * steps never grow the arena. */
+typedef struct arena_block arena_block;
+typedef struct arena {
+  unsigned char *base;   /* base block */
+  size_t size;           /* its size in bytes */
+  size_t used;           /* bytes used in the base block */
+  arena_block *overflow; /* newest overflow block */
+  size_t overflow_bytes; /* bytes in live overflow blocks */
+  size_t high_water;     /* largest used + overflow_bytes seen */
+  int grow_count;        /* overflow blocks made since creation */
+  const char *last_name; /* name of the last allocation (diagnostics) */
+} arena;
+
+typedef struct arena_mark {
+  size_t used;
+  arena_block *overflow;
+} arena_mark;
+
+int arena_init(arena *a, size_t initial_bytes);
+void arena_destroy(arena *a);
+/* Ensures the base block holds at least `bytes` (call only while the arena is empty). */
+int arena_reserve(arena *a, size_t bytes);
+arena_mark arena_get_mark(const arena *a);
+void arena_release(arena *a, arena_mark m);
+/* Named allocation (the name is kept for diagnostics); NULL only when out of memory. */
+void *arena_alloc(arena *a, size_t bytes, const char *name);
+#define ARENA_NEW(a, type, count, name) ((type *)arena_alloc((a), sizeof(type) * (size_t)(count), (name)))
+
+#endif

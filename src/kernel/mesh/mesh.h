@@ -1,0 +1,59 @@
+/* mesh.h — the triangle mesh object behind loom_mesh (private to the kernel). */
+#ifndef LOOM_MESH_H
+#define LOOM_MESH_H
+
+#include "core/core.h"
+#include "math/math_vec.h"
+
+struct loom_mesh {
+  int nv, nt, ne, nh;
+  vec3 *v;          /* nv vertex positions */
+  int32_t *tri;     /* nt x 3 vertex indices, counter-clockwise seen from the front */
+  int32_t *edge;    /* ne x 2, v0 < v1, sorted lexicographically */
+  int32_t *edge_tri;/* ne x 2 adjacent triangles (-1 = none); non-manifold edges keep the first two */
+  int32_t *hinge;   /* nh x 4: v0, v1 of an interior edge, opposite vertex in triangle 0, in triangle 1 */
+  int grid_nx, grid_ny; /* vertices per side for meshes made by loom_mesh_grid, else 0 */
+};
+
+/* Grid indexing (loom_mesh_grid; the springs model relies on it):
+ *   vertex (i, j), 0 <= i < grid_nx, 0 <= j < grid_ny, is v[j * grid_nx + i];
+ *   i runs along the plane's first axis u and j along its second axis v
+ *   (XY: u = x, v = y; XZ: u = x, v = z; YZ: u = y, v = z), from -w/2 to +w/2 and -h/2 to +h/2
+ *   around the centre. Triangles are counter-clockwise seen from +n, n = u x v (XY: +z,
+ *   XZ: -y, YZ: +x). Cell (i, j) with corners a = (i, j), b = (i+1, j), c = (i+1, j+1),
+ *   d = (i, j+1) is triangles 2 (j (grid_nx - 1) + i) and that + 1:
+ *     (i + j) even: diagonal a-c, triangles (a, b, c), (a, c, d);
+ *     (i + j) odd:  diagonal b-d, triangles (a, b, d), (b, c, d).
+ * Any operation that renumbers vertices or drops triangles resets grid_nx = grid_ny = 0. */
+
+/* Hard limits that keep every index product (3 nt, 2 ne <= 6 nt) inside int32 and stop hostile
+ * arguments or files from requesting absurd allocations. */
+#define MESH_MAX_VERTICES (INT32_MAX / 3)
+#define MESH_MAX_TRIANGLES (INT32_MAX / 6)
+/* Largest segment / division count a generator accepts (grid: nx, ny; sphere: segments, rings). */
+#define MESH_MAX_SEGMENTS 4096
+
+/* Allocates a mesh with room for nv vertices and nt triangles (v and tri uninitialised,
+ * adjacency empty). NULL on failure (message set). */
+loom_mesh *mesh_alloc(int nv, int nt);
+/* (Re)builds edges, edge_tri and hinges from tri. Deterministic (sorted), O(nt + nv). Hinge
+ * (v0, v1, a, b): triangle 0 = edge_tri[2e] (the lower index) visits v0 then v1 in its cyclic
+ * order (so v0 > v1 is possible), a is its third vertex, b the third vertex of triangle 1.
+ * Fails (-1, mesh unchanged) on an index out of range or a triangle with repeated corners. */
+int mesh_build_adjacency(loom_mesh *m);
+/* Checks indices in range, finite coordinates and distinct corners in every triangle; the
+ * message names the first problem. 0 or -1. */
+int mesh_validate(const loom_mesh *m);
+/* Merges vertices closer than tol (absolute, metres; 0 = exact duplicates only) keeping the
+ * first occurrence's position, remaps triangles, drops triangles whose corners coincide after
+ * merging and vertices no triangle uses. Vertex i merges into the lowest-index earlier kept
+ * vertex within tol (not transitive: a chain of points tol apart is not collapsed). Survivors
+ * keep their relative order. Deterministic. Rebuilds adjacency. 0 or -1 (mesh unchanged). */
+int mesh_merge_vertices(loom_mesh *m, double tol);
+/* Twice the area of triangle t. */
+double mesh_tri_area2(const loom_mesh *m, int t);
+/* Parses OBJ or STL content held in memory (same rules and messages as loom_mesh_load, with
+ * `name` standing for the path in messages). data need not be NUL-terminated. Caller owns. */
+loom_mesh *mesh_load_memory(const char *name, const void *data, size_t size);
+
+#endif

@@ -1,0 +1,315 @@
+/* rigid_body.c — static and kinematic rigid bodies (obstacles for soft bodies): shapes, poses
+ * over a step, distance queries. Dynamic rigid bodies arrive with document 003's solver. */
+#include <string.h>
+
+#include "world/world.h"
+
+LOOM_API void loom_rigid_def_default(loom_rigid_def *def) {
+  if (!def) return;
+  memset(def, 0, sizeof *def);
+  def->shape = LOOM_SHAPE_SPHERE;
+  def->radius = 0.5;
+  def->half_height = 0.5;
+  def->half_extents = v3(0.5, 0.5, 0.5);
+  def->motion = LOOM_STATIC;
+  def->orientation = q_identity();
+  def->friction = 0.3;
+  def->restitution = 0;
+  def->thickness = 0;
+}
+
+static int positive(const char *name, const char *field, double v) {
+  if (!(v > 0) || !isfinite(v) || v > 1e6)
+    return loom_fail("rigid '%s': '%s' must be a positive number (<= 1e6 m), got %g", name, field, v);
+  return 0;
+}
+
+static int validate(const loom_rigid_def *d) {
+  const char *nm = d->name;
+  switch (d->shape) {
+  case LOOM_SHAPE_SPHERE:
+    if (positive(nm, "radius", d->radius)) return -1;
+    break;
+  case LOOM_SHAPE_BOX:
+    if (positive(nm, "half_extents.x", d->half_extents.x) || positive(nm, "half_extents.y", d->half_extents.y) ||
+        positive(nm, "half_extents.z", d->half_extents.z))
+      return -1;
+    break;
+  case LOOM_SHAPE_CAPSULE:
+  case LOOM_SHAPE_CYLINDER:
+    if (positive(nm, "radius", d->radius) || positive(nm, "half_height", d->half_height)) return -1;
+    break;
+  case LOOM_SHAPE_MESH:
+    if (!d->mesh) return loom_fail("rigid '%s': shape 'mesh' needs a mesh", nm);
+    if (d->mesh->nt <= 0) return loom_fail("rigid '%s': the mesh has no triangles", nm);
+    if (mesh_validate(d->mesh) != 0) {
+      loom_error_prefix("rigid");
+      return -1;
+    }
+    break;
+  default: return loom_fail("rigid '%s': unknown shape %d", nm, d->shape);
+  }
+  if (d->motion == LOOM_DYNAMIC)
+    return loom_fail("rigid '%s': dynamic rigid bodies are not available yet; use static = true or kinematic = true", nm);
+  if (d->motion != LOOM_STATIC && d->motion != LOOM_KINEMATIC) return loom_fail("rigid '%s': unknown motion %d", nm, d->motion);
+  if (!v3_isfinite(d->position)) return loom_fail("rigid '%s': 'position' must be finite", nm);
+  quat q = d->orientation;
+  double qn = q_norm(q);
+  if (!isfinite(qn) || !(qn > 1e-9))
+    return loom_fail("rigid '%s': 'orientation' must be a non-zero quaternion {w, x, y, z}", nm);
+  if (!isfinite(d->friction) || d->friction < 0 || d->friction > 10)
+    return loom_fail("rigid '%s': 'friction' must be a number in [0, 10], got %g", nm, d->friction);
+  if (!isfinite(d->restitution) || d->restitution < 0 || d->restitution > 1)
+    return loom_fail("rigid '%s': 'restitution' must be a number in [0, 1], got %g", nm, d->restitution);
+  if (!isfinite(d->thickness) || d->thickness < 0 || d->thickness > 1)
+    return loom_fail("rigid '%s': 'thickness' must be a number in [0, 1], got %g", nm, d->thickness);
+  return 0;
+}
+
+static int build_mesh_shape(rigid_body *r, const loom_mesh *src) {
+  r->mesh = loom_mesh_copy(src);
+  if (!r->mesh) return -1;
+  const loom_mesh *m = r->mesh;
+  vec3 *lo = core_alloc((size_t)m->nt, sizeof(vec3));
+  vec3 *hi = core_alloc((size_t)m->nt, sizeof(vec3));
+  r->tri_normal = core_alloc((size_t)m->nt, sizeof(vec3));
+  if (!lo || !hi || !r->tri_normal) {
+    core_free(lo);
+    core_free(hi);
+    return -1;
+  }
+  for (int t = 0; t < m->nt; t++) {
+    vec3 a = m->v[m->tri[3 * t]], b = m->v[m->tri[3 * t + 1]], c = m->v[m->tri[3 * t + 2]];
+    lo[t] = v3_min(a, v3_min(b, c));
+    hi[t] = v3_max(a, v3_max(b, c));
+    r->tri_normal[t] = v3_normalize(v3_cross(v3_sub(b, a), v3_sub(c, a)));
+  }
+  int rc = bvh_build(&r->tree, lo, hi, m->nt, 4);
+  core_free(lo);
+  core_free(hi);
+  if (rc != 0) return -1;
+  loom_mesh_aabb(m, &r->local_lo, &r->local_hi);
+  r->render = loom_mesh_copy(src);
+  return r->render ? 0 : -1;
+}
+
+int rigid_create(loom_world *w, int slot, const loom_rigid_def *def) {
+  if (validate(def) != 0) return -1;
+  rigid_body *r = core_calloc(1, sizeof *r);
+  if (!r) return -1;
+  w->bodies[slot].rigid = r;
+  r->shape_type = def->shape;
+  r->motion = def->motion;
+  r->pos = r->pos0 = r->target_pos = def->position;
+  r->q = r->q0 = r->target_q = q_normalize(def->orientation);
+  r->friction = def->friction;
+  r->restitution = def->restitution;
+  r->thickness = def->thickness;
+  geom_shape *s = &r->shape;
+  switch (def->shape) {
+  case LOOM_SHAPE_SPHERE:
+    s->type = GEOM_SPHERE;
+    s->radius = def->radius;
+    r->render = loom_mesh_sphere(def->radius, 48, 24);
+    break;
+  case LOOM_SHAPE_BOX:
+    s->type = GEOM_BOX;
+    s->half = def->half_extents;
+    r->render = loom_mesh_box(def->half_extents.x, def->half_extents.y, def->half_extents.z, 1);
+    break;
+  case LOOM_SHAPE_CAPSULE:
+    s->type = GEOM_CAPSULE;
+    s->radius = def->radius;
+    s->half_h = def->half_height;
+    r->render = loom_mesh_capsule(def->radius, def->half_height, 32, 8);
+    break;
+  case LOOM_SHAPE_CYLINDER:
+    s->type = GEOM_CYLINDER;
+    s->radius = def->radius;
+    s->half_h = def->half_height;
+    r->render = loom_mesh_cylinder(def->radius, def->half_height, 48, 1);
+    break;
+  case LOOM_SHAPE_MESH:
+    if (build_mesh_shape(r, def->mesh) != 0) return -1;
+    return rigid_build_features(r);
+  }
+  if (!r->render) return -1;
+  vec3 e = geom_shape_extent(s);
+  r->local_lo = v3_neg(e);
+  r->local_hi = e;
+  return rigid_build_features(r);
+}
+
+void rigid_free(rigid_body *r) {
+  loom_mesh_destroy(r->mesh);
+  loom_mesh_destroy(r->render);
+  bvh_free(&r->tree);
+  core_free(r->tri_normal);
+  core_free(r->feat_pt);
+  core_free(r->feat_pt_n);
+  core_free(r->feat_seg);
+  core_free(r->feat_seg_n);
+  core_free(r->feat_pt_r);
+  core_free(r->feat_seg_r);
+  memset(r, 0, sizeof *r);
+}
+
+void rigid_pose_at(const rigid_body *r, double a, vec3 *pos, quat *q) {
+  if (a <= 0) {
+    *pos = r->pos0;
+    *q = r->q0;
+  } else if (a >= 1) {
+    *pos = r->target_pos;
+    *q = r->target_q;
+  } else {
+    *pos = v3_lerp(r->pos0, r->target_pos, a);
+    *q = q_nlerp(r->q0, r->target_q, a);
+  }
+}
+
+static void posed_aabb(const rigid_body *r, vec3 pos, quat q, vec3 *lo, vec3 *hi) {
+  /* |R| applied to the local half extents bounds the rotated box */
+  mat3 R = q_to_mat3(q);
+  vec3 c = v3_scale(v3_add(r->local_lo, r->local_hi), 0.5);
+  vec3 e = v3_scale(v3_sub(r->local_hi, r->local_lo), 0.5);
+  vec3 wc = v3_add(pos, m3_mulv(&R, c));
+  vec3 we;
+  we.x = fabs(R.m[0][0]) * e.x + fabs(R.m[0][1]) * e.y + fabs(R.m[0][2]) * e.z;
+  we.y = fabs(R.m[1][0]) * e.x + fabs(R.m[1][1]) * e.y + fabs(R.m[1][2]) * e.z;
+  we.z = fabs(R.m[2][0]) * e.x + fabs(R.m[2][1]) * e.y + fabs(R.m[2][2]) * e.z;
+  *lo = v3_sub(wc, we);
+  *hi = v3_add(wc, we);
+}
+
+void rigid_swept_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi) {
+  vec3 l0, h0, l1, h1;
+  posed_aabb(r, r->pos0, r->q0, &l0, &h0);
+  posed_aabb(r, r->target_pos, r->target_q, &l1, &h1);
+  vec3 p = v3(pad, pad, pad);
+  *lo = v3_sub(v3_min(l0, l1), p);
+  *hi = v3_add(v3_max(h0, h1), p);
+}
+
+vec3 rigid_point_velocity(const rigid_body *r, vec3 p) {
+  /* about the body origin at the end of the step, where contacts are resolved */
+  return v3_add(r->vel, v3_cross(r->omega, v3_sub(p, r->target_pos)));
+}
+
+typedef struct closest_ctx {
+  const loom_mesh *m;
+  vec3 p;
+  double best2;
+  int best;
+  vec3 q;
+} closest_ctx;
+
+static int closest_cb(int t, void *ud) {
+  closest_ctx *c = ud;
+  const loom_mesh *m = c->m;
+  vec3 q = geom_closest_on_triangle(c->p, m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]], NULL);
+  double d2 = v3_dist2(q, c->p);
+  if (d2 < c->best2) {
+    c->best2 = d2;
+    c->best = t;
+    c->q = q;
+  }
+  return 0;
+}
+
+double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n) {
+  if (r->shape_type != LOOM_SHAPE_MESH) return geom_shape_sdf(&r->shape, p, n);
+  /* Unsigned distance to the nearest triangle: grow a query box until something is found. */
+  closest_ctx c = {r->mesh, p, INFINITY, -1, v3(0, 0, 0)};
+  vec3 ext = v3_sub(r->local_hi, r->local_lo);
+  double rad = 1e-3 * (v3_len(ext) + 1e-9);
+  for (int it = 0; it < 40 && c.best < 0; it++, rad *= 4) {
+    vec3 e = v3(rad, rad, rad);
+    bvh_query_box(&r->tree, v3_sub(p, e), v3_add(p, e), closest_cb, &c);
+  }
+  if (c.best < 0) {
+    if (n) *n = v3(0, 0, 1);
+    return INFINITY;
+  }
+  /* the box search may miss a nearer triangle just outside the box: one exact pass */
+  double d = sqrt(c.best2);
+  vec3 e = v3(d, d, d);
+  bvh_query_box(&r->tree, v3_sub(p, e), v3_add(p, e), closest_cb, &c);
+  d = sqrt(c.best2);
+  if (n) {
+    vec3 dir = v3_sub(p, c.q);
+    *n = d > 1e-12 ? v3_scale(dir, 1.0 / d) : r->tri_normal[c.best];
+  }
+  return d;
+}
+
+/* ---- public -------------------------------------------------------------------------------------- */
+
+static rigid_body *rigid_of(const loom_world *w, int handle, const char *fn) {
+  int slot = world_slot(w, handle, LOOM_KIND_RIGID, fn);
+  return slot < 0 ? NULL : w->bodies[slot].rigid;
+}
+
+LOOM_API int loom_rigid_pose(const loom_world *w, int body, loom_vec3 *position, loom_quat *orientation) {
+  rigid_body *r = rigid_of(w, body, "rigid:pose");
+  if (!r) return -1;
+  if (position) *position = r->pos;
+  if (orientation) *orientation = r->q;
+  return 0;
+}
+
+LOOM_API int loom_rigid_velocity(const loom_world *w, int body, loom_vec3 *v, loom_vec3 *omega) {
+  rigid_body *r = rigid_of(w, body, "rigid:velocity");
+  if (!r) return -1;
+  if (v) *v = r->vel;
+  if (omega) *omega = r->omega;
+  return 0;
+}
+
+LOOM_API int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation) {
+  rigid_body *r = rigid_of(w, body, "rigid:set_target");
+  if (!r) return -1;
+  int slot = world_slot(w, body, LOOM_KIND_RIGID, "rigid:set_target");
+  if (r->motion != LOOM_KINEMATIC)
+    return loom_fail("rigid '%s' is static; only kinematic bodies follow targets (kinematic = true)", w->bodies[slot].name);
+  if (!position || !v3_isfinite(*position)) return loom_fail("rigid '%s': target position must be finite", w->bodies[slot].name);
+  if (orientation && !(q_norm(*orientation) > 1e-9 && isfinite(q_norm(*orientation))))
+    return loom_fail("rigid '%s': target orientation must be a non-zero quaternion", w->bodies[slot].name);
+  r->target_pos = *position;
+  r->target_q = orientation ? q_normalize(*orientation) : r->q;
+  r->has_target = 1;
+  return 0;
+}
+
+LOOM_API int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation) {
+  rigid_body *r = rigid_of(w, body, "rigid:set_pose");
+  if (!r) return -1;
+  if (position) {
+    if (!v3_isfinite(*position)) return loom_fail("rigid:set_pose: position must be finite");
+    r->pos = r->pos0 = r->target_pos = *position;
+  }
+  if (orientation) {
+    if (!(q_norm(*orientation) > 1e-9 && isfinite(q_norm(*orientation))))
+      return loom_fail("rigid:set_pose: orientation must be a non-zero quaternion");
+    r->q = r->q0 = r->target_q = q_normalize(*orientation);
+  }
+  r->has_target = 0;
+  r->vel = r->omega = v3(0, 0, 0);
+  return 0;
+}
+
+LOOM_API const loom_mesh *loom_rigid_render_mesh(const loom_world *w, int body) {
+  rigid_body *r = rigid_of(w, body, "rigid:render_mesh");
+  return r ? r->render : NULL;
+}
+
+LOOM_API int loom_rigid_distance(const loom_world *w, int body, const loom_vec3 *p, double *distance, loom_vec3 *normal) {
+  rigid_body *r = rigid_of(w, body, "rigid:distance");
+  if (!r) return -1;
+  if (!p || !v3_isfinite(*p)) return loom_fail("rigid:distance: point must be finite");
+  vec3 local = q_rotate_inv(r->q, v3_sub(*p, r->pos));
+  vec3 n;
+  double d = rigid_local_distance(r, local, &n);
+  if (distance) *distance = d;
+  if (normal) *normal = q_rotate(r->q, n);
+  return 0;
+}

@@ -1,0 +1,203 @@
+/* world_pins.c — pin groups: vertices with infinite mass that follow an offset from their rest
+ * positions (scripted trajectories and 000's velocity constraints are built on them). */
+#include <string.h>
+
+#include "world/world.h"
+
+static int group_handle(const loom_world *w, int g) {
+  return (int)(((uint32_t)(w->groups[g].generation & 0x7fff) << 16) | (uint32_t)(g + 1));
+}
+
+static pin_group *group_of(const loom_world *w, int handle, const char *fn) {
+  if (!w) {
+    loom_fail("%s: world is NULL", fn);
+    return NULL;
+  }
+  int g = (handle & 0xffff) - 1, gen = (handle >> 16) & 0x7fff;
+  if (handle <= 0 || g < 0 || g >= w->group_slots || !w->groups[g].alive || (w->groups[g].generation & 0x7fff) != gen) {
+    loom_fail("%s: invalid or stale pin group handle %d", fn, handle);
+    return NULL;
+  }
+  return &w->groups[g];
+}
+
+static void set_pinned(soft_body *b, int i, int group) {
+  b->pin_group[i] = group;
+  b->inv_m[i] = 0;
+  b->m[i] = 0;
+  b->v[i] = v3(0, 0, 0);
+}
+
+static void set_free(soft_body *b, int i) {
+  b->pin_group[i] = -1;
+  b->inv_m[i] = 1.0 / b->mass[i];
+  b->m[i] = b->mass[i];
+}
+
+LOOM_API int loom_pins_create(loom_world *w, int body, const int32_t *vertices, int count) {
+  int slot = world_slot(w, body, LOOM_KIND_CLOTH, "pin");
+  if (slot < 0) return 0;
+  soft_body *b = w->bodies[slot].soft;
+  const char *name = w->bodies[slot].name;
+  if (count < 1 || !vertices) return loom_fail("pin: cloth '%s': expected at least one vertex index", name), 0;
+  if (count > b->n) return loom_fail("pin: cloth '%s': %d indices for %d vertices", name, count, b->n), 0;
+  for (int k = 0; k < count; k++) {
+    int i = vertices[k];
+    if (i < 0 || i >= b->n)
+      return loom_fail("pin: cloth '%s': vertex %d out of range (0..%d)", name, i, b->n - 1), 0;
+    if (b->pin_group[i] >= 0) return loom_fail("pin: cloth '%s': vertex %d is already pinned", name, i), 0;
+    for (int q = 0; q < k; q++)
+      if (vertices[q] == i) return loom_fail("pin: cloth '%s': vertex %d is listed twice", name, i), 0;
+  }
+  int g = -1;
+  for (int q = 0; q < w->group_slots; q++)
+    if (!w->groups[q].alive && !w->groups[q].idx) {
+      g = q;
+      break;
+    }
+  if (g < 0) {
+    if (w->group_slots >= 65535) return loom_fail("pin: too many pin groups"), 0;
+    if (w->group_slots == w->group_cap) {
+      int cap = w->group_cap ? 2 * w->group_cap : 8;
+      pin_group *ng = core_realloc(w->groups, (size_t)cap, sizeof(pin_group));
+      if (!ng) return 0;
+      memset(ng + w->group_cap, 0, sizeof(pin_group) * (size_t)(cap - w->group_cap));
+      w->groups = ng;
+      w->group_cap = cap;
+    }
+    g = w->group_slots++;
+  }
+  pin_group *p = &w->groups[g];
+  uint16_t gen = p->generation;
+  memset(p, 0, sizeof *p);
+  p->generation = gen;
+  p->idx = core_alloc((size_t)count, sizeof(int32_t));
+  p->rest = core_alloc((size_t)count, sizeof(vec3));
+  if (!p->idx || !p->rest) {
+    core_free(p->idx);
+    core_free(p->rest);
+    p->idx = NULL;
+    p->rest = NULL;
+    return 0;
+  }
+  p->alive = 1;
+  p->held = 1;
+  p->body = slot;
+  p->count = count;
+  for (int k = 0; k < count; k++) {
+    p->idx[k] = vertices[k];
+    p->rest[k] = b->x[vertices[k]];
+    set_pinned(b, vertices[k], g);
+  }
+  return group_handle(w, g);
+}
+
+LOOM_API int loom_pins_set_target(loom_world *w, int group, const loom_vec3 *offset) {
+  pin_group *p = group_of(w, group, "pins:set_target");
+  if (!p) return -1;
+  if (!offset || !v3_isfinite(*offset)) return loom_fail("pins: target offset must be finite");
+  p->target = *offset;
+  return 0;
+}
+
+LOOM_API int loom_pins_set_offset(loom_world *w, int group, const loom_vec3 *offset) {
+  pin_group *p = group_of(w, group, "pins:set_offset");
+  if (!p) return -1;
+  if (!offset || !v3_isfinite(*offset)) return loom_fail("pins: offset must be finite");
+  p->offset = *offset;
+  p->target = *offset;
+  if (p->held) {
+    soft_body *b = w->bodies[p->body].soft;
+    for (int k = 0; k < p->count; k++) {
+      b->x[p->idx[k]] = v3_add(p->rest[k], *offset);
+      b->v[p->idx[k]] = v3(0, 0, 0);
+    }
+    b->has_prev = 0;
+  }
+  return 0;
+}
+
+LOOM_API int loom_pins_offset(const loom_world *w, int group, loom_vec3 *out) {
+  pin_group *p = group_of(w, group, "pins:offset");
+  if (!p) return -1;
+  if (out) *out = p->offset;
+  return 0;
+}
+
+LOOM_API int loom_pins_release(loom_world *w, int group) {
+  pin_group *p = group_of(w, group, "pins:release");
+  if (!p) return -1;
+  if (!p->held) return 0;
+  soft_body *b = w->bodies[p->body].soft;
+  for (int k = 0; k < p->count; k++) {
+    int i = p->idx[k];
+    b->inv_m[i] = 1.0 / b->mass[i];
+    b->m[i] = b->mass[i];
+  }
+  p->held = 0;
+  return 0;
+}
+
+LOOM_API int loom_pins_hold(loom_world *w, int group) {
+  pin_group *p = group_of(w, group, "pins:hold");
+  if (!p) return -1;
+  if (p->held) return 0;
+  soft_body *b = w->bodies[p->body].soft;
+  /* Re-base so the vertices stay where they are: rest + offset = x now. */
+  for (int k = 0; k < p->count; k++) {
+    int i = p->idx[k];
+    p->rest[k] = v3_sub(b->x[i], p->offset);
+    b->inv_m[i] = 0;
+    b->m[i] = 0;
+    b->v[i] = v3(0, 0, 0);
+  }
+  p->target = p->offset;
+  p->held = 1;
+  return 0;
+}
+
+LOOM_API int loom_pins_held(const loom_world *w, int group) {
+  pin_group *p = group_of(w, group, "pins:held");
+  return p ? p->held : -1;
+}
+
+LOOM_API int loom_pins_count(const loom_world *w, int group) {
+  pin_group *p = group_of(w, group, "pins:count");
+  return p ? p->count : -1;
+}
+
+LOOM_API int loom_pins_unpin(loom_world *w, int body, const int32_t *vertices, int count) {
+  int slot = world_slot(w, body, LOOM_KIND_CLOTH, "unpin");
+  if (slot < 0) return -1;
+  soft_body *b = w->bodies[slot].soft;
+  if (count < 0 || (count > 0 && !vertices)) return loom_fail("unpin: bad vertex list");
+  int done = 0;
+  for (int k = 0; k < count; k++) {
+    int i = vertices[k];
+    if (i < 0 || i >= b->n)
+      return loom_fail("unpin: cloth '%s': vertex %d out of range (0..%d)", w->bodies[slot].name, i, b->n - 1);
+    int g = b->pin_group[i];
+    if (g < 0) continue;
+    pin_group *p = &w->groups[g];
+    int m = 0;
+    for (int q = 0; q < p->count; q++) {
+      if (p->idx[q] == i) continue;
+      p->idx[m] = p->idx[q];
+      p->rest[m] = p->rest[q];
+      m++;
+    }
+    p->count = m;
+    set_free(b, i);
+    done++;
+    if (p->count == 0) {
+      /* an empty group dies; its handle goes stale */
+      core_free(p->idx);
+      core_free(p->rest);
+      p->idx = NULL;
+      p->rest = NULL;
+      p->alive = 0;
+      p->generation++;
+    }
+  }
+  return done;
+}
