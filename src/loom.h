@@ -156,11 +156,17 @@ LOOM_API void loom_world_clear_forces(loom_world *w);
 LOOM_API int loom_world_step(loom_world *w);
 /* Statistics of the last step; see loom_stats. */
 LOOM_API void loom_world_stats(const loom_world *w, loom_stats *out);
+typedef enum loom_severity { LOOM_INFO = 0, LOOM_WARNING = 1, LOOM_ERROR = 2 } loom_severity;
+
 /* Total number of messages emitted so far (sequence numbers are 1..count). */
 LOOM_API int loom_world_message_count(const loom_world *w);
 /* Message with sequence number seq, or NULL if it is older than the last 64. Valid until the next
  * step. */
 LOOM_API const char *loom_world_message(const loom_world *w, int seq);
+/* Severity (loom_severity) of message seq; -1 if it is not available. */
+LOOM_API int loom_world_message_severity(const loom_world *w, int seq);
+/* Handle of the body message seq is about; 0 for none (or a body destroyed since). */
+LOOM_API int loom_world_message_body(const loom_world *w, int seq);
 /* Kinetic, gravitational potential (relative to z = 0 along -gravity) and elastic energy in J. */
 LOOM_API void loom_world_energy(const loom_world *w, double *kinetic, double *potential, double *elastic);
 /* 64-bit hash of the state (time, positions, velocities, pins, rigid poses) as 16 hex digits
@@ -177,6 +183,32 @@ LOOM_API int loom_world_raycast(const loom_world *w, const loom_vec3 *origin, co
  * with angular frequency omega, 1/s), both limited to what one vertex can take stably.
  * body = 0 releases. Returns 0 or -1. */
 LOOM_API int loom_world_set_grab(loom_world *w, int body, int vertex, const loom_vec3 *target, double omega);
+
+/* Contacts of the last substep of the last step, in the order the solvers met them. */
+typedef enum loom_feature {
+  LOOM_FEATURE_SHAPE = 0,    /* the whole shape of a rigid body (analytic distance) */
+  LOOM_FEATURE_VERTEX = 1,   /* a particle */
+  LOOM_FEATURE_EDGE = 2,     /* an edge of a particle body (index into its edges) */
+  LOOM_FEATURE_TRIANGLE = 3, /* a triangle (of a particle body, or of a rigid mesh) */
+  LOOM_FEATURE_CORNER = 4,   /* a sharp feature point of a rigid shape (box corner, rim point) */
+  LOOM_FEATURE_SEGMENT = 5   /* a sharp feature edge of a rigid shape (box edge, rim segment) */
+} loom_feature;
+
+typedef struct loom_contact {
+  int body_a, body_b;       /* handles; a is the body whose feature the normal points out of b towards */
+  int type_a, type_b;       /* loom_feature */
+  int feature_a, feature_b; /* index of the vertex, edge, triangle or feature; -1 for SHAPE */
+  int id;                   /* persistent: the same pair of features keeps its id from step to step */
+  int solver;               /* 1 = vertex against shape, 2 = shape feature against cloth element */
+  loom_vec3 point;          /* m, world: where the contact was resolved (on a's side) */
+  loom_vec3 normal;         /* unit, world: from b towards a */
+  double depth;             /* m, how far a was inside b (below the contact distance) when found */
+  double toi;               /* fraction of the substep at which a path crossed b's surface, or -1 */
+  loom_vec3 impulse;        /* N s given to a (b receives the opposite) */
+} loom_contact;
+
+/* The contact buffer: *count contacts; valid until the next step or body change. */
+LOOM_API const loom_contact *loom_world_contacts(const loom_world *w, int *count);
 
 /* State snapshots: time, step count, per-body positions, velocities, previous positions, frozen
  * flags, pin group offsets and rigid poses. Sizes in bytes. */
@@ -211,8 +243,23 @@ LOOM_API int loom_body_aabb(const loom_world *w, int body, loom_vec3 *lo, loom_v
 LOOM_API int loom_body_frozen(const loom_world *w, int body);
 /* Unfreezes a frozen body (velocities stay zero). Returns 0 or -1. */
 LOOM_API int loom_body_unfreeze(loom_world *w, int body);
-/* Live-tunable parameter by name (soft bodies: stretch, shear, bend, damping, drag, friction,
- * thickness, substeps, iterations; rigid: friction, restitution, thickness). Returns 0 or -1. */
+/* Parameters of a kind, from the kind's one table (what body_set/get accept, with ranges and
+ * units; docs/api.md is generated from it). flags: 1 live, 2 integer, 4 read only, 8 minimum
+ * excluded. */
+typedef struct loom_param_info {
+  const char *name, *unit, *doc; /* static storage */
+  double min, max;
+  int flags;
+} loom_param_info;
+
+/* Name of a kind ("cloth", "rigid"); NULL when unknown. */
+LOOM_API const char *loom_kind_name(int kind);
+/* Number of parameters of a kind (-1 when unknown). */
+LOOM_API int loom_kind_param_count(int kind);
+/* The i-th parameter of a kind into *out. Returns 0 or -1. */
+LOOM_API int loom_kind_param_info(int kind, int i, loom_param_info *out);
+/* Live-tunable parameter by name (see loom_kind_param_info; read-only ones are refused).
+ * Returns 0 or -1. */
 LOOM_API int loom_body_set_param(loom_world *w, int body, const char *name, double value);
 /* Current value of a parameter in *out. Returns 0 or -1 (unknown name). */
 LOOM_API int loom_body_get_param(const loom_world *w, int body, const char *name, double *out);
@@ -259,18 +306,22 @@ LOOM_API void loom_cloth_def_default(loom_cloth_def *def, int model);
 /* Creates a cloth body; returns its handle, or 0 with a message naming the first bad field. */
 LOOM_API int loom_cloth_create(loom_world *w, const loom_cloth_def *def);
 
-/* Soft-body arrays, 0-based, valid until the body is destroyed (never reallocated):
- * positions, velocities, external forces (n x 3) and masses (n, kg). NULL for invalid handles. */
+/* Particle arrays, 0-based, valid until the body is destroyed (never reallocated):
+ * positions, velocities, external forces (n x 3) and masses (n, kg; a pinned vertex keeps its
+ * mass). NULL for invalid handles. */
 LOOM_API int loom_body_vertex_count(const loom_world *w, int body);
 LOOM_API loom_vec3 *loom_body_x(loom_world *w, int body);
 LOOM_API loom_vec3 *loom_body_v(loom_world *w, int body);
 LOOM_API loom_vec3 *loom_body_f(loom_world *w, int body);
 LOOM_API double *loom_body_m(loom_world *w, int body);
+/* Inverse masses (n, 1/kg): 0 while the vertex is pinned (read only). */
+LOOM_API const double *loom_body_inv_mass(const loom_world *w, int body);
 /* Rest positions (n x 3, read only). */
 LOOM_API const loom_vec3 *loom_body_rest(const loom_world *w, int body);
 /* Triangles (count x 3) of a soft body; *count receives the number of triangles. */
 LOOM_API const int32_t *loom_body_triangles(const loom_world *w, int body, int *count);
-/* Per-vertex contact flags of the last step (n bytes, 1 = touching an obstacle). */
+/* Per-vertex contact flags of the last step (n bytes, 1 = in a contact in some substep), derived
+ * from the contact buffer. */
 LOOM_API const uint8_t *loom_body_contacts(const loom_world *w, int body);
 /* Index of the vertex nearest p; -1 on an invalid handle. */
 LOOM_API int loom_body_vertex_near(const loom_world *w, int body, const loom_vec3 *p);
@@ -284,7 +335,7 @@ LOOM_API int loom_body_internal_forces(loom_world *w, int body, loom_vec3 *out);
 
 /* ---- pin groups (kinematic vertices) -------------------------------------------------------- */
 
-/* Pins vertices of a soft body (inv_mass = 0) at their current positions, which become the
+/* Pins vertices of a particle body (inverse mass 0, mass kept) at their current positions, which become the
  * group's rest positions; returns a group handle or 0 (bad index, vertex already pinned). */
 LOOM_API int loom_pins_create(loom_world *w, int body, const int32_t *vertices, int count);
 /* Offset from the rest positions that the group reaches at the end of the next step; the pins
@@ -348,8 +399,9 @@ LOOM_API int loom_rigid_velocity(const loom_world *w, int body, loom_vec3 *v, lo
 LOOM_API int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
 /* Teleports a static or kinematic body now (no velocity). Returns 0 or -1. */
 LOOM_API int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
-/* Shape of a rigid body in the body frame, tessellated for drawing; valid until destroyed. */
-LOOM_API const loom_mesh *loom_rigid_render_mesh(const loom_world *w, int body);
+/* Shape of a rigid body in the body frame, tessellated for drawing (the body keeps no drawing
+ * data). Caller owns. */
+LOOM_API loom_mesh *loom_rigid_shape_mesh(const loom_world *w, int body);
 /* Signed distance (m) from p (world) to the surface of a rigid body's shape, outward normal in
  * *normal (may be NULL). Meshes: unsigned distance. Returns 0 or -1. */
 LOOM_API int loom_rigid_distance(const loom_world *w, int body, const loom_vec3 *p, double *distance, loom_vec3 *normal);

@@ -334,7 +334,7 @@ end
 local function start_grab(x, y)
   local o, d = ray_at(x, y)
   local b, v = S.world:raycast({o.x, o.y, o.z}, {d.x, d.y, d.z})
-  if not b or b.m[v] == 0 then return false end
+  if not b or b.inv_m[v] == 0 then return false end
   local p = b.x[v]
   grab = {body = b, vertex = v, plane = {p.x, p.y, p.z}, normal = {d.x, d.y, d.z}, target = {p.x, p.y, p.z}}
   return true

@@ -67,13 +67,37 @@ int loom_world_set_wind(loom_world *w, const loom_vec3 *wind);
 void loom_world_clear_forces(loom_world *w);
 int loom_world_step(loom_world *w);
 void loom_world_stats(const loom_world *w, loom_stats *out);
+typedef enum loom_severity { LOOM_INFO = 0, LOOM_WARNING = 1, LOOM_ERROR = 2 } loom_severity;
 int loom_world_message_count(const loom_world *w);
 const char *loom_world_message(const loom_world *w, int seq);
+int loom_world_message_severity(const loom_world *w, int seq);
+int loom_world_message_body(const loom_world *w, int seq);
 void loom_world_energy(const loom_world *w, double *kinetic, double *potential, double *elastic);
 int loom_world_hash(const loom_world *w, char *out, int cap);
 int loom_world_interpenetrations(loom_world *w);
 int loom_world_raycast(const loom_world *w, const loom_vec3 *origin, const loom_vec3 *dir, int *body, int *vertex, double *s);
 int loom_world_set_grab(loom_world *w, int body, int vertex, const loom_vec3 *target, double omega);
+typedef enum loom_feature {
+  LOOM_FEATURE_SHAPE = 0,
+  LOOM_FEATURE_VERTEX = 1,
+  LOOM_FEATURE_EDGE = 2,
+  LOOM_FEATURE_TRIANGLE = 3,
+  LOOM_FEATURE_CORNER = 4,
+  LOOM_FEATURE_SEGMENT = 5
+} loom_feature;
+typedef struct loom_contact {
+  int body_a, body_b;
+  int type_a, type_b;
+  int feature_a, feature_b;
+  int id;
+  int solver;
+  loom_vec3 point;
+  loom_vec3 normal;
+  double depth;
+  double toi;
+  loom_vec3 impulse;
+} loom_contact;
+const loom_contact *loom_world_contacts(const loom_world *w, int *count);
 int loom_world_state_size(const loom_world *w);
 int loom_world_save_state(const loom_world *w, void *buf, int size);
 int loom_world_load_state(loom_world *w, const void *buf, int size);
@@ -88,6 +112,14 @@ int loom_body_destroy(loom_world *w, int body);
 int loom_body_aabb(const loom_world *w, int body, loom_vec3 *lo, loom_vec3 *hi);
 int loom_body_frozen(const loom_world *w, int body);
 int loom_body_unfreeze(loom_world *w, int body);
+typedef struct loom_param_info {
+  const char *name, *unit, *doc;
+  double min, max;
+  int flags;
+} loom_param_info;
+const char *loom_kind_name(int kind);
+int loom_kind_param_count(int kind);
+int loom_kind_param_info(int kind, int i, loom_param_info *out);
 int loom_body_set_param(loom_world *w, int body, const char *name, double value);
 int loom_body_get_param(const loom_world *w, int body, const char *name, double *out);
 typedef enum loom_model {
@@ -126,6 +158,7 @@ loom_vec3 *loom_body_x(loom_world *w, int body);
 loom_vec3 *loom_body_v(loom_world *w, int body);
 loom_vec3 *loom_body_f(loom_world *w, int body);
 double *loom_body_m(loom_world *w, int body);
+const double *loom_body_inv_mass(const loom_world *w, int body);
 const loom_vec3 *loom_body_rest(const loom_world *w, int body);
 const int32_t *loom_body_triangles(const loom_world *w, int body, int *count);
 const uint8_t *loom_body_contacts(const loom_world *w, int body);
@@ -170,7 +203,7 @@ int loom_rigid_pose(const loom_world *w, int body, loom_vec3 *position, loom_qua
 int loom_rigid_velocity(const loom_world *w, int body, loom_vec3 *v, loom_vec3 *omega);
 int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
 int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
-const loom_mesh *loom_rigid_render_mesh(const loom_world *w, int body);
+loom_mesh *loom_rigid_shape_mesh(const loom_world *w, int body);
 int loom_rigid_distance(const loom_world *w, int body, const loom_vec3 *p, double *distance, loom_vec3 *normal);
 typedef struct loom_camera {
   loom_vec3 eye;

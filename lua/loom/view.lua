@@ -96,7 +96,7 @@ function M.draw(canvas, world, cam, opts)
   local p, q = ffi.new("loom_vec3"), ffi.new("loom_quat")
   for _, b in ipairs(world:bodies()) do
     if b.kind == "rigid" then
-      local m = C.loom_rigid_render_mesh(w, b.handle)
+      local m = b:shape_mesh()
       if m ~= nil then
         C.loom_rigid_pose(w, b.handle, p, q)
         C.loom_canvas_mesh(canvas, C.loom_mesh_vertices(m), C.loom_mesh_vertex_count(m), C.loom_mesh_triangles(m),
@@ -109,13 +109,7 @@ function M.draw(canvas, world, cam, opts)
         frozen and M.colors.frozen or M.colors.cloth_front, M.colors.cloth_back, nil, flags)
       if opts.pins ~= false then
         for i = 0, b.n - 1 do
-          if b.m[i] == 0 then C.loom_canvas_point3(canvas, b.x + i, 5, M.colors.pin) end
-        end
-      end
-      if opts.contacts then
-        local c = b:contacts()
-        for i = 0, b.n - 1 do
-          if c[i] ~= 0 then C.loom_canvas_point3(canvas, b.x + i, 4, M.colors.contact) end
+          if b.inv_m[i] == 0 then C.loom_canvas_point3(canvas, b.x + i, 5, M.colors.pin) end
         end
       end
       if opts.velocities then
@@ -126,6 +120,18 @@ function M.draw(canvas, world, cam, opts)
           C.loom_canvas_line3(canvas, b.x + i, e, M.colors.velocity)
         end
       end
+    end
+  end
+  if opts.contacts then
+    -- the contact buffer of the last substep: each contact's point and a 2 cm normal
+    local n = ffi.new("int[1]")
+    local items = C.loom_world_contacts(w, n)
+    local e = ffi.new("loom_vec3")
+    for i = 0, n[0] - 1 do
+      local c = items[i]
+      C.loom_canvas_point3(canvas, c.point, 4, M.colors.contact)
+      e.x, e.y, e.z = c.point.x + 0.02 * c.normal.x, c.point.y + 0.02 * c.normal.y, c.point.z + 0.02 * c.normal.z
+      C.loom_canvas_line3(canvas, c.point, e, M.colors.contact)
     end
   end
 end

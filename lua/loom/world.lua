@@ -119,6 +119,7 @@ local function wrap(W, h)
     b.v = C.loom_body_v(w, h)
     b.f = C.loom_body_f(w, h)
     b.m = C.loom_body_m(w, h)
+    b.inv_m = C.loom_body_inv_mass(w, h)
     b.rest = C.loom_body_rest(w, h)
   else
     b.kind = "rigid"
@@ -291,8 +292,9 @@ function World:_report_messages()
     if m ~= nil then
       local msg = ffi.string(m)
       self._errors[#self._errors + 1] = msg
-      -- a divergence froze a body: an error (a batch run ends with status 1); the rest are warnings
-      M.report(msg, msg:find(" diverged at t = ", 1, true) and "error" or "warning")
+      -- the kernel says how serious it is (a divergence that froze a body is an error: a batch run
+      -- ends with status 1)
+      M.report(msg, C.loom_world_message_severity(self._w, seq) == C.LOOM_ERROR and "error" or "warning")
     end
   end
   self._seen = count
@@ -449,6 +451,35 @@ function World:messages()
     if m ~= nil then out[#out + 1] = ffi.string(m) end
   end
   return out
+end
+
+-- world:contacts() → a read-only view of the contact buffer of the last substep: #view contacts,
+-- view[i] for 0 <= i < #view (a loom_contact: body_a, body_b, type_a, feature_a, type_b,
+-- feature_b, id, solver, point, normal, depth, toi, impulse). It is checked: reading it after
+-- the world stepped again, or out of range, is an error naming the index.
+local feature_names = {[0] = "shape", "vertex", "edge", "triangle", "corner", "segment"}
+M.feature_names = feature_names
+ffi.cdef [[ typedef struct loom_contacts_view { const loom_contact *items; int n; double time; loom_world *w; } loom_contacts_view; ]]
+local view_owner = setmetatable({}, {__mode = "k"}) -- keeps the world alive while a view is
+ffi.metatype("loom_contacts_view", {
+  __len = function(v) return v.n end,
+  __index = function(v, i)
+    if type(i) ~= "number" or i ~= math.floor(i) or i < 0 or i >= v.n then
+      error(("world:contacts(): index %s out of range (0 .. %d)"):format(tostring(i), v.n - 1), 2)
+    end
+    if C.loom_world_time(v.w) ~= v.time then
+      error("world:contacts(): this view was taken before the world stepped again; call world:contacts() anew", 2)
+    end
+    return v.items[i]
+  end,
+  __newindex = function() error("world:contacts() is read only", 2) end,
+})
+function World:contacts()
+  local count = ffi.new("int[1]")
+  local items = C.loom_world_contacts(self._w, count)
+  local v = ffi.new("loom_contacts_view", items, count[0], C.loom_world_time(self._w), self._w)
+  view_owner[v] = self
+  return v
 end
 
 ----------------------------------------------------------------------------------------------------
@@ -651,6 +682,26 @@ function Body:get(name)
 end
 
 -- body:triangles() → int32 pointer (3 per triangle), count
+-- body:pinned(i) → true while vertex i is held by a pin (its inverse mass is 0; its mass stays)
+function Body:pinned(i)
+  need_cloth(self, "pinned")
+  if not (check.is_finite(i) and i == math.floor(i) and i >= 0 and i < self.n) then
+    check.raise_n(1, "pinned", ("vertex index %s out of range (0 .. %d)"):format(check.describe(i), self.n - 1))
+  end
+  return self.inv_m[i] == 0
+end
+
+-- body:shape_mesh() → the rigid body's shape tessellated for drawing (made once, kept by the body)
+function Body:shape_mesh()
+  if self.kind ~= "rigid" then error(("shape_mesh: '%s' is not a rigid body"):format(self.name), 2) end
+  if not self._shape_mesh then
+    local m = C.loom_rigid_shape_mesh(self.world._w, self.handle)
+    if m == nil then error("shape_mesh: " .. last_error(), 2) end
+    self._shape_mesh = ffi.gc(m, C.loom_mesh_destroy)
+  end
+  return self._shape_mesh
+end
+
 function Body:triangles()
   need_cloth(self, "triangles")
   local c = ffi.new("int[1]")

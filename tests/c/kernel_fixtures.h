@@ -10,7 +10,8 @@
 
 #include "harness.h"
 #include "test_rng.h"
-#include "world/world.h"
+#include "cloth/cloth.h"
+#include "rigid/rigid.h"
 
 static const double FX_PI = 3.14159265358979323846;
 
@@ -59,9 +60,9 @@ static inline loom_cloth_def fx_def(int model, const char *name, const loom_mesh
 }
 
 /* Private soft body behind a cloth handle (NULL if the handle is not a live cloth). */
-static inline soft_body *fx_soft(loom_world *w, int handle) {
+static inline cloth_body *fx_soft(loom_world *w, int handle) {
   int slot = world_slot(w, handle, LOOM_KIND_CLOTH, "fixture");
-  return slot < 0 ? NULL : w->bodies[slot].soft;
+  return slot < 0 ? NULL : cloth_of(&w->bodies[slot]);
 }
 
 /* Hash of the world state as a string in out[17]. */

@@ -46,19 +46,19 @@ static double mean_edge_length(const loom_mesh *m) {
 
 /* Largest deviation between the model's forces at x (v = 0) and -dE/dx by central differences
  * with step h, relative to the largest force. */
-static double gradient_error(const soft_body *b, vec3 *x, double h) {
-  int n = b->n;
+static double gradient_error(const cloth_body *b, vec3 *x, double h) {
+  int n = b->p.n;
   vec3 *F = calloc((size_t)n, sizeof *F), *v = calloc((size_t)n, sizeof *v);
-  soft_internal_forces(b, x, v, F);
+  cloth_internal_forces(b, x, v, F);
   double err = 0, fmax_ = fx_max_norm(F, n);
   for (int i = 0; i < n; i++) {
     double *c = &x[i].x;
     for (int k = 0; k < 3; k++) {
       double keep = c[k];
       c[k] = keep + h;
-      double ep = soft_elastic_energy(b, x);
+      double ep = cloth_elastic_energy(b, x);
       c[k] = keep - h;
-      double em = soft_elastic_energy(b, x);
+      double em = cloth_elastic_energy(b, x);
       c[k] = keep;
       double fd = -(ep - em) / (2 * h);
       err = fmax(err, fabs(fd - (&F[i].x)[k]));
@@ -109,7 +109,7 @@ TEST(cloth_spring_counts_grid) {
         CHECK_EQ_INT(be, 9798);
       }
       /* rest lengths: one grid spacing, a diagonal, two spacings */
-      const soft_body *b = fx_soft(w, c);
+      const cloth_body *b = fx_soft(w, c);
       const double dx = 1.0 / (N - 1);
       const double want[FAM_COUNT] = {dx, sqrt(2.0) * dx, 2 * dx};
       for (int f = 0; f < FAM_COUNT; f++)
@@ -182,7 +182,7 @@ TEST(cloth_spring_counts_general_mesh) {
       CHECK_EQ_INT(st, 5 * 6 * 2 + 25); /* 60 grid lines + 25 cell diagonals */
       CHECK_EQ_INT(be, 60 + 25 - 20);   /* interior edges = all edges - 20 boundary edges */
     }
-    const soft_body *b = fx_soft(w, c);
+    const cloth_body *b = fx_soft(w, c);
     const int32_t *hinge = loom_mesh_hinges(m);
     for (int q = 0; q < be; q++) {
       const spring *s = &b->springs[b->fam_start[FAM_BEND] + q];
@@ -236,7 +236,7 @@ TEST(cloth_zero_internal_force_at_rest) {
       double tol2 = 1e-12 * (model == LOOM_MODEL_SPRINGS_PBD ? 1 : ks) * L;
       CHECK_MSG(fx_max_norm(F, n) <= tol2, "%s model %d: max |f| after a rigid motion %.3g > %.3g", names[k], model,
                 fx_max_norm(F, n), tol2);
-      CHECK_NEAR(soft_elastic_energy(fx_soft(w, c), x), 0, 1e-20);
+      CHECK_NEAR(cloth_elastic_energy(fx_soft(w, c), x), 0, 1e-20);
       free(F);
       loom_world_destroy(w);
     }
@@ -261,11 +261,11 @@ TEST(cloth_springs_forces_are_minus_energy_gradient) {
       if (mk == 1 && f == 1) continue; /* general meshes have no shear family */
       loom_world *w = fx_world(1.0 / 240);
       int c = make_cloth(w, "s", meshes[mk], LOOM_MODEL_SPRINGS, ks[f][0], ks[f][1], ks[f][2], 0);
-      soft_body *b = fx_soft(w, c);
-      perturb(b->x, b->n, 0.2 * 0.1, &r);
-      double e = gradient_error(b, b->x, 1e-6);
+      cloth_body *b = fx_soft(w, c);
+      perturb(b->p.x, b->p.n, 0.2 * 0.1, &r);
+      double e = gradient_error(b, b->p.x, 1e-6);
       CHECK_MSG(e <= 1e-6, "mesh %d family set %d: relative gradient error %.3g", mk, f, e);
-      CHECK(soft_elastic_energy(b, b->x) > 0);
+      CHECK(cloth_elastic_energy(b, b->p.x) > 0);
       loom_world_destroy(w);
     }
   loom_mesh_destroy(grid);
@@ -284,13 +284,13 @@ TEST(cloth_bw_forces_are_minus_energy_gradient) {
     for (int f = 0; f < 4; f++) {
       loom_world *w = fx_world(1.0 / 240);
       int c = make_cloth(w, "bw", meshes[mk], LOOM_MODEL_BARAFF_WITKIN, ks[f][0], ks[f][1], ks[f][2], 0);
-      soft_body *b = fx_soft(w, c);
-      CHECK(b->nbw == b->nt && b->nh == meshes[mk]->nh);
+      cloth_body *b = fx_soft(w, c);
+      CHECK(b->nbw == b->p.nt && b->nh == meshes[mk]->nh);
       double spacing = mk == 0 ? 0.1 : 0.08;
-      perturb(b->x, b->n, 0.15 * spacing, &r);
-      double e = gradient_error(b, b->x, 1e-6);
+      perturb(b->p.x, b->p.n, 0.15 * spacing, &r);
+      double e = gradient_error(b, b->p.x, 1e-6);
       CHECK_MSG(e <= 1e-6, "mesh %d %s: relative gradient error %.3g", mk, what[f], e);
-      CHECK(soft_elastic_energy(b, b->x) > 0);
+      CHECK(cloth_elastic_energy(b, b->p.x) > 0);
       loom_world_destroy(w);
     }
   loom_mesh_destroy(meshes[0]);
@@ -385,15 +385,15 @@ TEST(cloth_internal_forces_conserve_momentum) {
   for (int model = LOOM_MODEL_SPRINGS; model <= LOOM_MODEL_BARAFF_WITKIN; model += 2) {
     loom_world *w = fx_world(1.0 / 240);
     int c = make_cloth(w, "c", m, model, 800, 80, model == LOOM_MODEL_SPRINGS ? 20 : 0.05, 0.01);
-    soft_body *b = fx_soft(w, c);
+    cloth_body *b = fx_soft(w, c);
     for (int trial = 0; trial < 5; trial++) {
-      memcpy(b->x, b->rest, sizeof(vec3) * (size_t)b->n);
-      perturb(b->x, b->n, 0.03, &r);
-      for (int i = 0; i < b->n; i++) b->v[i] = v3_scale(fx_vec(&r), 2.0);
-      vec3 *F = calloc((size_t)b->n, sizeof *F);
+      memcpy(b->p.x, b->p.rest, sizeof(vec3) * (size_t)b->p.n);
+      perturb(b->p.x, b->p.n, 0.03, &r);
+      for (int i = 0; i < b->p.n; i++) b->p.v[i] = v3_scale(fx_vec(&r), 2.0);
+      vec3 *F = calloc((size_t)b->p.n, sizeof *F);
       CHECK(loom_body_internal_forces(w, c, F) == 0);
       double f, fs, t, ts;
-      momentum_sums(b->x, F, b->n, &f, &fs, &t, &ts);
+      momentum_sums(b->p.x, F, b->p.n, &f, &fs, &t, &ts);
       CHECK(fs > 0);
       CHECK_MSG(f <= 1e-13 * fs, "model %d: |sum f| = %.3g (scale %.3g)", model, f, fs);
       CHECK_MSG(t <= 1e-13 * ts, "model %d: |sum x x f| = %.3g (scale %.3g)", model, t, ts);
@@ -414,19 +414,19 @@ TEST(cloth_damping_ignores_rigid_motion_and_dissipates) {
   for (int model = LOOM_MODEL_SPRINGS; model <= LOOM_MODEL_BARAFF_WITKIN; model += 2) {
     loom_world *w = fx_world(1.0 / 240);
     int c = make_cloth(w, "c", m, model, 1000, 100, model == LOOM_MODEL_SPRINGS ? 10 : 0.01, 0.05);
-    soft_body *b = fx_soft(w, c);
-    const int n = b->n;
-    perturb(b->x, n, 0.02, &r);
+    cloth_body *b = fx_soft(w, c);
+    const int n = b->p.n;
+    perturb(b->p.x, n, 0.02, &r);
     vec3 *F0 = calloc((size_t)n, sizeof *F0), *F = calloc((size_t)n, sizeof *F), *Fd = calloc((size_t)n, sizeof *Fd);
     vec3 *v = calloc((size_t)n, sizeof *v);
-    soft_internal_forces(b, b->x, v, F0);
+    cloth_internal_forces(b, b->p.x, v, F0);
     /* the scale of a damping force: damping x stiffness x (speed / length) x length */
     const double scale = 0.05 * 1000 * 1.0;
     /* rigid motions: v = u + omega x x */
     vec3 u = fx_vec(&r), om = v3_scale(fx_vec(&r), 3.0);
     for (int kind = 0; kind < 2; kind++) {
-      for (int i = 0; i < n; i++) v[i] = kind == 0 ? u : v3_add(u, v3_cross(om, b->x[i]));
-      soft_internal_forces(b, b->x, v, F);
+      for (int i = 0; i < n; i++) v[i] = kind == 0 ? u : v3_add(u, v3_cross(om, b->p.x[i]));
+      cloth_internal_forces(b, b->p.x, v, F);
       double worst = 0;
       for (int i = 0; i < n; i++) worst = fmax(worst, v3_len(v3_sub(F[i], F0[i])));
       /* the elastic part (~1e2 N) is recomputed identically, so only damping rounding remains */
@@ -436,15 +436,15 @@ TEST(cloth_damping_ignores_rigid_motion_and_dissipates) {
     /* random velocities dissipate energy */
     for (int trial = 0; trial < 20; trial++) {
       for (int i = 0; i < n; i++) v[i] = fx_vec(&r);
-      soft_internal_forces(b, b->x, v, F);
+      cloth_internal_forces(b, b->p.x, v, F);
       double power = 0;
       for (int i = 0; i < n; i++) power += v3_dot(v3_sub(F[i], F0[i]), v[i]);
       CHECK_MSG(power < 0, "model %d: damping power %.3g >= 0", model, power);
     }
     /* uniform expansion about the centre: every corner is pulled back */
     vec3 ctr = v3(0, 0, 1);
-    for (int i = 0; i < n; i++) v[i] = v3_scale(v3_sub(b->x[i], ctr), 0.5);
-    soft_internal_forces(b, b->x, v, F);
+    for (int i = 0; i < n; i++) v[i] = v3_scale(v3_sub(b->p.x[i], ctr), 0.5);
+    cloth_internal_forces(b, b->p.x, v, F);
     const int corners[4] = {0, 6, 42, 48};
     for (int k = 0; k < 4; k++) {
       int i = corners[k];
@@ -474,21 +474,21 @@ TEST(cloth_damping_is_damping_times_stiffness_matrix_at_rest) {
     for (int model = LOOM_MODEL_SPRINGS; model <= LOOM_MODEL_BARAFF_WITKIN; model += 2) {
       loom_world *w = fx_world(1.0 / 240);
       int c = make_cloth(w, "c", meshes[mk], model, 1000, 100, model == LOOM_MODEL_SPRINGS ? 10 : 0.05, beta);
-      soft_body *b = fx_soft(w, c);
-      const int n = b->n;
+      cloth_body *b = fx_soft(w, c);
+      const int n = b->p.n;
       vec3 *v = calloc((size_t)n, sizeof *v), *zero = calloc((size_t)n, sizeof *zero);
       vec3 *Fd = calloc((size_t)n, sizeof *Fd), *Fp = calloc((size_t)n, sizeof *Fp),
            *Fm = calloc((size_t)n, sizeof *Fm);
       vec3 *xp = calloc((size_t)n, sizeof *xp), *xm = calloc((size_t)n, sizeof *xm);
       for (int i = 0; i < n; i++) v[i] = fx_vec(&r);
-      soft_internal_forces(b, b->rest, v, Fd);
+      cloth_internal_forces(b, b->p.rest, v, Fd);
       const double e = 1e-6;
       for (int i = 0; i < n; i++) {
-        xp[i] = v3_madd(b->rest[i], v[i], e);
-        xm[i] = v3_madd(b->rest[i], v[i], -e);
+        xp[i] = v3_madd(b->p.rest[i], v[i], e);
+        xm[i] = v3_madd(b->p.rest[i], v[i], -e);
       }
-      soft_internal_forces(b, xp, zero, Fp);
-      soft_internal_forces(b, xm, zero, Fm);
+      cloth_internal_forces(b, xp, zero, Fp);
+      cloth_internal_forces(b, xm, zero, Fm);
       double err = 0;
       for (int i = 0; i < n; i++) {
         vec3 pred = v3_scale(v3_sub(Fp[i], Fm[i]), beta / (2 * e));
@@ -524,22 +524,22 @@ TEST(cloth_bw_energy_of_affine_deformations) {
     loom_mesh *m = loom_mesh_grid(0.8, 0.5, Ns[k] - 1, Ns[k] - 1, NULL, LOOM_PLANE_XY);
     loom_world *w = fx_world(1.0 / 240);
     int c = make_cloth(w, "c", m, LOOM_MODEL_BARAFF_WITKIN, 1000, 100, 1e-3, 0);
-    soft_body *b = fx_soft(w, c);
+    cloth_body *b = fx_soft(w, c);
     const double su = 1.1, sv = 0.95;
-    for (int i = 0; i < b->n; i++) b->x[i] = v3(su * b->rest[i].x, sv * b->rest[i].y, 0);
+    for (int i = 0; i < b->p.n; i++) b->p.x[i] = v3(su * b->p.rest[i].x, sv * b->p.rest[i].y, 0);
     double want = 0.5 * 1000 * A * ((su - 1) * (su - 1) + (sv - 1) * (sv - 1));
-    CHECK_NEAR(soft_elastic_energy(b, b->x), want, 1e-12 * want);
+    CHECK_NEAR(cloth_elastic_energy(b, b->p.x), want, 1e-12 * want);
     /* simple shear along u: x = u + gamma v; |w_u| = 1, |w_v| = sqrt(1 + gamma^2) */
     const double gamma = 0.07;
-    for (int i = 0; i < b->n; i++) b->x[i] = v3(b->rest[i].x + gamma * b->rest[i].y, b->rest[i].y, 0);
+    for (int i = 0; i < b->p.n; i++) b->p.x[i] = v3(b->p.rest[i].x + gamma * b->p.rest[i].y, b->p.rest[i].y, 0);
     double lv = sqrt(1 + gamma * gamma);
     want = 0.5 * 100 * A * gamma * gamma + 0.5 * 1000 * A * (lv - 1) * (lv - 1);
-    CHECK_NEAR(soft_elastic_energy(b, b->x), want, 1e-12 * want);
+    CHECK_NEAR(cloth_elastic_energy(b, b->p.x), want, 1e-12 * want);
     /* a rigid rotation of the stretched state changes nothing */
     quat q = q_from_axis_angle(v3(1, 2, 3), 0.7);
-    for (int i = 0; i < b->n; i++) b->x[i] = q_rotate(q, v3(su * b->rest[i].x, sv * b->rest[i].y, 0));
+    for (int i = 0; i < b->p.n; i++) b->p.x[i] = q_rotate(q, v3(su * b->p.rest[i].x, sv * b->p.rest[i].y, 0));
     want = 0.5 * 1000 * A * ((su - 1) * (su - 1) + (sv - 1) * (sv - 1));
-    CHECK_NEAR(soft_elastic_energy(b, b->x), want, 1e-12 * want);
+    CHECK_NEAR(cloth_elastic_energy(b, b->p.x), want, 1e-12 * want);
     loom_world_destroy(w);
     loom_mesh_destroy(m);
   }
@@ -555,12 +555,12 @@ TEST(cloth_springs_energy_of_uniform_scaling) {
   loom_mesh *m = fx_grid(N, dx * (N - 1), v3(0, 0, 0), LOOM_PLANE_XY);
   loom_world *w = fx_world(1.0 / 240);
   int c = make_cloth(w, "c", m, LOOM_MODEL_SPRINGS, kst, ksh, kb, 0);
-  soft_body *b = fx_soft(w, c);
-  for (int i = 0; i < b->n; i++) b->x[i] = v3_scale(b->rest[i], s);
+  cloth_body *b = fx_soft(w, c);
+  for (int i = 0; i < b->p.n; i++) b->p.x[i] = v3_scale(b->p.rest[i], s);
   double L2 =
       2 * N * (N - 1) * kst * dx * dx + 2 * (N - 1) * (N - 1) * ksh * 2 * dx * dx + 2 * N * (N - 2) * kb * 4 * dx * dx;
   double want = 0.5 * (s - 1) * (s - 1) * L2;
-  CHECK_NEAR(soft_elastic_energy(b, b->x), want, 1e-12 * want);
+  CHECK_NEAR(cloth_elastic_energy(b, b->p.x), want, 1e-12 * want);
   vec3 F[25];
   CHECK(loom_body_internal_forces(w, c, F) == 0);
   /* corner 0 at (-0.2, -0.2): pulled towards +x and +y */
@@ -585,12 +585,12 @@ TEST(cloth_bw_bend_energy_is_resolution_independent) {
     loom_mesh *m = loom_mesh_grid(Lx, Ly, Ns[k] - 1, Ns[k] - 1, NULL, LOOM_PLANE_XY);
     loom_world *w = fx_world(1.0 / 240);
     int c = make_cloth(w, "c", m, LOOM_MODEL_BARAFF_WITKIN, 0, 0, kb, 0);
-    soft_body *b = fx_soft(w, c);
-    for (int i = 0; i < b->n; i++) {
-      double phi = b->rest[i].y / R;
-      b->x[i] = v3(b->rest[i].x, R * sin(phi), R * (1 - cos(phi)));
+    cloth_body *b = fx_soft(w, c);
+    for (int i = 0; i < b->p.n; i++) {
+      double phi = b->p.rest[i].y / R;
+      b->p.x[i] = v3(b->p.rest[i].x, R * sin(phi), R * (1 - cos(phi)));
     }
-    double E = soft_elastic_energy(b, b->x);
+    double E = cloth_elastic_energy(b, b->p.x);
     double ny = Ns[k] - 1, want = 1.5 * kb * Lx * Ly / (R * R) * (1 - 1 / ny);
     CHECK_MSG(fabs(E - want) <= 1e-9 * want, "%d cells: bend energy %.12g, want %.12g", Ns[k] - 1, E, want);
     loom_world_destroy(w);
@@ -601,11 +601,11 @@ TEST(cloth_bw_bend_energy_is_resolution_independent) {
 /* ---- springs_pbd ------------------------------------------------------------------------------------ */
 
 /* Largest structural strain |d| / L - 1 of a cloth. */
-static double max_structural_strain(const soft_body *b) {
+static double max_structural_strain(const cloth_body *b) {
   double s = 0;
   for (int q = b->fam_start[FAM_STRUCTURAL]; q < b->fam_start[FAM_STRUCTURAL + 1]; q++) {
     const spring *sp = &b->springs[q];
-    s = fmax(s, v3_dist(b->x[sp->i], b->x[sp->j]) / sp->rest - 1);
+    s = fmax(s, v3_dist(b->p.x[sp->i], b->p.x[sp->j]) / sp->rest - 1);
   }
   return s;
 }
@@ -654,32 +654,32 @@ TEST(cloth_pbd_projection_keeps_centre_of_mass_and_converges) {
   d.shear = 1;
   d.bend = 1;
   int c = loom_cloth_create(w, &d);
-  soft_body *b = fx_soft(w, c);
+  cloth_body *b = fx_soft(w, c);
   fx_rng r = {3};
   /* in-plane perturbation: the flat rest shape is reachable without passing through a fold */
-  for (int i = 0; i < b->n; i++) b->x[i] = v3_add(b->x[i], v3(0.02 * fx_sym(&r), 0.02 * fx_sym(&r), 0));
+  for (int i = 0; i < b->p.n; i++) b->p.x[i] = v3_add(b->p.x[i], v3(0.02 * fx_sym(&r), 0.02 * fx_sym(&r), 0));
   vec3 com0 = v3(0, 0, 0), com1 = v3(0, 0, 0);
   double M = 0;
-  for (int i = 0; i < b->n; i++) {
-    com0 = v3_madd(com0, b->x[i], b->mass[i]);
-    M += b->mass[i];
+  for (int i = 0; i < b->p.n; i++) {
+    com0 = v3_madd(com0, b->p.x[i], b->p.m[i]);
+    M += b->p.m[i];
   }
   double before = max_structural_strain(b);
-  springs_project(b, b->x);
-  for (int i = 0; i < b->n; i++) com1 = v3_madd(com1, b->x[i], b->mass[i]);
+  springs_project(b, b->p.x);
+  for (int i = 0; i < b->p.n; i++) com1 = v3_madd(com1, b->p.x[i], b->p.m[i]);
   CHECK(v3_len(v3_sub(com0, com1)) / M <= 1e-15);
-  for (int it = 0; it < 2000; it++) springs_project(b, b->x);
+  for (int it = 0; it < 2000; it++) springs_project(b, b->p.x);
   double after = 0;
   for (int q = 0; q < b->fam_start[FAM_COUNT]; q++)
-    after = fmax(after, fabs(v3_dist(b->x[b->springs[q].i], b->x[b->springs[q].j]) / b->springs[q].rest - 1));
+    after = fmax(after, fabs(v3_dist(b->p.x[b->springs[q].i], b->p.x[b->springs[q].j]) / b->springs[q].rest - 1));
   CHECK_MSG(before > 1e-2 && after < 1e-9, "strain before %.3g, after 2000 projections %.3g", before, after);
   /* with vertex 0 pinned */
   int32_t v0 = 0;
-  perturb(b->x, b->n, 0.02, &r);
+  perturb(b->p.x, b->p.n, 0.02, &r);
   CHECK(loom_pins_create(w, c, &v0, 1) != 0);
-  vec3 p0 = b->x[0];
-  for (int it = 0; it < 50; it++) springs_project(b, b->x);
-  CHECK(memcmp(&p0, &b->x[0], sizeof p0) == 0);
+  vec3 p0 = b->p.x[0];
+  for (int it = 0; it < 50; it++) springs_project(b, b->p.x);
+  CHECK(memcmp(&p0, &b->p.x[0], sizeof p0) == 0);
   loom_mesh_destroy(m);
   loom_world_destroy(w);
 }

@@ -44,12 +44,12 @@ static int mesh_obstacle(loom_world *w, const char *name, const loom_mesh *m, in
  * its frame with the kernel's own exact test (loom_world_interpenetrations adds cloth-cloth pairs,
  * which a cloth folding over itself produces legitimately while self-collision is unavailable). */
 static int obstacle_overlaps(loom_world *w, int cloth, int obstacle) {
-  const soft_body *b = fx_soft(w, cloth);
-  const rigid_body *r = w->bodies[world_slot(w, obstacle, LOOM_KIND_RIGID, "test")].rigid;
+  const cloth_body *b = fx_soft(w, cloth);
+  const rigid_body *r = rigid_of_slot(&w->bodies[world_slot(w, obstacle, LOOM_KIND_RIGID, "test")]);
   int count = 0;
-  for (int t = 0; t < b->nt; t++) {
+  for (int t = 0; t < b->p.nt; t++) {
     vec3 a[3];
-    for (int k = 0; k < 3; k++) a[k] = q_rotate_inv(r->q, v3_sub(b->x[b->tri[3 * t + k]], r->pos));
+    for (int k = 0; k < 3; k++) a[k] = q_rotate_inv(r->q, v3_sub(b->p.x[b->p.tri[3 * t + k]], r->pos));
     count += geom_triangle_overlaps_shape(&r->shape, a[0], a[1], a[2], 1e-9);
   }
   return count;

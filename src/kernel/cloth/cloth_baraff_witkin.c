@@ -1,4 +1,4 @@
-/* soft_baraff_witkin.c — continuum cloth of Baraff & Witkin 1998 ("Large steps in cloth
+/* cloth_baraff_witkin.c — continuum cloth of Baraff & Witkin 1998 ("Large steps in cloth
  * simulation"): per-triangle stretch and shear conditions on the deformation map w(u, v), per-edge
  * bending on the dihedral angle, condition-based damping. This file provides forces and energy
  * for the explicit integrators; the implicit integrator of a later issue adds the Jacobians.
@@ -9,7 +9,7 @@
  * with mesh resolution. BW98 weighted by a (energy ~ a^2); the 001 seed by a^(3/4). */
 #include <string.h>
 
-#include "world/world.h"
+#include "cloth/cloth.h"
 
 /* Unit vector in the triangle's plane used as the warp (u) direction: the world x axis projected
  * onto the plane, or y when the plane is nearly perpendicular to x. Flat grids in any plane thus
@@ -19,14 +19,14 @@ static vec3 warp_direction(vec3 n) {
   return v3_normalize(v3_madd(ref, n, -v3_dot(ref, n)));
 }
 
-int bw_build(soft_body *b, const loom_mesh *m) {
+int bw_build(cloth_body *b, const loom_mesh *m) {
   b->bw = core_alloc((size_t)m->nt, sizeof(bw_tri));
   b->hinges = core_alloc((size_t)(m->nh ? m->nh : 1), sizeof(bw_hinge));
   if (!b->bw || !b->hinges) return -1;
   int c = 0;
   for (int t = 0; t < m->nt; t++) {
     const int32_t *tv = &m->tri[3 * t];
-    vec3 r0 = b->rest[tv[0]], r1 = b->rest[tv[1]], r2 = b->rest[tv[2]];
+    vec3 r0 = b->p.rest[tv[0]], r1 = b->p.rest[tv[1]], r2 = b->p.rest[tv[2]];
     vec3 nrm = v3_cross(v3_sub(r1, r0), v3_sub(r2, r0));
     double a2 = v3_len(nrm);
     double scale = fmax(v3_len2(v3_sub(r1, r0)), v3_len2(v3_sub(r2, r0)));
@@ -52,12 +52,12 @@ int bw_build(soft_body *b, const loom_mesh *m) {
   for (int h = 0; h < m->nh; h++) {
     bw_hinge *q = &b->hinges[c];
     memcpy(q->v, &m->hinge[4 * h], sizeof q->v);
-    vec3 e = v3_sub(b->rest[q->v[1]], b->rest[q->v[0]]);
-    double a0 = 0.5 * v3_len(v3_cross(e, v3_sub(b->rest[q->v[2]], b->rest[q->v[0]])));
-    double a1 = 0.5 * v3_len(v3_cross(v3_sub(b->rest[q->v[3]], b->rest[q->v[0]]), e));
+    vec3 e = v3_sub(b->p.rest[q->v[1]], b->p.rest[q->v[0]]);
+    double a0 = 0.5 * v3_len(v3_cross(e, v3_sub(b->p.rest[q->v[2]], b->p.rest[q->v[0]])));
+    double a1 = 0.5 * v3_len(v3_cross(v3_sub(b->p.rest[q->v[3]], b->p.rest[q->v[0]]), e));
     if (!(a0 + a1 > 0) || !(a0 > 0) || !(a1 > 0)) continue;
     q->weight = 3.0 * v3_len2(e) / (a0 + a1);
-    q->rest = bw_hinge_angle(b->rest, q->v, NULL);
+    q->rest = bw_hinge_angle(b->p.rest, q->v, NULL);
     c++;
   }
   b->nh = c;
@@ -97,7 +97,7 @@ double bw_hinge_angle(const vec3 *x, const int32_t v[4], vec3 grad[4]) {
   return theta;
 }
 
-void bw_forces(const soft_body *b, const vec3 *restrict x, const vec3 *restrict v, vec3 *restrict F) {
+void bw_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict v, vec3 *restrict F) {
   const double ks = b->stretch, ksh = b->shear, kb = b->bend;
   const double ds = b->damping * ks, dsh = b->damping * ksh, db = b->damping * kb;
   for (int t = 0; t < b->nbw; t++) {
@@ -148,7 +148,7 @@ void bw_forces(const soft_body *b, const vec3 *restrict x, const vec3 *restrict 
   }
 }
 
-double bw_energy(const soft_body *b, const vec3 *x) {
+double bw_energy(const cloth_body *b, const vec3 *x) {
   double e = 0;
   for (int t = 0; t < b->nbw; t++) {
     const bw_tri *q = &b->bw[t];
@@ -168,13 +168,13 @@ double bw_energy(const soft_body *b, const vec3 *x) {
   return e;
 }
 
-double bw_omega2_bound(const soft_body *b) {
+double bw_omega2_bound(const cloth_body *b) {
   /* Gershgorin on M^-1/2 K M^-1/2 with the Gauss–Newton blocks of each condition at rest:
    * |K_ij| <= a (ks (|du_i du_j| + |dv_i dv_j|) + ksh g_i g_j), g = sqrt(du^2 + dv^2); bending
    * kb w |grad_i| |grad_j|. */
-  double *r = core_calloc((size_t)b->n, sizeof(double));
+  double *r = core_calloc((size_t)b->p.n, sizeof(double));
   if (!r) return 0;
-  const double *m = b->mass;
+  const double *m = b->p.m;
   for (int t = 0; t < b->nbw; t++) {
     const bw_tri *q = &b->bw[t];
     for (int i = 0; i < 3; i++)
@@ -189,14 +189,14 @@ double bw_omega2_bound(const soft_body *b) {
     for (int h = 0; h < b->nh; h++) {
       const bw_hinge *q = &b->hinges[h];
       vec3 g[4];
-      bw_hinge_angle(b->rest, q->v, g);
+      bw_hinge_angle(b->p.rest, q->v, g);
       for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++)
           r[q->v[i]] += b->bend * q->weight * v3_len(g[i]) * v3_len(g[j]) / sqrt(m[q->v[i]] * m[q->v[j]]);
     }
   }
   double best = 0;
-  for (int i = 0; i < b->n; i++)
+  for (int i = 0; i < b->p.n; i++)
     if (r[i] > best) best = r[i];
   core_free(r);
   return best;

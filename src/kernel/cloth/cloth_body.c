@@ -1,10 +1,11 @@
-/* soft_cloth.c — cloth bodies: definition defaults and validation, lumped masses, live
+/* cloth_body.c — cloth bodies: definition defaults and validation, lumped masses, live
  * parameters, and the explicit-stability estimate that picks the automatic substep count. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
-#include "world/world.h"
+#include "cloth/cloth.h"
 
 LOOM_API void loom_cloth_def_default(loom_cloth_def *def, int model) {
   if (!def) return;
@@ -83,9 +84,9 @@ static int validate(const loom_cloth_def *d) {
     return -1;
   if (d->mass <= 0 && (!isfinite(d->density) || !(d->density > 0) || d->density > 1e6))
     return loom_fail("cloth '%s': 'density' must be a number in (0, 1e6] kg/m^2, got %g", nm, d->density);
-  if (d->substeps < 0 || d->substeps > SOFT_MAX_SUBSTEPS)
+  if (d->substeps < 0 || d->substeps > WORLD_MAX_SUBSTEPS)
     return loom_fail("cloth '%s': 'substeps' must be an integer in [0, %d] (0 = automatic), got %d", nm,
-                     SOFT_MAX_SUBSTEPS, d->substeps);
+                     WORLD_MAX_SUBSTEPS, d->substeps);
   if (d->iterations < 1 || d->iterations > 1000)
     return loom_fail("cloth '%s': 'iterations' must be an integer in [1, 1000], got %d", nm, d->iterations);
   const loom_mesh *m = d->mesh;
@@ -97,37 +98,11 @@ static int validate(const loom_cloth_def *d) {
   return 0;
 }
 
-static int alloc_arrays(soft_body *b) {
-  size_t n = (size_t)b->n;
-  b->x = core_calloc(n, sizeof(vec3));
-  b->v = core_calloc(n, sizeof(vec3));
-  b->x_prev = core_calloc(n, sizeof(vec3));
-  b->f = core_calloc(n, sizeof(vec3));
-  b->rest = core_calloc(n, sizeof(vec3));
-  b->m = core_calloc(n, sizeof(double));
-  b->mass = core_calloc(n, sizeof(double));
-  b->inv_m = core_calloc(n, sizeof(double));
-  b->pin_group = core_alloc(n, sizeof(int32_t));
-  b->contact = core_calloc(n, 1);
-  b->tri = core_alloc((size_t)b->nt * 3, sizeof(int32_t));
-  if (!b->x || !b->v || !b->x_prev || !b->f || !b->rest || !b->m || !b->mass || !b->inv_m || !b->pin_group ||
-      !b->contact || !b->tri)
-    return -1;
-  return 0;
-}
-
-void soft_free(soft_body *b) {
-  core_free(b->x);
-  core_free(b->v);
+void cloth_free(void *data) {
+  cloth_body *b = data;
+  if (!b) return;
+  particles_free(&b->p);
   core_free(b->x_prev);
-  core_free(b->f);
-  core_free(b->rest);
-  core_free(b->m);
-  core_free(b->mass);
-  core_free(b->inv_m);
-  core_free(b->pin_group);
-  core_free(b->contact);
-  core_free(b->tri);
   core_free(b->springs);
   core_free(b->bw);
   core_free(b->hinges);
@@ -137,22 +112,24 @@ void soft_free(soft_body *b) {
   core_free(b->tri_lo);
   core_free(b->tri_hi);
   bvh_free(&b->tri_tree);
-  memset(b, 0, sizeof *b);
+  core_free(b);
 }
 
-int soft_create(loom_world *w, int slot, const loom_cloth_def *def) {
+int cloth_create(loom_world *w, int slot, const void *vdef) {
+  const loom_cloth_def *def = vdef;
   if (validate(def) != 0) return -1;
   const loom_mesh *mesh = def->mesh;
-  soft_body *b = core_calloc(1, sizeof *b);
+  cloth_body *b = core_calloc(1, sizeof *b);
   if (!b) return -1;
-  w->bodies[slot].soft = b;
-  b->n = mesh->nv;
-  b->nt = mesh->nt;
-  if (alloc_arrays(b) != 0) return -1;
-  memcpy(b->x, mesh->v, sizeof(vec3) * (size_t)b->n);
-  memcpy(b->rest, mesh->v, sizeof(vec3) * (size_t)b->n);
-  memcpy(b->tri, mesh->tri, sizeof(int32_t) * 3 * (size_t)b->nt);
-  for (int i = 0; i < b->n; i++) b->pin_group[i] = -1;
+  w->bodies[slot].data = b;
+  w->bodies[slot].pts = &b->p;
+  if (particles_alloc(&b->p, mesh->nv, mesh->nt) != 0) return -1;
+  b->x_prev = core_calloc((size_t)mesh->nv, sizeof(vec3));
+  if (!b->x_prev) return -1;
+  memcpy(b->p.x, mesh->v, sizeof(vec3) * (size_t)b->p.n);
+  memcpy(b->p.rest, mesh->v, sizeof(vec3) * (size_t)b->p.n);
+  memcpy(b->p.tri, mesh->tri, sizeof(int32_t) * 3 * (size_t)b->p.nt);
+  for (int i = 0; i < b->p.n; i++) b->p.pin_group[i] = -1;
   b->model = def->model;
   b->integrator = def->integrator;
   b->stretch = def->stretch;
@@ -160,8 +137,8 @@ int soft_create(loom_world *w, int slot, const loom_cloth_def *def) {
   b->bend = def->bend;
   b->damping = def->damping;
   b->drag = def->drag;
-  b->thickness = def->thickness;
-  b->friction = def->friction;
+  b->p.thickness = def->thickness;
+  b->p.friction = def->friction;
   b->substeps_user = def->substeps;
   b->iterations = def->iterations;
   b->grid_nx = mesh->grid_nx;
@@ -169,21 +146,20 @@ int soft_create(loom_world *w, int slot, const loom_cloth_def *def) {
 
   /* Lumped masses: each triangle gives a third of density x area to each corner (001). */
   double total = 0;
-  for (int t = 0; t < b->nt; t++) {
+  for (int t = 0; t < b->p.nt; t++) {
     double a = 0.5 * mesh_tri_area2(mesh, t);
-    for (int k = 0; k < 3; k++) b->mass[b->tri[3 * t + k]] += a / 3.0;
+    for (int k = 0; k < 3; k++) b->p.m[b->p.tri[3 * t + k]] += a / 3.0;
     total += a;
   }
   double scale = def->mass > 0 ? def->mass / total : def->density;
   if (!(total > 0) || !isfinite(scale)) return loom_fail("cloth '%s': the mesh has zero area", def->name);
-  for (int i = 0; i < b->n; i++) {
-    b->mass[i] *= scale;
-    if (!(b->mass[i] > 0))
+  for (int i = 0; i < b->p.n; i++) {
+    b->p.m[i] *= scale;
+    if (!(b->p.m[i] > 0))
       return loom_fail("cloth '%s': vertex %d belongs to no triangle of positive area (it would have no mass)",
                        def->name, i);
-    b->m[i] = b->mass[i];
-    b->inv_m[i] = 1.0 / b->mass[i];
-    b->total_mass += b->mass[i];
+    b->p.inv_m[i] = 1.0 / b->p.m[i];
+    b->p.total_mass += b->p.m[i];
   }
 
   switch (b->model) {
@@ -195,77 +171,141 @@ int soft_create(loom_world *w, int slot, const loom_cloth_def *def) {
     if (bw_build(b, mesh) != 0) return -1;
     break;
   }
-  if (soft_build_elements(b, mesh) != 0) return -1;
-  soft_estimate_spectrum(b); /* on failure the Gershgorin bound is used */
+  if (cloth_build_elements(b, mesh) != 0) return -1;
+  cloth_estimate_spectrum(b); /* on failure the Gershgorin bound is used */
   return 0;
 }
 
-/* ---- parameters ---------------------------------------------------------------------------------- */
+/* ---- parameters: the one table (docs/api.md and the Lua checks come from it) ----------------- */
 
-int soft_set_param(soft_body *b, const char *name, double value, double dt, const char *body_name) {
-  double *target = NULL;
-  if (!strcmp(name, "stretch") || !strcmp(name, "shear") || !strcmp(name, "bend")) {
-    if (check_stiffness(body_name, b->model, name, value)) return -1;
-    target = !strcmp(name, "stretch") ? &b->stretch : !strcmp(name, "shear") ? &b->shear : &b->bend;
-  } else if (!strcmp(name, "damping")) {
-    if (check_range(body_name, name, value, 0, 1)) return -1;
-    target = &b->damping;
-  } else if (!strcmp(name, "drag")) {
-    if (check_range(body_name, name, value, 0, 1000)) return -1;
-    target = &b->drag;
-  } else if (!strcmp(name, "thickness")) {
-    if (check_range(body_name, name, value, 0, 1)) return -1;
-    target = &b->thickness;
-  } else if (!strcmp(name, "friction")) {
-    if (check_range(body_name, name, value, 0, 10)) return -1;
-    target = &b->friction;
-  } else if (!strcmp(name, "substeps")) {
-    if (check_range(body_name, name, value, 0, SOFT_MAX_SUBSTEPS) || value != floor(value))
-      return loom_fail("cloth '%s': 'substeps' must be an integer in [0, %d], got %g", body_name, SOFT_MAX_SUBSTEPS,
-                       value);
-    b->substeps_user = (int)value;
-    b->warned_substeps = 0;
-  } else if (!strcmp(name, "iterations")) {
-    if (check_range(body_name, name, value, 1, 1000) || value != floor(value))
-      return loom_fail("cloth '%s': 'iterations' must be an integer in [1, 1000], got %g", body_name, value);
-    b->iterations = (int)value;
-  } else {
-    return loom_fail("cloth '%s': unknown parameter '%s' (stretch, shear, bend, damping, drag, thickness, friction, "
-                     "substeps, iterations)",
-                     body_name, name);
+#define CLOTH_PARAM(name, unit, lo, hi, flags, field, doc) {name, unit, doc, lo, hi, flags, offsetof(cloth_body, field)}
+
+static const param_spec cloth_params[] = {
+  CLOTH_PARAM("stretch", "N/m", 0, 1e9, PARAM_LIVE, stretch,
+              "springs: structural k; baraff_witkin: stretch stiffness; springs_pbd: fraction in [0, 1]"),
+  CLOTH_PARAM("shear", "N/m", 0, 1e9, PARAM_LIVE, shear,
+              "springs: shear-spring k; baraff_witkin: shear stiffness; springs_pbd: fraction in [0, 1]"),
+  CLOTH_PARAM("bend", "N/m or N m", 0, 1e9, PARAM_LIVE, bend,
+              "springs: bend-spring k (N/m); baraff_witkin: bending stiffness (N m); springs_pbd: fraction"),
+  CLOTH_PARAM("damping", "s", 0, 1, PARAM_LIVE, damping, "internal damping = damping x stiffness (Rayleigh)"),
+  CLOTH_PARAM("drag", "1/s", 0, 1000, PARAM_LIVE, drag, "air drag per unit mass against the world's wind"),
+  CLOTH_PARAM("thickness", "m", 0, 1, PARAM_LIVE, p.thickness, "other bodies keep at least this far"),
+  CLOTH_PARAM("friction", "", 0, 10, PARAM_LIVE, p.friction, "Coulomb coefficient against other bodies"),
+  CLOTH_PARAM("substeps", "", 0, WORLD_MAX_SUBSTEPS, PARAM_LIVE | PARAM_INTEGER, substeps_user,
+              "substeps per step; 0 = automatic from the stability estimate (get returns the count in use)"),
+  CLOTH_PARAM("iterations", "", 1, 1000, PARAM_LIVE | PARAM_INTEGER, iterations,
+              "springs_pbd: constraint iterations per substep"),
+  CLOTH_PARAM("stable_substep", "s", 0, 0, PARAM_READONLY, h_stable, "largest stable substep of the estimate"),
+  CLOTH_PARAM("lambda_stretch", "1/s^2", 0, 0, PARAM_READONLY, lambda_unit[FAM_STRUCTURAL],
+              "lambda_max(M^-1/2 K M^-1/2) of the stretch family at unit stiffness"),
+  CLOTH_PARAM("lambda_shear", "1/s^2", 0, 0, PARAM_READONLY, lambda_unit[FAM_SHEAR],
+              "the same for the shear family"),
+  CLOTH_PARAM("lambda_bend", "1/s^2", 0, 0, PARAM_READONLY, lambda_unit[FAM_BEND], "the same for the bend family"),
+  CLOTH_PARAM("model", "", 0, 0, PARAM_READONLY | PARAM_INTEGER, model, "loom_model (1 springs, 2 springs_pbd, 3 baraff_witkin)"),
+  CLOTH_PARAM("integrator", "", 0, 0, PARAM_READONLY | PARAM_INTEGER, integrator,
+              "loom_integrator (1 symplectic, 2 verlet, 3 rk4)"),
+};
+
+static int cloth_check_param(const body_slot *s, const param_spec *p, double value) {
+  const cloth_body *b = cloth_of(s);
+  if (!strcmp(p->name, "stretch") || !strcmp(p->name, "shear") || !strcmp(p->name, "bend"))
+    return check_stiffness(s->name, b->model, p->name, value);
+  return 0;
+}
+
+static double cloth_param_value(const body_slot *s, const param_spec *p, double stored) {
+  const cloth_body *b = cloth_of(s);
+  if (!strcmp(p->name, "substeps") && stored == 0) return b->substeps_auto;
+  return stored;
+}
+
+/* p == NULL: the body was just made or the world's dt changed. */
+static void cloth_param_changed(loom_world *w, body_slot *s, const param_spec *p) {
+  cloth_body *b = cloth_of(s);
+  if (p && !strcmp(p->name, "substeps")) b->warned_substeps = 0;
+  /* friction, thickness and iterations do not change the stability estimate */
+  if (!p || (strcmp(p->name, "friction") && strcmp(p->name, "thickness") && strcmp(p->name, "iterations")))
+    cloth_update_substeps(b, w->dt);
+}
+
+static const state_field cloth_state[] = {
+  {"x_prev", offsetof(cloth_body, x_prev), sizeof(vec3), 1},
+  {"prev_h", offsetof(cloth_body, prev_h), sizeof(double), 0},
+};
+
+static uint64_t mix(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Topology, rest shape, masses and the choices fixed at creation (model, integrator). */
+static uint64_t cloth_model_hash(const body_slot *s, uint64_t h) {
+  const cloth_body *b = cloth_of(s);
+  h = mix(h, &b->p.n, sizeof b->p.n);
+  h = mix(h, &b->p.nt, sizeof b->p.nt);
+  h = mix(h, b->p.tri, sizeof(int32_t) * 3 * (size_t)b->p.nt);
+  h = mix(h, b->p.rest, sizeof(vec3) * (size_t)b->p.n);
+  h = mix(h, b->p.m, sizeof(double) * (size_t)b->p.n);
+  h = mix(h, &b->model, sizeof b->model);
+  h = mix(h, &b->integrator, sizeof b->integrator);
+  return h;
+}
+
+/* Hot reload: the topology must match (the world checked the vertex and triangle counts). Pinned
+ * vertices of the new scene hold still until their trajectories take over. */
+static int cloth_transplant(body_slot *dst, const body_slot *src) {
+  const cloth_body *a = cloth_of(dst), *b = cloth_of(src);
+  if (memcmp(a->p.tri, b->p.tri, sizeof(int32_t) * 3 * (size_t)a->p.nt)) return 0;
+  for (int i = 0; i < a->p.n; i++)
+    if (a->p.inv_m[i] == 0) a->p.v[i] = v3(0, 0, 0);
+  return 1;
+}
+
+static size_t cloth_scratch_bytes(const body_slot *s) { return (size_t)cloth_of(s)->p.n * sizeof(vec3) * 10 + 8192; }
+
+static double cloth_energy(const body_slot *s) { return cloth_elastic_energy(cloth_of(s), cloth_of(s)->p.x); }
+
+static void cloth_bounds(const loom_world *w, const body_slot *s, const step_info *si, vec3 *lo, vec3 *hi) {
+  (void)w, (void)si;
+  const particles *p = s->pts;
+  vec3 l = v3(INFINITY, INFINITY, INFINITY), h = v3(-INFINITY, -INFINITY, -INFINITY);
+  const vec3 *x0 = p->x_sub ? p->x_sub : p->x;
+  for (int i = 0; i < p->n; i++) {
+    l = v3_min(l, v3_min(p->x[i], x0[i]));
+    h = v3_max(h, v3_max(p->x[i], x0[i]));
   }
-  if (target) {
-    if (*target == value) return 0;
-    *target = value;
-  }
-  /* only these change the stability estimate (friction and thickness do not) */
-  if (strcmp(name, "friction") && strcmp(name, "thickness") && strcmp(name, "iterations")) soft_update_substeps(b, dt);
-  return 0;
+  vec3 e = v3(p->thickness, p->thickness, p->thickness);
+  *lo = v3_sub(l, e);
+  *hi = v3_add(h, e);
 }
 
-int soft_get_param(const soft_body *b, const char *name, double *out) {
-  if (!strcmp(name, "stretch")) *out = b->stretch;
-  else if (!strcmp(name, "shear")) *out = b->shear;
-  else if (!strcmp(name, "bend")) *out = b->bend;
-  else if (!strcmp(name, "damping")) *out = b->damping;
-  else if (!strcmp(name, "drag")) *out = b->drag;
-  else if (!strcmp(name, "thickness")) *out = b->thickness;
-  else if (!strcmp(name, "friction")) *out = b->friction;
-  else if (!strcmp(name, "substeps")) *out = b->substeps_user > 0 ? b->substeps_user : b->substeps_auto;
-  else if (!strcmp(name, "iterations")) *out = b->iterations;
-  else if (!strcmp(name, "stable_substep")) *out = b->h_stable;
-  else if (!strcmp(name, "lambda_stretch")) *out = b->lambda_unit[FAM_STRUCTURAL];
-  else if (!strcmp(name, "lambda_shear")) *out = b->lambda_unit[FAM_SHEAR];
-  else if (!strcmp(name, "lambda_bend")) *out = b->lambda_unit[FAM_BEND];
-  else if (!strcmp(name, "model")) *out = b->model;
-  else if (!strcmp(name, "integrator")) *out = b->integrator;
-  else return loom_fail("cloth: unknown parameter '%s'", name);
-  return 0;
-}
+const body_kind cloth_kind = {
+  .name = "cloth",
+  .id = LOOM_KIND_CLOTH,
+  .params = cloth_params,
+  .nparams = (int)(sizeof cloth_params / sizeof cloth_params[0]),
+  .check_param = cloth_check_param,
+  .param_value = cloth_param_value,
+  .param_changed = cloth_param_changed,
+  .state = cloth_state,
+  .nstate = (int)(sizeof cloth_state / sizeof cloth_state[0]),
+  .transplant = cloth_transplant,
+  .model_hash = cloth_model_hash,
+  .free = cloth_free,
+  .scratch_bytes = cloth_scratch_bytes,
+  .substeps = cloth_substeps,
+  .begin = cloth_begin,
+  .predict = cloth_predict,
+  .after_contacts = cloth_after_contacts,
+  .commit = cloth_commit,
+  .bounds = cloth_bounds,
+  .elastic_energy = cloth_energy,
+};
 
 /* ---- stability --------------------------------------------------------------------------------- */
 
-void soft_update_substeps(soft_body *b, double dt) {
+void cloth_update_substeps(cloth_body *b, double dt) {
   double h;
   if (b->model == LOOM_MODEL_SPRINGS_PBD) {
     /* Position projection is unconditionally stable; substeps only buy accuracy (001 used
@@ -298,14 +338,12 @@ void soft_update_substeps(soft_body *b, double dt) {
   b->h_stable = h;
   double s = ceil(dt / h - 1e-9);
   if (!(s >= 1)) s = 1;
-  if (s > SOFT_MAX_SUBSTEPS) s = SOFT_MAX_SUBSTEPS;
+  if (s > WORLD_MAX_SUBSTEPS) s = WORLD_MAX_SUBSTEPS;
   b->substeps_auto = (int)s;
 }
 
-size_t soft_scratch_bytes(const soft_body *b) { return (size_t)b->n * sizeof(vec3) * 10 + 8192; }
-
-void soft_internal_forces(const soft_body *b, const vec3 *x, const vec3 *v, vec3 *F) {
-  memset(F, 0, sizeof(vec3) * (size_t)b->n);
+void cloth_internal_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F) {
+  memset(F, 0, sizeof(vec3) * (size_t)b->p.n);
   switch (b->model) {
   case LOOM_MODEL_SPRINGS: springs_forces(b, x, v, F); break;
   case LOOM_MODEL_BARAFF_WITKIN: bw_forces(b, x, v, F); break;
@@ -313,10 +351,42 @@ void soft_internal_forces(const soft_body *b, const vec3 *x, const vec3 *v, vec3
   }
 }
 
-double soft_elastic_energy(const soft_body *b, const vec3 *x) {
+double cloth_elastic_energy(const cloth_body *b, const vec3 *x) {
   switch (b->model) {
   case LOOM_MODEL_SPRINGS: return springs_energy(b, x);
   case LOOM_MODEL_BARAFF_WITKIN: return bw_energy(b, x);
   default: return 0; /* constraint stiffness is dimensionless: no elastic energy is defined */
   }
+}
+
+/* ---- public entry points of the cloth kind ---------------------------------------------------- */
+
+LOOM_API int loom_cloth_create(loom_world *w, const loom_cloth_def *def) {
+  if (!w) return loom_fail("cloth: world is NULL"), 0;
+  if (!def) return loom_fail("cloth: definition is NULL"), 0;
+  return world_add_body(w, &cloth_kind, def->name, cloth_create, def);
+}
+
+static cloth_body *cloth_handle(const loom_world *w, int handle, const char *fn) {
+  int slot = world_slot(w, handle, LOOM_KIND_CLOTH, fn);
+  return slot < 0 ? NULL : cloth_of(&w->bodies[slot]);
+}
+
+LOOM_API int loom_body_spring_counts(const loom_world *w, int handle, int *structural, int *shear, int *bend) {
+  cloth_body *b = cloth_handle(w, handle, "spring_counts");
+  if (!b) return -1;
+  int c[FAM_COUNT];
+  for (int f = 0; f < FAM_COUNT; f++) c[f] = b->springs ? b->fam_start[f + 1] - b->fam_start[f] : 0;
+  if (structural) *structural = c[FAM_STRUCTURAL];
+  if (shear) *shear = c[FAM_SHEAR];
+  if (bend) *bend = c[FAM_BEND];
+  return 0;
+}
+
+LOOM_API int loom_body_internal_forces(loom_world *w, int handle, loom_vec3 *out) {
+  cloth_body *b = cloth_handle(w, handle, "internal_forces");
+  if (!b) return -1;
+  if (!out) return loom_fail("internal_forces: output array is NULL");
+  cloth_internal_forces(b, b->p.x, b->p.v, out);
+  return 0;
 }

@@ -1,25 +1,25 @@
-/* soft_springs.c — mass–spring cloth (document 001): structural, shear and bend springs with
+/* cloth_springs.c — mass–spring cloth (document 001): structural, shear and bend springs with
  * damping along the spring (force variant), and the same springs as position constraints
  * (constraint variant, springs_pbd). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "world/world.h"
+#include "cloth/cloth.h"
 
-static double family_k(const soft_body *b, int fam) {
+static double family_k(const cloth_body *b, int fam) {
   return fam == FAM_STRUCTURAL ? b->stretch : fam == FAM_SHEAR ? b->shear : b->bend;
 }
 
-static void add_spring(soft_body *b, int *count, int i, int j) {
+static void add_spring(cloth_body *b, int *count, int i, int j) {
   spring *s = &b->springs[(*count)++];
   s->i = i;
   s->j = j;
-  s->rest = v3_dist(b->rest[i], b->rest[j]);
+  s->rest = v3_dist(b->p.rest[i], b->p.rest[j]);
 }
 
-int springs_build(soft_body *b, const loom_mesh *m) {
+int springs_build(cloth_body *b, const loom_mesh *m) {
   const int NX = m->grid_nx, NY = m->grid_ny;
-  const int grid = NX > 0 && NY > 0 && (long long)NX * NY == b->n;
+  const int grid = NX > 0 && NY > 0 && (long long)NX * NY == b->p.n;
   size_t cap;
   if (grid) {
     /* 001: for an N x N grid, 2N(N-1) structural, 2(N-1)^2 shear, 2N(N-2) bend springs. */
@@ -70,7 +70,7 @@ int springs_build(soft_body *b, const loom_mesh *m) {
   return 0;
 }
 
-void springs_forces(const soft_body *b, const vec3 *restrict x, const vec3 *restrict v, vec3 *restrict F) {
+void springs_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict v, vec3 *restrict F) {
   for (int fam = 0; fam < FAM_COUNT; fam++) {
     const double k = family_k(b, fam);
     const double c = b->damping * k; /* Rayleigh: damping coefficient proportional to stiffness */
@@ -98,7 +98,7 @@ void springs_forces(const soft_body *b, const vec3 *restrict x, const vec3 *rest
   }
 }
 
-double springs_energy(const soft_body *b, const vec3 *x) {
+double springs_energy(const cloth_body *b, const vec3 *x) {
   double e = 0;
   for (int fam = 0; fam < FAM_COUNT; fam++) {
     const double k = family_k(b, fam);
@@ -111,12 +111,12 @@ double springs_energy(const soft_body *b, const vec3 *x) {
   return e;
 }
 
-void springs_project(const soft_body *b, vec3 *x) {
+void springs_project(const cloth_body *b, vec3 *x) {
   /* 001 constraint variant, order shear, structural, bend; each end moves by its share of the
    * length violation — half each for equal masses, all of it on the free end when the other is
    * pinned — weighted here by inverse mass so unequal masses keep momentum. */
   static const int order[FAM_COUNT] = {FAM_SHEAR, FAM_STRUCTURAL, FAM_BEND};
-  const double *w = b->inv_m;
+  const double *w = b->p.inv_m;
   for (int o = 0; o < FAM_COUNT; o++) {
     const int fam = order[o];
     const double stiff = family_k(b, fam);
@@ -136,24 +136,24 @@ void springs_project(const soft_body *b, vec3 *x) {
   }
 }
 
-double springs_omega2_bound(const soft_body *b) {
+double springs_omega2_bound(const cloth_body *b) {
   /* Gershgorin on M^-1/2 K M^-1/2 at rest: each spring contributes a block k u u^T (norm k) to
    * both diagonal entries and -k u u^T to the two off-diagonal ones, so
    * lambda_max <= max_i sum_springs k (1/m_i + 1/sqrt(m_i m_j)). */
-  double *r = core_calloc((size_t)b->n, sizeof(double));
+  double *r = core_calloc((size_t)b->p.n, sizeof(double));
   if (!r) return 0;
   for (int fam = 0; fam < FAM_COUNT; fam++) {
     const double k = family_k(b, fam);
     if (k == 0) continue;
     for (int q = b->fam_start[fam]; q < b->fam_start[fam + 1]; q++) {
       const int i = b->springs[q].i, j = b->springs[q].j;
-      const double off = k / sqrt(b->mass[i] * b->mass[j]);
-      r[i] += k / b->mass[i] + off;
-      r[j] += k / b->mass[j] + off;
+      const double off = k / sqrt(b->p.m[i] * b->p.m[j]);
+      r[i] += k / b->p.m[i] + off;
+      r[j] += k / b->p.m[j] + off;
     }
   }
   double best = 0;
-  for (int i = 0; i < b->n; i++)
+  for (int i = 0; i < b->p.n; i++)
     if (r[i] > best) best = r[i];
   core_free(r);
   return best;

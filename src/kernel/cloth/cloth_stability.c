@@ -1,4 +1,4 @@
-/* soft_stability.c — the stable substep of the explicit integrators.
+/* cloth_stability.c — the stable substep of the explicit integrators.
  *
  * Symplectic Euler on M x'' = -K x is stable while h * omega_max < 2, omega_max^2 the largest
  * eigenvalue of M^-1/2 K M^-1/2. At creation we estimate, for each stiffness family f (stretch,
@@ -10,7 +10,7 @@
  * fallback; they are about 2-3 times looser on grids (corner vertices dominate them). */
 #include <string.h>
 
-#include "world/world.h"
+#include "cloth/cloth.h"
 
 #define LANCZOS_STEPS 32
 
@@ -49,14 +49,14 @@ static double dotv(const vec3 *a, const vec3 *b, int n) {
 }
 
 /* lambda_max of M^-1/2 K_f M^-1/2 at rest for family f at unit stiffness. */
-static double family_lambda(const soft_body *b, int fam, vec3 *q, vec3 *qp, vec3 *w, vec3 *xp, vec3 *Fp, vec3 *Fm,
+static double family_lambda(const cloth_body *b, int fam, vec3 *q, vec3 *qp, vec3 *w, vec3 *xp, vec3 *Fp, vec3 *Fm,
                             const double *ism, double eps) {
-  soft_body t = *b; /* shallow copy: same topology, other parameters */
+  cloth_body t = *b; /* shallow copy: same topology, other parameters */
   t.damping = 0;
   t.stretch = fam == FAM_STRUCTURAL ? 1.0 : 0.0;
   t.shear = fam == FAM_SHEAR ? 1.0 : 0.0;
   t.bend = fam == FAM_BEND ? 1.0 : 0.0;
-  const int n = b->n;
+  const int n = b->p.n;
   uint64_t s = 0x9E3779B97F4A7C15ull; /* fixed seed: the estimate is deterministic */
   for (int i = 0; i < n; i++) {
     double c[3];
@@ -75,10 +75,10 @@ static double family_lambda(const soft_body *b, int fam, vec3 *q, vec3 *qp, vec3
   int m = 0;
   double beta_prev = 0;
   for (int j = 0; j < LANCZOS_STEPS; j++) {
-    for (int i = 0; i < n; i++) xp[i] = v3_madd(b->rest[i], q[i], eps * ism[i]);
-    soft_internal_forces(&t, xp, b->v, Fp);
-    for (int i = 0; i < n; i++) xp[i] = v3_madd(b->rest[i], q[i], -eps * ism[i]);
-    soft_internal_forces(&t, xp, b->v, Fm);
+    for (int i = 0; i < n; i++) xp[i] = v3_madd(b->p.rest[i], q[i], eps * ism[i]);
+    cloth_internal_forces(&t, xp, b->p.v, Fp);
+    for (int i = 0; i < n; i++) xp[i] = v3_madd(b->p.rest[i], q[i], -eps * ism[i]);
+    cloth_internal_forces(&t, xp, b->p.v, Fm);
     for (int i = 0; i < n; i++) w[i] = v3_scale(v3_sub(Fm[i], Fp[i]), ism[i] / (2 * eps));
     double a = dotv(q, w, n);
     for (int i = 0; i < n; i++) w[i] = v3_sub(v3_sub(w[i], v3_scale(q[i], a)), v3_scale(qp[i], beta_prev));
@@ -97,11 +97,11 @@ static double family_lambda(const soft_body *b, int fam, vec3 *q, vec3 *qp, vec3
   return isfinite(lam) && lam > 0 ? lam : 0;
 }
 
-int soft_estimate_spectrum(soft_body *b) {
+int cloth_estimate_spectrum(cloth_body *b) {
   memset(b->lambda_unit, 0, sizeof b->lambda_unit);
   b->spectrum_ok = 0;
   if (b->model == LOOM_MODEL_SPRINGS_PBD) return 0;
-  const int n = b->n;
+  const int n = b->p.n;
   vec3 *buf = core_alloc((size_t)n * 6, sizeof(vec3));
   double *ism = core_alloc((size_t)n, sizeof(double));
   if (!buf || !ism) {
@@ -111,11 +111,11 @@ int soft_estimate_spectrum(soft_body *b) {
   }
   double mmin = INFINITY, edge = 0;
   for (int i = 0; i < n; i++) {
-    ism[i] = 1.0 / sqrt(b->mass[i]);
-    mmin = fmin(mmin, b->mass[i]);
+    ism[i] = 1.0 / sqrt(b->p.m[i]);
+    mmin = fmin(mmin, b->p.m[i]);
   }
-  for (int t = 0; t < b->nt; t++) edge += v3_dist(b->rest[b->tri[3 * t]], b->rest[b->tri[3 * t + 1]]);
-  edge /= b->nt;
+  for (int t = 0; t < b->p.nt; t++) edge += v3_dist(b->p.rest[b->p.tri[3 * t]], b->p.rest[b->p.tri[3 * t + 1]]);
+  edge /= b->p.nt;
   /* displacements of at most 1e-7 of an edge: far inside the linear range, far above rounding */
   double eps = 1e-7 * edge * sqrt(mmin);
   for (int f = 0; f < FAM_COUNT; f++)

@@ -7,7 +7,7 @@
  * proximity pass pushes it out to `pad`. The velocity relative to the obstacle loses its inward
  * normal part (inelastic, as Bridson 2002 for cloth) and the tangential part is reduced by
  * mu |dv_n| (Coulomb friction impulse limited by the normal impulse). */
-#include "world/world.h"
+#include "contact/contact.h"
 
 typedef struct seg_ctx {
   const rigid_body *r;
@@ -178,56 +178,175 @@ static int shape_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3
   return 1;
 }
 
-void contact_soft_obstacles(loom_world *w, soft_body *b, const vec3 *xs, double a0, double a1, double h) {
-  (void)h;
-  for (int o = 0; o < w->order_count; o++) {
-    const rigid_body *r = w->bodies[w->order[o]].rigid;
-    if (!r) continue;
+/* Exact test of one vertex path against one obstacle; 1 and the result in *k when it needs a
+ * response. The path's box is tested against the obstacle's swept box first. */
+static int vertex_test(const rigid_body *r, double pad, vec3 lo, vec3 hi, vec3 x0, vec3 x, const step_info *s,
+                       contact_work *k, double *depth) {
+  if (d_max(x.x, x0.x) < lo.x || d_min(x.x, x0.x) > hi.x || d_max(x.y, x0.y) < lo.y || d_min(x.y, x0.y) > hi.y ||
+      d_max(x.z, x0.z) < lo.z || d_min(x.z, x0.z) > hi.z)
+    return 0;
+  vec3 pos0, pos1;
+  quat q0, q1;
+  rigid_pose_at(r, s->a0, &pos0, &q0);
+  rigid_pose_at(r, s->a1, &pos1, &q1);
+  vec3 p1 = q_rotate_inv(q1, v3_sub(x, pos1));
+  vec3 p0 = q_rotate_inv(q0, v3_sub(x0, pos0));
+  *depth = 0;
+  k->collided = 0;
+  int hit = r->shape_type == LOOM_SHAPE_MESH ? mesh_contact(r, pad, p0, p1, &k->pc, &k->nl, depth, &k->collided)
+                                             : shape_contact(r, pad, p0, p1, &k->pc, &k->nl, depth);
+  k->p0 = p0;
+  return hit;
+}
+
+static void fill_record(loom_world *w, loom_contact *c, const contact_work *k, int vertex, double depth) {
+  c->body_a = world_handle(w, k->slot_a);
+  c->body_b = world_handle(w, k->slot_b);
+  c->type_a = LOOM_FEATURE_VERTEX;
+  c->feature_a = vertex;
+  c->type_b = LOOM_FEATURE_SHAPE;
+  c->feature_b = -1;
+  c->solver = 1;
+  c->depth = depth;
+  c->id = contact_id(c->body_a, c->type_a, vertex, c->body_b, c->type_b, -1);
+}
+
+void contact_vertices_detect(loom_world *w, const body_pair *pair, const step_info *s) {
+  const particles *b = w->bodies[pair->a].pts;
+  const rigid_body *r = rigid_of_slot(&w->bodies[pair->b]);
+  if (b->frozen) return;
+  const double pad = b->thickness + r->thickness;
+  vec3 lo, hi;
+  rigid_swept_aabb(r, pad, &lo, &hi);
+  for (int i = 0; i < b->n; i++) {
+    if (b->inv_m[i] == 0) continue; /* a pinned vertex is a constraint: nothing to resolve */
+    contact_work k;
+    double depth;
+    if (!vertex_test(r, pad, lo, hi, b->x_sub[i], b->x[i], s, &k, &depth)) continue;
+    contact_work *kw;
+    loom_contact *c = contacts_push(w, &kw);
+    if (!c) continue;
+    k.slot_a = pair->a;
+    k.slot_b = pair->b;
+    *kw = k;
+    fill_record(w, c, kw, i, depth);
+  }
+}
+
+/* Applies one vertex contact: position to the corrected point, velocity relative to the obstacle
+ * without its approaching normal part, Coulomb friction on the tangential part. */
+static void apply(loom_world *w, loom_contact *c, contact_work *k, const step_info *s) {
+  particles *b = w->bodies[k->slot_a].pts;
+  const rigid_body *r = rigid_of_slot(&w->bodies[k->slot_b]);
+  const int i = c->feature_a;
+  const double mu = sqrt(b->friction * r->friction); /* geometric mean: either side at 0 means no friction */
+  if (k->collided) w->stats.collisions++;
+  if (c->depth > w->stats.max_penetration) w->stats.max_penetration = c->depth;
+  vec3 pos1;
+  quat q1;
+  rigid_pose_at(r, s->a1, &pos1, &q1);
+  vec3 pc = k->pc, nl = k->nl;
+  vec3 n = q_rotate(q1, nl);
+  vec3 vo = rigid_point_velocity(r, v3_add(pos1, q_rotate(q1, pc)));
+  vec3 v_before = b->v[i];
+  vec3 vrel = v3_sub(b->v[i], vo);
+  double vn = v3_dot(vrel, n);
+  if (vn < 0) {
+    vec3 vt = v3_madd(vrel, n, -vn);
+    double lt = v3_len(vt);
+    double dvn = -vn;
+    /* Coulomb: the tangential velocity loses at most mu |dv_n| */
+    double keep = lt <= mu * dvn ? 0.0 : 1.0 - mu * dvn / lt;
+    b->v[i] = v3_add(vo, v3_scale(vt, keep));
+    /* The substep already moved the vertex with its old tangential velocity: scale that sliding
+     * (relative to the obstacle) the same way, so static friction really holds. */
+    vec3 d = v3_sub(pc, k->p0);
+    vec3 dt = v3_madd(d, nl, -v3_dot(d, nl));
+    pc = v3_madd(pc, dt, -(1.0 - keep));
+  }
+  vec3 xn = v3_add(pos1, q_rotate(q1, pc));
+  b->x[i] = xn;
+  b->contact[i] = 1;
+  c->point = xn;
+  c->normal = n;
+  c->impulse = v3_scale(v3_sub(b->v[i], v_before), b->m[i]);
+  k->resolved = 1;
+}
+
+/* Gauss–Seidel over the vertex contacts of this substep, pair after pair in broad-phase order.
+ * Each contact was found at the predicted positions; a vertex that an earlier pair's contact moved
+ * is tested again where it is now (and may need no response any more), and it is also tested
+ * against later obstacles it was not near before. Every vertex's result depends only on its own
+ * path and the obstacles in order, so this equals resolving obstacle after obstacle.
+ * Temporary bits in particles.contact: 2 = moved by an earlier pair, 4 = handled in this pair,
+ * 8 = in the moved list. */
+void contact_vertices_respond(loom_world *w, const step_info *s, int first) {
+  contact_buffer *cb = &w->contacts;
+  arena_mark mark = arena_get_mark(&w->scratch);
+  size_t total = 0;
+  for (int o = 0; o < w->order_count; o++)
+    if (w->bodies[w->order[o]].pts) total += (size_t)w->bodies[w->order[o]].pts->n;
+  int *moved = ARENA_NEW(&w->scratch, int, 2 * total + 2, "moved vertices");
+  int nmoved = 0;
+  int at = first;
+  const int detected_end = cb->count; /* re-tests below append after it */
+  for (int pi = 0; pi < w->npairs; pi++) {
+    const int slot_a = w->pairs[pi].a, slot_b = w->pairs[pi].b;
+    particles *b = w->bodies[slot_a].pts;
+    if (!b || w->bodies[slot_b].ops->id != LOOM_KIND_RIGID || b->frozen) continue;
+    int stop = at;
+    while (stop < detected_end && cb->work[stop].slot_a == slot_a && cb->work[stop].slot_b == slot_b) stop++;
+    if (stop == at && nmoved == 0) continue;
+    const rigid_body *r = rigid_of_slot(&w->bodies[slot_b]);
     const double pad = b->thickness + r->thickness;
-    const double mu = sqrt(b->friction * r->friction); /* geometric mean: either side at 0 means no friction */
     vec3 lo, hi;
     rigid_swept_aabb(r, pad, &lo, &hi);
-    vec3 pos0, pos1;
-    quat q0, q1;
-    rigid_pose_at(r, a0, &pos0, &q0);
-    rigid_pose_at(r, a1, &pos1, &q1);
-    const int is_mesh = r->shape_type == LOOM_SHAPE_MESH;
-    for (int i = 0; i < b->n; i++) {
-      if (b->inv_m[i] == 0) continue;
-      vec3 x = b->x[i], x0 = xs[i];
-      if (d_max(x.x, x0.x) < lo.x || d_min(x.x, x0.x) > hi.x || d_max(x.y, x0.y) < lo.y || d_min(x.y, x0.y) > hi.y ||
-          d_max(x.z, x0.z) < lo.z || d_min(x.z, x0.z) > hi.z)
-        continue;
-      vec3 p1 = q_rotate_inv(q1, v3_sub(x, pos1));
-      vec3 p0 = q_rotate_inv(q0, v3_sub(x0, pos0));
-      vec3 pc, nl;
-      double depth = 0;
-      int collided = 0;
-      int hit = is_mesh ? mesh_contact(r, pad, p0, p1, &pc, &nl, &depth, &collided)
-                        : shape_contact(r, pad, p0, p1, &pc, &nl, &depth);
-      if (!hit) continue;
-      if (collided) w->stats.collisions++;
-      if (depth > w->stats.max_penetration) w->stats.max_penetration = depth;
-      vec3 n = q_rotate(q1, nl);
-      vec3 vo = rigid_point_velocity(r, v3_add(pos1, q_rotate(q1, pc)));
-      vec3 vrel = v3_sub(b->v[i], vo);
-      double vn = v3_dot(vrel, n);
-      if (vn < 0) {
-        vec3 vt = v3_madd(vrel, n, -vn);
-        double lt = v3_len(vt);
-        double dvn = -vn;
-        /* Coulomb: the tangential velocity loses at most mu |dv_n| */
-        double keep = lt <= mu * dvn ? 0.0 : 1.0 - mu * dvn / lt;
-        b->v[i] = v3_add(vo, v3_scale(vt, keep));
-        /* The substep already moved the vertex with its old tangential velocity: scale that
-         * sliding (relative to the obstacle) the same way, so static friction really holds. */
-        vec3 d = v3_sub(pc, p0);
-        vec3 dt = v3_madd(d, nl, -v3_dot(d, nl));
-        pc = v3_madd(pc, dt, -(1.0 - keep));
+    for (int j = 0; j < nmoved; j++)
+      if (moved[2 * j] == slot_a) b->contact[moved[2 * j + 1]] |= 2;
+    for (int c = at; c < stop; c++) {
+      loom_contact *rec = &cb->items[c];
+      contact_work *k = &cb->work[c];
+      const int i = rec->feature_a;
+      b->contact[i] |= 4;
+      if (b->contact[i] & 2) {
+        /* moved since it was found: evaluate again where it is now */
+        double depth;
+        if (!vertex_test(r, pad, lo, hi, b->x_sub[i], b->x[i], s, k, &depth)) continue;
+        rec->depth = depth;
       }
-      vec3 xn = v3_add(pos1, q_rotate(q1, pc));
-      b->x[i] = xn;
-      b->contact[i] = 1;
+      apply(w, rec, k, s);
     }
+    /* moved vertices without a contact here may have been pushed into this obstacle */
+    for (int j = 0; j < nmoved; j++) {
+      if (moved[2 * j] != slot_a) continue;
+      const int i = moved[2 * j + 1];
+      if (b->contact[i] & 4) continue;
+      contact_work k;
+      double depth;
+      if (!vertex_test(r, pad, lo, hi, b->x_sub[i], b->x[i], s, &k, &depth)) continue;
+      contact_work *kw;
+      loom_contact *rec = contacts_push(w, &kw);
+      if (!rec) continue;
+      k.slot_a = slot_a;
+      k.slot_b = slot_b;
+      *kw = k;
+      fill_record(w, rec, kw, i, depth);
+      apply(w, rec, kw, s);
+    }
+    for (int j = 0; j < nmoved; j++)
+      if (moved[2 * j] == slot_a) b->contact[moved[2 * j + 1]] &= (uint8_t)~2;
+    for (int c = at; c < stop; c++) {
+      const int i = cb->items[c].feature_a;
+      b->contact[i] &= (uint8_t)~4;
+      if (cb->work[c].resolved && moved && !(b->contact[i] & 8) && (size_t)nmoved < total) {
+        b->contact[i] |= 8;
+        moved[2 * nmoved] = slot_a;
+        moved[2 * nmoved + 1] = i;
+        nmoved++;
+      }
+    }
+    at = stop;
   }
+  for (int j = 0; j < nmoved; j++) w->bodies[moved[2 * j]].pts->contact[moved[2 * j + 1]] &= 1;
+  arena_release(&w->scratch, mark);
 }

@@ -183,3 +183,8 @@ void *arena_alloc(arena *a, size_t bytes, const char *name) {
   if (a->used + a->overflow_bytes > a->high_water) a->high_water = a->used + a->overflow_bytes;
   return b->data;
 }
+
+void core_assert_fail(const char *cond, const char *msg, const char *file, int line) {
+  fprintf(stderr, "%s:%d: internal invariant broken: %s (%s)\n", file, line, msg, cond);
+  abort();
+}

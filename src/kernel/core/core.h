@@ -16,6 +16,8 @@
 int loom_fail(const char *fmt, ...) LOOM_PRINTF(1, 2);
 /* Prefixes the current error message with "prefix: ". */
 void loom_error_prefix(const char *prefix);
+/* A broken internal invariant (LOOM_ASSERT in checked builds): prints and aborts. */
+void core_assert_fail(const char *cond, const char *msg, const char *file, int line);
 
 /* Allocation that reports failure through loom_fail (returns NULL). count * size is checked for
  * overflow; a zero-sized request returns a valid unique pointer. */

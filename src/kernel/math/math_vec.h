@@ -5,6 +5,8 @@
 #include <math.h>
 #include "loom.h"
 
+#define LOOM_PI 3.14159265358979323846
+
 typedef loom_vec3 vec3;
 typedef loom_quat quat;
 /* Row-major 3x3 matrix: m[row][col]. */

@@ -11,7 +11,6 @@
 #define BOX_MAX_DIVISIONS 1024
 #define CAPSULE_MAX_RINGS (MESH_MAX_SEGMENTS / 2)
 
-static const double PI = 3.14159265358979323846;
 
 /* ---- argument checks (messages name the parameter as loom.h does) ---------------------------- */
 
@@ -158,7 +157,7 @@ static loom_mesh *revolve(int seg, int nc, const double *rho, const double *z, d
     return NULL;
   }
   for (int j = 0; j < seg; j++) {
-    double phi = 2.0 * PI * j / seg;
+    double phi = 2.0 * LOOM_PI * j / seg;
     cs[2 * j] = cos(phi);
     cs[2 * j + 1] = sin(phi);
   }
@@ -204,7 +203,7 @@ LOOM_API loom_mesh *loom_mesh_sphere(double r, int segments, int rings) {
   if (!rho) return NULL;
   double *z = rho + nc;
   for (int k = 0; k < nc; k++) {
-    double th = PI * (k + 1) / rings; /* polar angle from +z */
+    double th = LOOM_PI * (k + 1) / rings; /* polar angle from +z */
     rho[k] = r * sin(th);
     z[k] = r * cos(th);
   }
@@ -249,7 +248,7 @@ LOOM_API loom_mesh *loom_mesh_capsule(double r, double half_h, int segments, int
   for (int k = 0; k < rings; k++) {
     /* Circle k + 1 of the top cap at polar angle (k + 1) / rings * pi / 2; the equator is set
      * exactly (cos(pi / 2) is 6e-17, not 0), and the bottom cap mirrors the top bit for bit. */
-    double th = 0.5 * PI * (k + 1) / rings;
+    double th = 0.5 * LOOM_PI * (k + 1) / rings;
     double s = k + 1 == rings ? 1.0 : sin(th), c = k + 1 == rings ? 0.0 : cos(th);
     rho[k] = r * s;
     z[k] = half_h + r * c;
@@ -279,12 +278,12 @@ LOOM_API loom_mesh *loom_mesh_torus(double R, double r, int major, int minor) {
     return NULL;
   }
   for (int j = 0; j < minor; j++) {
-    double th = 2.0 * PI * j / minor; /* around the tube, 0 = outer equator */
+    double th = 2.0 * LOOM_PI * j / minor; /* around the tube, 0 = outer equator */
     cs[2 * j] = cos(th);
     cs[2 * j + 1] = sin(th);
   }
   for (int i = 0; i < major; i++) {
-    double phi = 2.0 * PI * i / major, cp = cos(phi), sp = sin(phi);
+    double phi = 2.0 * LOOM_PI * i / major, cp = cos(phi), sp = sin(phi);
     for (int j = 0; j < minor; j++) {
       double rho = R + r * cs[2 * j];
       m->v[i * minor + j] = v3(rho * cp, rho * sp, r * cs[2 * j + 1]);

@@ -2,7 +2,9 @@
  * over a step, distance queries. Dynamic rigid bodies arrive with document 003's solver. */
 #include <string.h>
 
-#include "world/world.h"
+#include <stddef.h>
+
+#include "rigid/rigid.h"
 
 LOOM_API void loom_rigid_def_default(loom_rigid_def *def) {
   if (!def) return;
@@ -89,15 +91,15 @@ static int build_mesh_shape(rigid_body *r, const loom_mesh *src) {
   core_free(hi);
   if (rc != 0) return -1;
   loom_mesh_aabb(m, &r->local_lo, &r->local_hi);
-  r->render = loom_mesh_copy(src);
-  return r->render ? 0 : -1;
+  return 0;
 }
 
-int rigid_create(loom_world *w, int slot, const loom_rigid_def *def) {
+int rigid_create(loom_world *w, int slot, const void *vdef) {
+  const loom_rigid_def *def = vdef;
   if (validate(def) != 0) return -1;
   rigid_body *r = core_calloc(1, sizeof *r);
   if (!r) return -1;
-  w->bodies[slot].rigid = r;
+  w->bodies[slot].data = r;
   r->shape_type = def->shape;
   r->motion = def->motion;
   r->pos = r->pos0 = r->target_pos = def->position;
@@ -110,39 +112,35 @@ int rigid_create(loom_world *w, int slot, const loom_rigid_def *def) {
   case LOOM_SHAPE_SPHERE:
     s->type = GEOM_SPHERE;
     s->radius = def->radius;
-    r->render = loom_mesh_sphere(def->radius, 48, 24);
     break;
   case LOOM_SHAPE_BOX:
     s->type = GEOM_BOX;
     s->half = def->half_extents;
-    r->render = loom_mesh_box(def->half_extents.x, def->half_extents.y, def->half_extents.z, 1);
     break;
   case LOOM_SHAPE_CAPSULE:
     s->type = GEOM_CAPSULE;
     s->radius = def->radius;
     s->half_h = def->half_height;
-    r->render = loom_mesh_capsule(def->radius, def->half_height, 32, 8);
     break;
   case LOOM_SHAPE_CYLINDER:
     s->type = GEOM_CYLINDER;
     s->radius = def->radius;
     s->half_h = def->half_height;
-    r->render = loom_mesh_cylinder(def->radius, def->half_height, 48, 1);
     break;
   case LOOM_SHAPE_MESH:
     if (build_mesh_shape(r, def->mesh) != 0) return -1;
     return rigid_build_features(r);
   }
-  if (!r->render) return -1;
   vec3 e = geom_shape_extent(s);
   r->local_lo = v3_neg(e);
   r->local_hi = e;
   return rigid_build_features(r);
 }
 
-void rigid_free(rigid_body *r) {
+void rigid_free(void *data) {
+  rigid_body *r = data;
+  if (!r) return;
   loom_mesh_destroy(r->mesh);
-  loom_mesh_destroy(r->render);
   bvh_free(&r->tree);
   core_free(r->tri_normal);
   core_free(r->feat_pt);
@@ -151,7 +149,7 @@ void rigid_free(rigid_body *r) {
   core_free(r->feat_seg_n);
   core_free(r->feat_pt_r);
   core_free(r->feat_seg_r);
-  memset(r, 0, sizeof *r);
+  core_free(r);
 }
 
 void rigid_pose_at(const rigid_body *r, double a, vec3 *pos, quat *q) {
@@ -246,7 +244,7 @@ double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n) {
 
 static rigid_body *rigid_of(const loom_world *w, int handle, const char *fn) {
   int slot = world_slot(w, handle, LOOM_KIND_RIGID, fn);
-  return slot < 0 ? NULL : w->bodies[slot].rigid;
+  return slot < 0 ? NULL : rigid_of_slot(&w->bodies[slot]);
 }
 
 LOOM_API int loom_rigid_pose(const loom_world *w, int body, loom_vec3 *position, loom_quat *orientation) {
@@ -297,9 +295,18 @@ LOOM_API int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *posit
   return 0;
 }
 
-LOOM_API const loom_mesh *loom_rigid_render_mesh(const loom_world *w, int body) {
-  rigid_body *r = rigid_of(w, body, "rigid:render_mesh");
-  return r ? r->render : NULL;
+/* Drawing data is not kept in the body: the tessellation is made when asked for. */
+LOOM_API loom_mesh *loom_rigid_shape_mesh(const loom_world *w, int body) {
+  rigid_body *r = rigid_of(w, body, "rigid:shape_mesh");
+  if (!r) return NULL;
+  const geom_shape *s = &r->shape;
+  switch (r->shape_type) {
+  case LOOM_SHAPE_SPHERE: return loom_mesh_sphere(s->radius, 48, 24);
+  case LOOM_SHAPE_BOX: return loom_mesh_box(s->half.x, s->half.y, s->half.z, 1);
+  case LOOM_SHAPE_CAPSULE: return loom_mesh_capsule(s->radius, s->half_h, 32, 8);
+  case LOOM_SHAPE_CYLINDER: return loom_mesh_cylinder(s->radius, s->half_h, 48, 1);
+  default: return loom_mesh_copy(r->mesh);
+  }
 }
 
 LOOM_API int loom_rigid_distance(const loom_world *w, int body, const loom_vec3 *p, double *distance, loom_vec3 *normal) {

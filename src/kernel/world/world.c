@@ -1,4 +1,5 @@
-/* world.c — worlds, body handles, the step pipeline, messages and statistics. */
+/* world.c — worlds, body slots and handles, messages, statistics, the particle arrays every
+ * particle kind shares. Nothing here knows a particular kind: kinds come through body_kind. */
 #include "world/world.h"
 
 #include <stdarg.h>
@@ -21,8 +22,7 @@ static int check_vec(const vec3 *v, const char *fn, const char *what) {
 }
 
 static int check_dt(double dt, const char *fn) {
-  if (!(dt > 0) || !isfinite(dt) || dt > 1.0)
-    return loom_fail("%s: 'dt' must be a number in (0, 1] s, got %g", fn, dt);
+  if (!(dt > 0) || !isfinite(dt) || dt > 1.0) return loom_fail("%s: 'dt' must be a number in (0, 1] s, got %g", fn, dt);
   return 0;
 }
 
@@ -49,19 +49,12 @@ LOOM_API loom_world *loom_world_create(const loom_world_def *def) {
 }
 
 static void free_body(body_slot *b) {
-  if (b->soft) {
-    soft_free(b->soft);
-    core_free(b->soft);
-  }
-  if (b->rigid) {
-    rigid_free(b->rigid);
-    core_free(b->rigid);
-  }
+  if (b->ops && b->data) b->ops->free(b->data);
   core_free(b->name);
-  b->soft = NULL;
-  b->rigid = NULL;
+  b->data = NULL;
+  b->pts = NULL;
   b->name = NULL;
-  b->kind = LOOM_KIND_NONE;
+  b->ops = NULL;
 }
 
 LOOM_API void loom_world_destroy(loom_world *w) {
@@ -74,6 +67,8 @@ LOOM_API void loom_world_destroy(loom_world *w) {
   core_free(w->groups);
   core_free(w->bodies);
   core_free(w->order);
+  core_free(w->contacts.items);
+  core_free(w->contacts.work);
   arena_destroy(&w->scratch);
   core_free(w);
 }
@@ -85,9 +80,10 @@ LOOM_API int loom_world_set_dt(loom_world *w, double dt) {
   if (!w) return loom_fail("loom_world_set_dt: world is NULL");
   if (check_dt(dt, "loom_world_set_dt")) return -1;
   w->dt = dt;
+  /* derived values that depend on dt (a cloth's automatic substeps) */
   for (int i = 0; i < w->order_count; i++) {
     body_slot *b = &w->bodies[w->order[i]];
-    if (b->soft) soft_update_substeps(b->soft, dt);
+    if (b->ops->param_changed) b->ops->param_changed(w, b, NULL);
   }
   return 0;
 }
@@ -116,30 +112,45 @@ LOOM_API int loom_world_set_wind(loom_world *w, const loom_vec3 *wind) {
 
 /* ---- handles ---------------------------------------------------------------------------------- */
 
-/* handle = generation (15 bits) << 16 | (slot + 1); 0 is never a valid handle. */
-int world_handle(const loom_world *w, int slot) {
-  return (int)(((uint32_t)(w->bodies[slot].generation & 0x7fff) << 16) | (uint32_t)(slot + 1));
+int world_handle(const loom_world *w, int slot) { return handle_pack(slot, w->bodies[slot].generation); }
+
+static int live_slot(const loom_world *w, int handle) {
+  int slot = handle_slot(handle);
+  if (slot < 0 || slot >= w->body_slots || !w->bodies[slot].ops ||
+      (w->bodies[slot].generation & 0x7fff) != handle_generation(handle))
+    return -1;
+  return slot;
 }
 
 int world_slot(const loom_world *w, int handle, int kind, const char *fn) {
   if (!w) return loom_fail("%s: world is NULL", fn);
-  int slot = (handle & 0xffff) - 1;
-  int gen = (handle >> 16) & 0x7fff;
-  if (handle <= 0 || slot < 0 || slot >= w->body_slots || w->bodies[slot].kind == LOOM_KIND_NONE ||
-      (w->bodies[slot].generation & 0x7fff) != gen)
-    return loom_fail("%s: invalid or stale body handle %d", fn, handle);
-  if (kind != LOOM_KIND_NONE && w->bodies[slot].kind != kind)
-    return loom_fail("%s: body '%s' is not a %s", fn, w->bodies[slot].name, kind == LOOM_KIND_CLOTH ? "soft body" : "rigid body");
+  int slot = live_slot(w, handle);
+  if (slot < 0) return loom_fail("%s: invalid or stale body handle %d", fn, handle);
+  const body_kind *k = w->bodies[slot].ops;
+  if (kind != LOOM_KIND_NONE && k->id != kind) {
+    const body_kind *want = world_kind(kind);
+    return loom_fail("%s: body '%s' is a %s body, not a %s body", fn, w->bodies[slot].name, k->name,
+                     want ? want->name : "?");
+  }
   return slot;
 }
 
-int world_new_body(loom_world *w, const char *name, const char *fn) {
+int world_particle_slot(const loom_world *w, int handle, const char *fn) {
+  int slot = world_slot(w, handle, LOOM_KIND_NONE, fn);
+  if (slot < 0) return -1;
+  if (!w->bodies[slot].pts)
+    return loom_fail("%s: body '%s' is a %s body, not a soft body (it has no vertices)", fn, w->bodies[slot].name,
+                     w->bodies[slot].ops->name);
+  return slot;
+}
+
+static int new_slot(loom_world *w, const char *name, const char *fn) {
   if (!name || !name[0]) return loom_fail("%s: 'name' must be a non-empty string", fn);
   if (strlen(name) > 200) return loom_fail("%s: 'name' is longer than 200 characters", fn);
   if (loom_world_find(w, name)) return loom_fail("%s: a body named '%s' already exists", fn, name);
   int slot = -1;
   for (int i = 0; i < w->body_slots; i++)
-    if (w->bodies[i].kind == LOOM_KIND_NONE && !w->bodies[i].name) {
+    if (!w->bodies[i].ops && !w->bodies[i].name) {
       slot = i;
       break;
     }
@@ -149,13 +160,10 @@ int world_new_body(loom_world *w, const char *name, const char *fn) {
       int cap = w->body_cap ? w->body_cap * 2 : 8;
       body_slot *nb = core_realloc(w->bodies, (size_t)cap, sizeof(body_slot));
       if (!nb) return -1;
-      int32_t *no = core_realloc(w->order, (size_t)cap, sizeof(int32_t));
-      if (!no) {
-        w->bodies = nb;
-        return -1;
-      }
-      memset(nb + w->body_cap, 0, sizeof(body_slot) * (size_t)(cap - w->body_cap));
       w->bodies = nb;
+      int32_t *no = core_realloc(w->order, (size_t)cap, sizeof(int32_t));
+      if (!no) return -1;
+      memset(nb + w->body_cap, 0, sizeof(body_slot) * (size_t)(cap - w->body_cap));
       w->order = no;
       w->body_cap = cap;
     }
@@ -167,72 +175,102 @@ int world_new_body(loom_world *w, const char *name, const char *fn) {
   return slot;
 }
 
-/* Makes a slot created by world_new_body live (after its soft/rigid part was built). */
-static void world_commit_body(loom_world *w, int slot, int kind) {
-  w->bodies[slot].kind = kind;
-  w->order[w->order_count++] = slot;
-}
-
-static void world_abandon_body(loom_world *w, int slot) {
+int world_add_body(loom_world *w, const body_kind *k, const char *name, int (*create)(loom_world *, int, const void *),
+                   const void *def) {
+  int slot = new_slot(w, name, k->name);
+  if (slot < 0) return 0;
   body_slot *b = &w->bodies[slot];
-  free_body(b);
-  b->generation++;
-  if (slot == w->body_slots - 1) w->body_slots--;
+  if (create(w, slot, def) != 0) {
+    /* the kind's free takes what create made so far */
+    b->ops = k;
+    free_body(b);
+    b->generation++;
+    if (slot == w->body_slots - 1) w->body_slots--;
+    return 0;
+  }
+  b->ops = k;
+  w->order[w->order_count++] = slot;
+  if (k->param_changed) k->param_changed(w, b, NULL);
+  int h = world_handle(w, slot);
+  if (world_reserve_scratch(w) != 0) {
+    loom_body_destroy(w, h);
+    return 0;
+  }
+  return h;
 }
 
-void world_message(loom_world *w, const char *fmt, ...) {
-  char *dst = w->messages[w->message_count % WORLD_MESSAGES];
+void world_message(loom_world *w, int severity, int body, const char *fmt, ...) {
+  int at = w->message_count % WORLD_MESSAGES;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(dst, WORLD_MESSAGE_LEN, fmt, ap);
+  vsnprintf(w->messages[at], WORLD_MESSAGE_LEN, fmt, ap);
   va_end(ap);
+  w->message_severity[at] = severity;
+  w->message_body[at] = body >= 0 ? world_handle(w, body) : 0;
   w->message_count++;
 }
 
+/* Every body's scratch coexists during a step (the phases interleave the bodies). */
 int world_reserve_scratch(loom_world *w) {
-  size_t need = 0;
+  size_t need = 4096 + sizeof(body_pair) * ((size_t)w->order_count * (size_t)w->order_count / 2 + 1) + 64;
+  int vertices = 0;
   for (int i = 0; i < w->order_count; i++) {
     body_slot *b = &w->bodies[w->order[i]];
-    if (b->soft) {
-      size_t s = soft_scratch_bytes(b->soft);
-      if (s > need) need = s;
+    if (b->ops->scratch_bytes) need += b->ops->scratch_bytes(b) + 64;
+    if (b->pts) {
+      need += 4 * sizeof(vec3) * (size_t)b->pts->n + 256;
+      vertices += b->pts->n;
     }
   }
-  return arena_reserve(&w->scratch, need + 4096);
+  /* the contact buffer: room for every vertex touching something, grown later only if a substep
+   * finds more contacts than that */
+  contact_buffer *c = &w->contacts;
+  if (c->cap < vertices + 256) {
+    int cap = vertices + 256;
+    loom_contact *items = core_realloc(c->items, (size_t)cap, sizeof(loom_contact));
+    if (!items) return -1;
+    c->items = items;
+    contact_work *wk = core_realloc(c->work, (size_t)cap, sizeof(contact_work));
+    if (!wk) return -1;
+    c->work = wk;
+    c->cap = cap;
+  }
+  return arena_reserve(&w->scratch, need);
+}
+
+/* ---- particles -------------------------------------------------------------------------------- */
+
+int particles_alloc(particles *p, int n, int nt) {
+  p->n = n;
+  p->nt = nt;
+  p->x = core_calloc((size_t)n, sizeof(vec3));
+  p->v = core_calloc((size_t)n, sizeof(vec3));
+  p->f = core_calloc((size_t)n, sizeof(vec3));
+  p->rest = core_calloc((size_t)n, sizeof(vec3));
+  p->m = core_calloc((size_t)n, sizeof(double));
+  p->inv_m = core_calloc((size_t)n, sizeof(double));
+  p->pin_group = core_alloc((size_t)n, sizeof(int32_t));
+  p->contact = core_calloc((size_t)n, 1);
+  p->tri = core_alloc((size_t)(nt > 0 ? nt : 1) * 3, sizeof(int32_t));
+  if (!p->x || !p->v || !p->f || !p->rest || !p->m || !p->inv_m || !p->pin_group || !p->contact || !p->tri) return -1;
+  for (int i = 0; i < n; i++) p->pin_group[i] = -1;
+  return 0;
+}
+
+void particles_free(particles *p) {
+  core_free(p->x);
+  core_free(p->v);
+  core_free(p->f);
+  core_free(p->rest);
+  core_free(p->m);
+  core_free(p->inv_m);
+  core_free(p->pin_group);
+  core_free(p->contact);
+  core_free(p->tri);
+  memset(p, 0, sizeof *p);
 }
 
 /* ---- bodies ----------------------------------------------------------------------------------- */
-
-LOOM_API int loom_cloth_create(loom_world *w, const loom_cloth_def *def) {
-  if (!w) return loom_fail("cloth: world is NULL"), 0;
-  if (!def) return loom_fail("cloth: definition is NULL"), 0;
-  int slot = world_new_body(w, def->name, "cloth");
-  if (slot < 0) return 0;
-  if (soft_create(w, slot, def) != 0) {
-    world_abandon_body(w, slot);
-    return 0;
-  }
-  world_commit_body(w, slot, LOOM_KIND_CLOTH);
-  soft_update_substeps(w->bodies[slot].soft, w->dt);
-  if (world_reserve_scratch(w) != 0) {
-    loom_body_destroy(w, world_handle(w, slot));
-    return 0;
-  }
-  return world_handle(w, slot);
-}
-
-LOOM_API int loom_rigid_create(loom_world *w, const loom_rigid_def *def) {
-  if (!w) return loom_fail("rigid: world is NULL"), 0;
-  if (!def) return loom_fail("rigid: definition is NULL"), 0;
-  int slot = world_new_body(w, def->name, "rigid");
-  if (slot < 0) return 0;
-  if (rigid_create(w, slot, def) != 0) {
-    world_abandon_body(w, slot);
-    return 0;
-  }
-  world_commit_body(w, slot, LOOM_KIND_RIGID);
-  return world_handle(w, slot);
-}
 
 LOOM_API int loom_body_destroy(loom_world *w, int handle) {
   int slot = world_slot(w, handle, LOOM_KIND_NONE, "loom_body_destroy");
@@ -253,6 +291,7 @@ LOOM_API int loom_body_destroy(loom_world *w, int handle) {
   for (int i = 0; i < w->order_count; i++)
     if (w->order[i] != slot) w->order[k++] = w->order[i];
   w->order_count = k;
+  w->contacts.count = 0; /* contacts name bodies by handle: a stale one must not be read */
   body_slot *b = &w->bodies[slot];
   free_body(b);
   b->generation++;
@@ -277,11 +316,8 @@ LOOM_API int loom_world_find(const loom_world *w, const char *name) {
 
 LOOM_API int loom_body_kind(const loom_world *w, int handle) {
   if (!w) return LOOM_KIND_NONE;
-  int slot = (handle & 0xffff) - 1;
-  int gen = (handle >> 16) & 0x7fff;
-  if (handle <= 0 || slot < 0 || slot >= w->body_slots || (w->bodies[slot].generation & 0x7fff) != gen)
-    return LOOM_KIND_NONE;
-  return w->bodies[slot].kind;
+  int slot = live_slot(w, handle);
+  return slot < 0 ? LOOM_KIND_NONE : w->bodies[slot].ops->id;
 }
 
 LOOM_API const char *loom_body_name(const loom_world *w, int handle) {
@@ -292,107 +328,85 @@ LOOM_API const char *loom_body_name(const loom_world *w, int handle) {
 LOOM_API int loom_body_frozen(const loom_world *w, int handle) {
   int slot = world_slot(w, handle, LOOM_KIND_NONE, "loom_body_frozen");
   if (slot < 0) return 0;
-  return w->bodies[slot].soft ? w->bodies[slot].soft->frozen : 0;
+  return w->bodies[slot].pts ? w->bodies[slot].pts->frozen : 0;
 }
 
 LOOM_API int loom_body_unfreeze(loom_world *w, int handle) {
   int slot = world_slot(w, handle, LOOM_KIND_NONE, "loom_body_unfreeze");
   if (slot < 0) return -1;
-  if (w->bodies[slot].soft) w->bodies[slot].soft->frozen = 0;
+  if (w->bodies[slot].pts) w->bodies[slot].pts->frozen = 0;
   return 0;
 }
 
-LOOM_API int loom_body_set_param(loom_world *w, int handle, const char *name, double value) {
-  int slot = world_slot(w, handle, LOOM_KIND_NONE, "set_param");
-  if (slot < 0) return -1;
-  body_slot *b = &w->bodies[slot];
-  if (!name) return loom_fail("set_param: parameter name is NULL");
-  if (b->soft) {
-    if (soft_set_param(b->soft, name, value, w->dt, b->name) != 0) return -1;
-    return world_reserve_scratch(w);
-  }
-  rigid_body *r = b->rigid;
-  if (!isfinite(value)) return loom_fail("rigid '%s': '%s' must be finite, got %g", b->name, name, value);
-  if (!strcmp(name, "friction")) {
-    if (value < 0) return loom_fail("rigid '%s': 'friction' must be >= 0, got %g", b->name, value);
-    r->friction = value;
-  } else if (!strcmp(name, "restitution")) {
-    if (value < 0 || value > 1) return loom_fail("rigid '%s': 'restitution' must be in [0, 1], got %g", b->name, value);
-    r->restitution = value;
-  } else if (!strcmp(name, "thickness")) {
-    if (value < 0) return loom_fail("rigid '%s': 'thickness' must be >= 0, got %g", b->name, value);
-    r->thickness = value;
-  } else {
-    return loom_fail("rigid '%s': unknown parameter '%s' (friction, restitution, thickness)", b->name, name);
-  }
-  return 0;
-}
-
-LOOM_API int loom_body_get_param(const loom_world *w, int handle, const char *name, double *out) {
-  int slot = world_slot(w, handle, LOOM_KIND_NONE, "get_param");
+LOOM_API int loom_body_aabb(const loom_world *w, int handle, loom_vec3 *lo, loom_vec3 *hi) {
+  int slot = world_slot(w, handle, LOOM_KIND_NONE, "aabb");
   if (slot < 0) return -1;
   const body_slot *b = &w->bodies[slot];
-  if (!name || !out) return loom_fail("get_param: NULL argument");
-  if (b->soft) return soft_get_param(b->soft, name, out);
-  const rigid_body *r = b->rigid;
-  if (!strcmp(name, "friction"))
-    *out = r->friction;
-  else if (!strcmp(name, "restitution"))
-    *out = r->restitution;
-  else if (!strcmp(name, "thickness"))
-    *out = r->thickness;
-  else
-    return loom_fail("rigid '%s': unknown parameter '%s'", b->name, name);
+  vec3 l = v3(INFINITY, INFINITY, INFINITY), h = v3(-INFINITY, -INFINITY, -INFINITY);
+  if (b->pts) {
+    for (int i = 0; i < b->pts->n; i++) {
+      l = v3_min(l, b->pts->x[i]);
+      h = v3_max(h, b->pts->x[i]);
+    }
+  } else if (b->ops->aabb) {
+    b->ops->aabb(b, &l, &h);
+  }
+  if (lo) *lo = l;
+  if (hi) *hi = h;
   return 0;
 }
 
-/* ---- soft body arrays --------------------------------------------------------------------------- */
+/* ---- particle arrays ---------------------------------------------------------------------------- */
 
-static soft_body *soft_of(const loom_world *w, int handle, const char *fn) {
-  int slot = world_slot(w, handle, LOOM_KIND_CLOTH, fn);
-  return slot < 0 ? NULL : w->bodies[slot].soft;
+static particles *pts_of(const loom_world *w, int handle, const char *fn) {
+  int slot = world_particle_slot(w, handle, fn);
+  return slot < 0 ? NULL : w->bodies[slot].pts;
 }
 
 LOOM_API int loom_body_vertex_count(const loom_world *w, int handle) {
   int slot = world_slot(w, handle, LOOM_KIND_NONE, "vertex_count");
   if (slot < 0) return -1;
-  return w->bodies[slot].soft ? w->bodies[slot].soft->n : 0;
+  return w->bodies[slot].pts ? w->bodies[slot].pts->n : 0;
 }
 
 LOOM_API loom_vec3 *loom_body_x(loom_world *w, int handle) {
-  soft_body *b = soft_of(w, handle, "loom_body_x");
-  return b ? b->x : NULL;
+  particles *p = pts_of(w, handle, "loom_body_x");
+  return p ? p->x : NULL;
 }
 LOOM_API loom_vec3 *loom_body_v(loom_world *w, int handle) {
-  soft_body *b = soft_of(w, handle, "loom_body_v");
-  return b ? b->v : NULL;
+  particles *p = pts_of(w, handle, "loom_body_v");
+  return p ? p->v : NULL;
 }
 LOOM_API loom_vec3 *loom_body_f(loom_world *w, int handle) {
-  soft_body *b = soft_of(w, handle, "loom_body_f");
-  return b ? b->f : NULL;
+  particles *p = pts_of(w, handle, "loom_body_f");
+  return p ? p->f : NULL;
 }
 LOOM_API double *loom_body_m(loom_world *w, int handle) {
-  soft_body *b = soft_of(w, handle, "loom_body_m");
-  return b ? b->m : NULL;
+  particles *p = pts_of(w, handle, "loom_body_m");
+  return p ? p->m : NULL;
+}
+LOOM_API const double *loom_body_inv_mass(const loom_world *w, int handle) {
+  particles *p = pts_of(w, handle, "loom_body_inv_mass");
+  return p ? p->inv_m : NULL;
 }
 LOOM_API const loom_vec3 *loom_body_rest(const loom_world *w, int handle) {
-  soft_body *b = soft_of(w, handle, "loom_body_rest");
-  return b ? b->rest : NULL;
+  particles *p = pts_of(w, handle, "loom_body_rest");
+  return p ? p->rest : NULL;
 }
 
 LOOM_API const int32_t *loom_body_triangles(const loom_world *w, int handle, int *count) {
-  soft_body *b = soft_of(w, handle, "loom_body_triangles");
-  if (count) *count = b ? b->nt : 0;
-  return b ? b->tri : NULL;
+  particles *p = pts_of(w, handle, "loom_body_triangles");
+  if (count) *count = p ? p->nt : 0;
+  return p ? p->tri : NULL;
 }
 
 LOOM_API const uint8_t *loom_body_contacts(const loom_world *w, int handle) {
-  soft_body *b = soft_of(w, handle, "loom_body_contacts");
-  return b ? b->contact : NULL;
+  particles *p = pts_of(w, handle, "loom_body_contacts");
+  return p ? p->contact : NULL;
 }
 
 LOOM_API int loom_body_vertex_near(const loom_world *w, int handle, const loom_vec3 *p) {
-  soft_body *b = soft_of(w, handle, "vertex_near");
+  particles *b = pts_of(w, handle, "vertex_near");
   if (!b) return -1;
   if (!p || !v3_isfinite(*p)) return loom_fail("vertex_near: point must be finite"), -1;
   int best = -1;
@@ -407,19 +421,8 @@ LOOM_API int loom_body_vertex_near(const loom_world *w, int handle, const loom_v
   return best;
 }
 
-LOOM_API int loom_body_spring_counts(const loom_world *w, int handle, int *structural, int *shear, int *bend) {
-  soft_body *b = soft_of(w, handle, "spring_counts");
-  if (!b) return -1;
-  int c[FAM_COUNT];
-  for (int f = 0; f < FAM_COUNT; f++) c[f] = b->springs ? b->fam_start[f + 1] - b->fam_start[f] : 0;
-  if (structural) *structural = c[FAM_STRUCTURAL];
-  if (shear) *shear = c[FAM_SHEAR];
-  if (bend) *bend = c[FAM_BEND];
-  return 0;
-}
-
 LOOM_API int loom_body_add_acceleration(loom_world *w, int handle, const loom_vec3 *a) {
-  soft_body *b = soft_of(w, handle, "add_acceleration");
+  particles *b = pts_of(w, handle, "add_acceleration");
   if (!b) return -1;
   if (check_vec(a, "add_acceleration", "acceleration")) return -1;
   const vec3 acc = *a;
@@ -434,102 +437,15 @@ LOOM_API int loom_body_add_acceleration(loom_world *w, int handle, const loom_ve
   return 0;
 }
 
-LOOM_API int loom_body_internal_forces(loom_world *w, int handle, loom_vec3 *out) {
-  soft_body *b = soft_of(w, handle, "internal_forces");
-  if (!b) return -1;
-  if (!out) return loom_fail("internal_forces: output array is NULL");
-  soft_internal_forces(b, b->x, b->v, out);
-  return 0;
-}
-
-LOOM_API int loom_body_aabb(const loom_world *w, int handle, loom_vec3 *lo, loom_vec3 *hi) {
-  int slot = world_slot(w, handle, LOOM_KIND_NONE, "aabb");
-  if (slot < 0) return -1;
-  const body_slot *b = &w->bodies[slot];
-  vec3 l = v3(INFINITY, INFINITY, INFINITY), h = v3(-INFINITY, -INFINITY, -INFINITY);
-  if (b->soft) {
-    for (int i = 0; i < b->soft->n; i++) {
-      l = v3_min(l, b->soft->x[i]);
-      h = v3_max(h, b->soft->x[i]);
-    }
-  } else {
-    rigid_swept_aabb(b->rigid, 0, &l, &h);
-  }
-  if (lo) *lo = l;
-  if (hi) *hi = h;
-  return 0;
-}
-
-/* ---- step ------------------------------------------------------------------------------------------ */
-
 LOOM_API void loom_world_clear_forces(loom_world *w) {
   if (!w) return;
   for (int i = 0; i < w->order_count; i++) {
-    soft_body *b = w->bodies[w->order[i]].soft;
-    if (b) memset(b->f, 0, sizeof(vec3) * (size_t)b->n);
+    particles *p = w->bodies[w->order[i]].pts;
+    if (p) memset(p->f, 0, sizeof(vec3) * (size_t)p->n);
   }
 }
 
-LOOM_API int loom_world_step(loom_world *w) {
-  if (!w) return 0;
-  double t0 = loom_clock();
-  int messages_before = w->message_count;
-  const double dt = w->dt;
-  arena_mark mark = arena_get_mark(&w->scratch);
-
-  w->stats.contacts = 0;
-  w->stats.collisions = 0;
-  w->stats.impact_zones = 0;
-  w->stats.iterations = 0;
-  w->stats.substeps = 0;
-  w->stats.max_penetration = 0;
-
-  /* 1. kinematic targets: rigid bodies move from their pose now to their target over the step. */
-  for (int i = 0; i < w->order_count; i++) {
-    rigid_body *r = w->bodies[w->order[i]].rigid;
-    if (!r) continue;
-    r->pos0 = r->pos;
-    r->q0 = r->q;
-    if (r->has_target && r->motion == LOOM_KINEMATIC) {
-      r->vel = v3_scale(v3_sub(r->target_pos, r->pos0), 1.0 / dt);
-      r->omega = q_angular_velocity(r->q0, r->target_q, dt);
-    } else {
-      r->target_pos = r->pos;
-      r->target_q = r->q;
-      r->vel = v3(0, 0, 0);
-      r->omega = v3(0, 0, 0);
-    }
-  }
-
-  /* 2-5. soft bodies: forces, integration, contacts (pins move inside the substeps). */
-  for (int i = 0; i < w->order_count; i++) {
-    int slot = w->order[i];
-    if (w->bodies[slot].soft) soft_step(w, slot, dt);
-  }
-
-  /* 6. commit: rigid poses, pin offsets, time. */
-  for (int i = 0; i < w->order_count; i++) {
-    rigid_body *r = w->bodies[w->order[i]].rigid;
-    if (!r) continue;
-    r->pos = r->target_pos;
-    r->q = r->target_q;
-    r->has_target = 0;
-  }
-  for (int g = 0; g < w->group_slots; g++)
-    if (w->groups[g].alive) w->groups[g].offset = w->groups[g].target;
-  w->time += dt;
-  w->steps += 1;
-
-  int frozen = 0;
-  for (int i = 0; i < w->order_count; i++) {
-    soft_body *b = w->bodies[w->order[i]].soft;
-    if (b && b->frozen) frozen++;
-  }
-  w->stats.frozen = frozen;
-  arena_release(&w->scratch, mark);
-  w->stats.step_seconds = loom_clock() - t0;
-  return w->message_count - messages_before;
-}
+/* ---- statistics, messages, grab ------------------------------------------------------------------ */
 
 LOOM_API void loom_world_stats(const loom_world *w, loom_stats *out) {
   if (!w || !out) return;
@@ -542,9 +458,26 @@ LOOM_API void loom_world_stats(const loom_world *w, loom_stats *out) {
 
 LOOM_API int loom_world_message_count(const loom_world *w) { return w ? w->message_count : 0; }
 
+static int message_at(const loom_world *w, int seq) {
+  if (!w || seq < 1 || seq > w->message_count || seq <= w->message_count - WORLD_MESSAGES) return -1;
+  return (seq - 1) % WORLD_MESSAGES;
+}
+
 LOOM_API const char *loom_world_message(const loom_world *w, int seq) {
-  if (!w || seq < 1 || seq > w->message_count || seq <= w->message_count - WORLD_MESSAGES) return NULL;
-  return w->messages[(seq - 1) % WORLD_MESSAGES];
+  int at = message_at(w, seq);
+  return at < 0 ? NULL : w->messages[at];
+}
+
+LOOM_API int loom_world_message_severity(const loom_world *w, int seq) {
+  int at = message_at(w, seq);
+  return at < 0 ? -1 : w->message_severity[at];
+}
+
+LOOM_API int loom_world_message_body(const loom_world *w, int seq) {
+  int at = message_at(w, seq);
+  if (at < 0) return 0;
+  int h = w->message_body[at];
+  return h && live_slot(w, h) >= 0 ? h : 0;
 }
 
 LOOM_API int loom_world_set_grab(loom_world *w, int handle, int vertex, const loom_vec3 *target, double omega) {
@@ -553,10 +486,11 @@ LOOM_API int loom_world_set_grab(loom_world *w, int handle, int vertex, const lo
     w->grab_slot = -1;
     return 0;
   }
-  int slot = world_slot(w, handle, LOOM_KIND_CLOTH, "grab");
+  int slot = world_particle_slot(w, handle, "grab");
   if (slot < 0) return -1;
-  if (vertex < 0 || vertex >= w->bodies[slot].soft->n)
-    return loom_fail("grab: vertex %d out of range (body '%s' has %d)", vertex, w->bodies[slot].name, w->bodies[slot].soft->n);
+  const particles *p = w->bodies[slot].pts;
+  if (vertex < 0 || vertex >= p->n)
+    return loom_fail("grab: vertex %d out of range (body '%s' has %d)", vertex, w->bodies[slot].name, p->n);
   if (check_vec(target, "grab", "target")) return -1;
   if (!(omega > 0) || !isfinite(omega)) return loom_fail("grab: 'omega' must be a positive number, got %g", omega);
   w->grab_slot = slot;

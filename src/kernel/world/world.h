@@ -1,6 +1,10 @@
-/* world.h — private data model of a world: bodies, pin groups, scratch, messages. Model
- * (topology, rest state, parameters) and state (positions, velocities, time) live side by side in
- * each body but are copied separately by snapshots and transplants (world_state.c). */
+/* world.h — the world: body slots, body kinds, pin groups, the contact buffer, scratch, messages.
+ *
+ * Bodies of every kind live in slots; a slot names its kind through a table of operations
+ * (body_kind), so the step, snapshots, queries and contacts never branch on "soft or rigid".
+ * Kinds whose state is a set of particles (cloth today; tetrahedral solids and simplex meshes
+ * later) also expose a `particles` view: the arrays Lua reads and writes, pins, the contact
+ * flags, and the per-step scratch the phases share. See docs/architecture.md, "One step". */
 #ifndef LOOM_WORLD_H
 #define LOOM_WORLD_H
 
@@ -14,114 +18,170 @@
 #define WORLD_MESSAGES 64
 #define WORLD_MESSAGE_LEN 320
 /* Divergence guard thresholds: a state beyond these is treated like a non-finite one. */
-#define SOFT_MAX_SPEED 1.0e4    /* m/s */
-#define SOFT_MAX_COORD 1.0e6    /* m */
-#define SOFT_MAX_SUBSTEPS 4096
+#define SOFT_MAX_SPEED 1.0e4 /* m/s */
+#define SOFT_MAX_COORD 1.0e6 /* m */
+#define WORLD_MAX_SUBSTEPS 4096
 
-typedef struct spring {
-  int32_t i, j;
-  double rest; /* m */
-} spring;
+/* Internal invariants: checked in sanitizer builds (make asan defines LOOM_CHECKED), free otherwise.
+ * Bad input from outside is never asserted: public entry points return errors for it. */
+#ifdef LOOM_CHECKED
+#define LOOM_ASSERT(cond, msg) ((cond) ? (void)0 : core_assert_fail(#cond, (msg), __FILE__, __LINE__))
+#else
+#define LOOM_ASSERT(cond, msg) ((void)0)
+#endif
 
-/* Baraff–Witkin triangle: weights of the (u, v) -> x map. w_u = sum_k du[k] x_k, w_v = sum_k dv[k] x_k. */
-typedef struct bw_tri {
-  int32_t v[3];
-  double area; /* rest area, m^2 */
-  double du[3], dv[3];
-} bw_tri;
+/* ---- handles: generation (15 bits) << 16 | (slot + 1); 0 is never valid ------------------------ */
+static inline int handle_pack(int slot, uint16_t generation) {
+  return (int)(((uint32_t)(generation & 0x7fff) << 16) | (uint32_t)(slot + 1));
+}
+static inline int handle_slot(int handle) { return handle > 0 ? (handle & 0xffff) - 1 : -1; }
+static inline int handle_generation(int handle) { return (handle >> 16) & 0x7fff; }
 
-typedef struct bw_hinge {
-  int32_t v[4];  /* edge v0 -> v1, wing a (triangle 0), wing b (triangle 1) */
-  double weight; /* 3 |e|^2 / (A0 + A1) at rest (dimensionless) */
-  double rest;   /* rest dihedral angle, rad */
-} bw_hinge;
-
-enum { FAM_STRUCTURAL = 0, FAM_SHEAR = 1, FAM_BEND = 2, FAM_COUNT = 3 };
-
-typedef struct soft_body {
-  int n, nt;
+/* ---- particles: the part every particle-based kind shares ------------------------------------- */
+typedef struct particles {
+  int n;
   /* state */
-  vec3 *x, *v, *x_prev; /* x_prev: Verlet's previous position (valid when has_prev) */
-  double prev_h;        /* substep that x_prev refers to */
-  int has_prev;
-  int frozen;
-  /* inputs/outputs shared with Lua */
-  vec3 *f;     /* external force accumulator, cleared each step */
-  double *m;   /* current mass (0 while pinned) — what Lua sees as body.m */
+  vec3 *x, *v;
+  int frozen;      /* set by the divergence guard */
+  int history_ok;  /* an integrator's history (Verlet's previous positions) is valid */
+  /* inputs and outputs shared with Lua */
+  vec3 *f;         /* external force accumulator, cleared each step */
+  double *m;       /* vertex mass, kg (pinned vertices keep their mass) */
+  uint8_t *contact; /* 1 = the vertex was in a contact during the last step (derived from contacts) */
   /* model */
-  double *mass;  /* real vertex mass, kg */
-  double total_mass; /* kg */
-  double *inv_m; /* 0 = pinned */
-  vec3 *rest;
-  int32_t *tri;
+  double *inv_m;      /* 1/m, or 0 while the vertex is pinned: the constraint every phase respects */
   int32_t *pin_group; /* group slot per vertex, -1 = free */
-  uint8_t *contact;
-  int model, integrator;
-  double stretch, shear, bend, damping, drag, thickness, friction;
-  int substeps_user, iterations;
-  int substeps_auto;
-  double h_stable; /* s, stability estimate of the explicit integrators */
-  double lambda_unit[FAM_COUNT]; /* lambda_max(M^-1/2 K_f M^-1/2) per family at unit stiffness */
-  int spectrum_ok;
-  spring *springs;
-  int fam_start[FAM_COUNT + 1]; /* springs of family f are [fam_start[f], fam_start[f+1]) */
-  bw_tri *bw;
-  int nbw;
-  bw_hinge *hinges;
-  int nh;
-  int grid_nx, grid_ny;
-  int warned_substeps;
-  /* elements for obstacle-feature contacts (contact_features.c) */
-  int ne;
-  int32_t *edge;       /* ne x 2 */
-  int32_t *tri_edge;   /* nt x 3 edge indices */
-  int32_t *edge_owner; /* first triangle of each edge: each edge is tested once */
-  vec3 *tri_lo, *tri_hi;
-  double max_circumradius; /* of the rest triangles, m */
-  bvh tri_tree;        /* over triangles, refit each substep that needs it */
-} soft_body;
+  vec3 *rest;
+  int nt;
+  int32_t *tri; /* surface triangles, nt x 3 (drawing, picking, interpenetration) */
+  double total_mass;
+  double thickness, friction; /* contact parameters against other bodies */
+  /* per-step scratch (arena), valid between begin and commit */
+  vec3 *x_step; /* positions at the start of the step (divergence guard, CCD) */
+  vec3 *x_sub;  /* positions at the start of the current substep */
+} particles;
 
-typedef struct rigid_body {
-  int shape_type;
-  geom_shape shape;  /* analytic shapes */
-  loom_mesh *mesh;   /* LOOM_SHAPE_MESH: shape in body frame */
-  bvh tree;          /* over mesh triangles, body frame */
-  vec3 *tri_normal;  /* unit normals of mesh triangles */
-  loom_mesh *render; /* tessellation for drawing */
-  vec3 local_lo, local_hi;
-  int motion;
-  vec3 pos, pos0;      /* now; at the start of the step being taken */
-  quat q, q0;
-  vec3 target_pos;
-  quat target_q;
-  int has_target;
-  vec3 vel, omega; /* over the current/last step */
-  double friction, restitution, thickness;
-  /* sharp features (body frame) with outward hints: box corners/edges, cylinder rims, sharp mesh edges */
-  vec3 *feat_pt, *feat_pt_n, *feat_seg, *feat_seg_n;
-  double *feat_pt_r, *feat_seg_r; /* radius of rounded features (sphere centre, capsule axis), else 0 */
-  int nfeat_pt, nfeat_seg;
-} rigid_body;
+/* ---- the contact buffer ------------------------------------------------------------------------ */
+/* What a solver needs of a contact beyond the public record (same index as items). */
+typedef struct contact_work {
+  int slot_a, slot_b;
+  vec3 pc, nl, p0; /* vertex–shape: corrected point, normal and path start in b's frame */
+  int collided;    /* the path crossed a mesh triangle */
+  int resolved;    /* the response was applied */
+} contact_work;
+
+typedef struct contact_buffer {
+  loom_contact *items;
+  contact_work *work;
+  int count, cap;
+  int dropped; /* contacts lost because memory ran out (counted, reported) */
+} contact_buffer;
+
+/* Appends a contact (the buffer grows only when a substep finds more than any before); NULL when
+ * out of memory: the contact is then dropped and counted. */
+loom_contact *contacts_push(struct loom_world *w, contact_work **work);
+/* Persistent id of a contact from its bodies and features: the same pair of features gets the
+ * same id from step to step (for warm starts). */
+int contact_id(int body_a, int type_a, int feature_a, int body_b, int type_b, int feature_b);
+
+/* ---- body kinds ----------------------------------------------------------------------------- */
+struct body_slot;
+
+/* One step, as the phases see it: h = dt / substeps; the current substep spans the fractions
+ * a0 .. a1 of the step. */
+typedef struct step_info {
+  double dt, h, a0, a1;
+  int substep, substeps;
+} step_info;
+
+/* A parameter of a kind: the one table from which C setters and getters, the Lua checks
+ * (loom_kind_param) and the parameter tables of docs/api.md come. */
+typedef enum param_flags {
+  PARAM_LIVE = 1,      /* body:set may change it while running */
+  PARAM_INTEGER = 2,   /* an integer value */
+  PARAM_READONLY = 4,  /* a derived value body:get reports */
+  PARAM_MIN_OPEN = 8,  /* the minimum itself is excluded */
+} param_flags;
+
+typedef struct param_spec {
+  const char *name, *unit, *doc;
+  double min, max;
+  int flags;
+  size_t offset;  /* of the double or int in the kind's struct (see flags) */
+} param_spec;
+
+/* A field of a body's state: `offset` in the kind's struct holds the value itself, or (per_vertex)
+ * a pointer to one element per particle. */
+typedef struct state_field {
+  const char *name;
+  size_t offset, size;
+  int per_vertex;
+} state_field;
+
+typedef struct body_kind {
+  const char *name; /* "cloth", "rigid", ... as Lua names it */
+  int id;           /* loom_kind */
+  const param_spec *params;
+  int nparams;
+  /* optional checks beyond the table's range (a model's own limits); 0 or -1 with a message */
+  int (*check_param)(const struct body_slot *b, const param_spec *p, double value);
+  /* the value body:get reports when it is not the stored one (an automatic value); NULL = stored */
+  double (*param_value)(const struct body_slot *b, const param_spec *p, double stored);
+  /* after a parameter changed (derived values such as the substep estimate) */
+  void (*param_changed)(struct loom_world *w, struct body_slot *b, const param_spec *p);
+  /* state beyond particles: the one list snapshots, hashes, checkpoints and transplants copy */
+  const state_field *state;
+  int nstate;
+  /* hot reload: after the state was copied from a body of the old world with the same name and
+   * model hash; may refuse (return 0) or adjust. NULL = always carry. */
+  int (*transplant)(struct body_slot *dst, const struct body_slot *src);
+  /* a hash of the model (topology, rest shape, masses, fixed parameters) */
+  uint64_t (*model_hash)(const struct body_slot *b, uint64_t h);
+  void (*free)(void *data);
+  /* the step */
+  size_t (*scratch_bytes)(const struct body_slot *b);
+  int (*substeps)(struct loom_world *w, struct body_slot *b, double dt); /* world substeps it needs */
+  void (*begin)(struct loom_world *w, struct body_slot *b, const step_info *s);
+  void (*predict)(struct loom_world *w, struct body_slot *b, const step_info *s);
+  void (*after_contacts)(struct loom_world *w, struct body_slot *b, const step_info *s);
+  void (*commit)(struct loom_world *w, struct body_slot *b, const step_info *s);
+  /* world box of the body over the current substep (from the start to the candidate positions) */
+  void (*bounds)(const struct loom_world *w, const struct body_slot *b, const step_info *s, vec3 *lo, vec3 *hi);
+  /* world box of the body now (no padding) */
+  void (*aabb)(const struct body_slot *b, vec3 *lo, vec3 *hi);
+  double (*elastic_energy)(const struct body_slot *b);
+} body_kind;
 
 typedef struct body_slot {
-  int kind;           /* loom_kind; LOOM_KIND_NONE = free slot */
+  const body_kind *ops; /* NULL = free slot */
   uint16_t generation;
   char *name;
-  soft_body *soft;
-  rigid_body *rigid;
+  void *data;     /* the kind's own struct */
+  particles *pts; /* particle kinds: their arrays; NULL otherwise */
 } body_slot;
+
+/* The kinds compiled in (world_kinds.c); NULL when unknown. */
+const body_kind *world_kind(int id);
+const body_kind *world_kind_named(const char *name);
+/* Adds a kind at run time (the C tests plug in a test-only kind this way). */
+int world_register_kind(const body_kind *k);
 
 typedef struct pin_group {
   int alive;
   uint16_t generation;
-  int body;     /* slot of the soft body */
+  int body;    /* slot of the particle body */
   int count;
   int32_t *idx;
-  vec3 *rest;   /* rest positions (re-based on hold) */
-  vec3 offset;  /* current offset */
-  vec3 target;  /* offset at the end of the next step */
+  vec3 *rest;  /* rest positions (re-based on hold) */
+  vec3 offset; /* current offset */
+  vec3 target; /* offset at the end of the next step */
   int held;
 } pin_group;
+
+/* A candidate pair from the broad phase: slots in creation order of the first. */
+typedef struct body_pair {
+  int a, b;
+} body_pair;
 
 struct loom_world {
   double dt, time, steps;
@@ -133,8 +193,14 @@ struct loom_world {
   pin_group *groups;
   int group_cap, group_slots;
   arena scratch;
+  contact_buffer contacts;
+  unsigned substep_serial; /* counts substeps since creation (not state: passes use it to run once) */
+  body_pair *pairs; /* broad-phase pairs of the current substep (scratch) */
+  int npairs;
   loom_stats stats;
   char messages[WORLD_MESSAGES][WORLD_MESSAGE_LEN];
+  int message_severity[WORLD_MESSAGES];
+  int message_body[WORLD_MESSAGES];
   int message_count;
   /* mouse grab */
   int grab_slot, grab_vertex;
@@ -142,79 +208,40 @@ struct loom_world {
   double grab_omega;
 };
 
-/* ---- world.c -------------------------------------------------------------------------------- */
+/* ---- world.c ---------------------------------------------------------------------------------- */
 /* Slot of a valid handle of the given kind (LOOM_KIND_NONE = any), or -1 with a message. */
 int world_slot(const loom_world *w, int handle, int kind, const char *fn);
 int world_handle(const loom_world *w, int slot);
-/* Reserves a new body slot with a unique name; returns the slot or -1 (message set). */
-int world_new_body(loom_world *w, const char *name, const char *fn);
-/* Appends a message (printf style) to the world's ring. */
-void world_message(loom_world *w, const char *fmt, ...) LOOM_PRINTF(2, 3);
-/* Grows the scratch arena so one step of any body fits without allocating. */
+/* Slot of a valid handle of a particle kind, or -1 with a message. */
+int world_particle_slot(const loom_world *w, int handle, const char *fn);
+/* Creates a body of a kind: reserves a slot with a unique name, calls create(w, slot, def), and
+ * makes it live; returns the handle or 0 (message set). */
+int world_add_body(loom_world *w, const body_kind *k, const char *name, int (*create)(loom_world *, int, const void *),
+                   const void *def);
+/* Appends a message to the world's ring; body = slot or -1. */
+void world_message(loom_world *w, int severity, int body, const char *fmt, ...) LOOM_PRINTF(4, 5);
+/* Grows the scratch arena so one step of every body fits without allocating. */
 int world_reserve_scratch(loom_world *w);
+/* Allocates the particle arrays of a body (n vertices, nt triangles); -1 when out of memory. */
+int particles_alloc(particles *p, int n, int nt);
+void particles_free(particles *p);
 
-/* ---- soft_cloth.c (creation, masses, parameters, stability estimate) ------------------------ */
-int soft_create(loom_world *w, int slot, const loom_cloth_def *def);
-void soft_free(soft_body *b);
-int soft_set_param(soft_body *b, const char *name, double value, double dt, const char *body_name);
-int soft_get_param(const soft_body *b, const char *name, double *out);
-/* Recomputes h_stable and substeps_auto for the world step dt. */
-void soft_update_substeps(soft_body *b, double dt);
-/* soft_stability.c: per-family spectral estimate at rest (call after the model is built). */
-int soft_estimate_spectrum(soft_body *b);
-/* Bytes of scratch one step of this body needs. */
-size_t soft_scratch_bytes(const soft_body *b);
-/* Internal (model) forces into F (overwritten) at positions x and velocities v. */
-void soft_internal_forces(const soft_body *b, const vec3 *x, const vec3 *v, vec3 *F);
-/* Elastic energy of the model at x. */
-double soft_elastic_energy(const soft_body *b, const vec3 *x);
+/* ---- the step phases (world_step.c runs them in order) ----------------------------------------- */
+void phase_begin(loom_world *w, step_info *s);            /* phase_begin.c */
+void phase_predict(loom_world *w, const step_info *s);    /* phase_predict.c */
+void phase_detect(loom_world *w, const step_info *s);     /* phase_detect.c */
+void phase_respond(loom_world *w, const step_info *s);    /* phase_respond.c */
+void phase_commit(loom_world *w, const step_info *s);     /* phase_commit.c */
+/* Sweep-and-prune over the bodies' boxes of the current substep: fills w->pairs (deterministic
+ * order: by the first body's creation order, then the second's). */
+void broadphase_pairs(loom_world *w, const step_info *s);  /* world_broadphase.c */
 
-/* ---- soft_springs.c ----------------------------------------------------------------------------- */
-/* Builds the three spring families (grid topology when known, else edges + hinge wings). */
-int springs_build(soft_body *b, const loom_mesh *m);
-void springs_forces(const soft_body *b, const vec3 *x, const vec3 *v, vec3 *F);
-double springs_energy(const soft_body *b, const vec3 *x);
-/* Position-based projection of every spring family once (001 constraint variant). */
-void springs_project(const soft_body *b, vec3 *x);
-/* Gershgorin bound of omega^2 = lambda_max(M^-1 K) at rest. */
-double springs_omega2_bound(const soft_body *b);
+/* The divergence guard's report: names the body, time, vertex, and the causes the world can
+ * see (contacts of that vertex, pins inside another body's margin, substeps below the estimate). */
+void world_diverged(loom_world *w, int slot, int vertex, const char *what, const step_info *s); /* world_diverge.c */
 
-/* ---- soft_baraff_witkin.c ----------------------------------------------------------------------- */
-int bw_build(soft_body *b, const loom_mesh *m);
-void bw_forces(const soft_body *b, const vec3 *x, const vec3 *v, vec3 *F);
-double bw_energy(const soft_body *b, const vec3 *x);
-double bw_omega2_bound(const soft_body *b);
-/* Signed dihedral angle of a hinge and its gradient (4 x 3) — exposed for the unit tests. */
-double bw_hinge_angle(const vec3 *x, const int32_t v[4], vec3 grad[4]);
-
-/* ---- integrate_explicit.c ----------------------------------------------------------------------- */
-/* Advances one soft body by dt (substeps, pins, contacts, divergence guard). */
-void soft_step(loom_world *w, int slot, double dt);
-
-/* ---- rigid_body.c -------------------------------------------------------------------------------- */
-int rigid_create(loom_world *w, int slot, const loom_rigid_def *def);
-void rigid_free(rigid_body *r);
-/* Pose at fraction a in [0, 1] of the current step. */
-void rigid_pose_at(const rigid_body *r, double a, vec3 *pos, quat *q);
-/* World AABB of the shape swept over the current step, inflated by `pad`. */
-void rigid_swept_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi);
-/* Velocity of the body's material point at world position p (current step). */
-vec3 rigid_point_velocity(const rigid_body *r, vec3 p);
-/* Signed distance and outward normal at a point in the body frame (meshes: unsigned). */
-double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n);
-
-/* ---- contact_obstacle.c --------------------------------------------------------------------------- */
-/* Keeps the vertices of a soft body outside every rigid body after a substep from x_start to x
- * (fraction a0 -> a1 of the step): projection to thickness, segment test against meshes, Coulomb
- * friction on the velocity. Updates flags and stats. */
-void contact_soft_obstacles(loom_world *w, soft_body *b, const vec3 *x_start, double a0, double a1, double h);
-
-/* ---- contact_features.c ----------------------------------------------------------------------------- */
-/* Sharp features of a rigid body's shape (box corners and edges, cylinder rims, sharp mesh edges). */
-int rigid_build_features(rigid_body *r);
-/* Edges, triangle-edge map and triangle tree of a soft body. */
-int soft_build_elements(soft_body *b, const loom_mesh *m);
-/* Obstacle features against cloth triangles and edges at the end of a substep (fraction a1). */
-void contact_soft_features(loom_world *w, soft_body *b, double a1);
+/* ---- pins (world_pins.c) ------------------------------------------------------------------------ */
+/* Puts every held pin of body `slot` at rest + lerp(offset, target, a), velocity = change / dt. */
+void pins_apply(const loom_world *w, int slot, double a, double dt);
 
 #endif

@@ -4,40 +4,38 @@
 
 #include "world/world.h"
 
-static int group_handle(const loom_world *w, int g) {
-  return (int)(((uint32_t)(w->groups[g].generation & 0x7fff) << 16) | (uint32_t)(g + 1));
-}
+static int group_handle(const loom_world *w, int g) { return handle_pack(g, w->groups[g].generation); }
 
 static pin_group *group_of(const loom_world *w, int handle, const char *fn) {
   if (!w) {
     loom_fail("%s: world is NULL", fn);
     return NULL;
   }
-  int g = (handle & 0xffff) - 1, gen = (handle >> 16) & 0x7fff;
-  if (handle <= 0 || g < 0 || g >= w->group_slots || !w->groups[g].alive || (w->groups[g].generation & 0x7fff) != gen) {
+  int g = handle_slot(handle), gen = handle_generation(handle);
+  if (g < 0 || g >= w->group_slots || !w->groups[g].alive || (w->groups[g].generation & 0x7fff) != gen) {
     loom_fail("%s: invalid or stale pin group handle %d", fn, handle);
     return NULL;
   }
   return &w->groups[g];
 }
 
-static void set_pinned(soft_body *b, int i, int group) {
+/* A pin is a constraint: the vertex keeps its mass (what Lua reads as m) and every phase sees
+ * inverse mass 0, so nothing but its trajectory moves it. */
+static void set_pinned(particles *b, int i, int group) {
   b->pin_group[i] = group;
   b->inv_m[i] = 0;
-  b->m[i] = 0;
   b->v[i] = v3(0, 0, 0);
 }
 
-static void set_free(soft_body *b, int i) {
+static void set_free(particles *b, int i) {
   b->pin_group[i] = -1;
-  b->inv_m[i] = 1.0 / b->mass[i];
-  b->m[i] = b->mass[i];
+  b->inv_m[i] = 1.0 / b->m[i];
 }
 
 LOOM_API int loom_pins_create(loom_world *w, int body, const int32_t *vertices, int count) {
-  int slot = world_slot(w, body, LOOM_KIND_CLOTH, "pin");
+  int slot = world_particle_slot(w, body, "pin");
   if (slot < 0) return 0;
-  soft_body *b = w->bodies[slot].soft;
+  particles *b = w->bodies[slot].pts;
   const char *name = w->bodies[slot].name;
   if (count < 1 || !vertices) return loom_fail("pin: cloth '%s': expected at least one vertex index", name), 0;
   if (count > b->n) return loom_fail("pin: cloth '%s': %d indices for %d vertices", name, count, b->n), 0;
@@ -107,12 +105,12 @@ LOOM_API int loom_pins_set_offset(loom_world *w, int group, const loom_vec3 *off
   p->offset = *offset;
   p->target = *offset;
   if (p->held) {
-    soft_body *b = w->bodies[p->body].soft;
+    particles *b = w->bodies[p->body].pts;
     for (int k = 0; k < p->count; k++) {
       b->x[p->idx[k]] = v3_add(p->rest[k], *offset);
       b->v[p->idx[k]] = v3(0, 0, 0);
     }
-    b->has_prev = 0;
+    b->history_ok = 0;
   }
   return 0;
 }
@@ -128,11 +126,10 @@ LOOM_API int loom_pins_release(loom_world *w, int group) {
   pin_group *p = group_of(w, group, "pins:release");
   if (!p) return -1;
   if (!p->held) return 0;
-  soft_body *b = w->bodies[p->body].soft;
+  particles *b = w->bodies[p->body].pts;
   for (int k = 0; k < p->count; k++) {
     int i = p->idx[k];
-    b->inv_m[i] = 1.0 / b->mass[i];
-    b->m[i] = b->mass[i];
+    b->inv_m[i] = 1.0 / b->m[i];
   }
   p->held = 0;
   return 0;
@@ -142,13 +139,12 @@ LOOM_API int loom_pins_hold(loom_world *w, int group) {
   pin_group *p = group_of(w, group, "pins:hold");
   if (!p) return -1;
   if (p->held) return 0;
-  soft_body *b = w->bodies[p->body].soft;
+  particles *b = w->bodies[p->body].pts;
   /* Re-base so the vertices stay where they are: rest + offset = x now. */
   for (int k = 0; k < p->count; k++) {
     int i = p->idx[k];
     p->rest[k] = v3_sub(b->x[i], p->offset);
     b->inv_m[i] = 0;
-    b->m[i] = 0;
     b->v[i] = v3(0, 0, 0);
   }
   p->target = p->offset;
@@ -167,9 +163,9 @@ LOOM_API int loom_pins_count(const loom_world *w, int group) {
 }
 
 LOOM_API int loom_pins_unpin(loom_world *w, int body, const int32_t *vertices, int count) {
-  int slot = world_slot(w, body, LOOM_KIND_CLOTH, "unpin");
+  int slot = world_particle_slot(w, body, "unpin");
   if (slot < 0) return -1;
-  soft_body *b = w->bodies[slot].soft;
+  particles *b = w->bodies[slot].pts;
   if (count < 0 || (count > 0 && !vertices)) return loom_fail("unpin: bad vertex list");
   int done = 0;
   for (int k = 0; k < count; k++) {
@@ -200,4 +196,20 @@ LOOM_API int loom_pins_unpin(loom_world *w, int body, const int32_t *vertices, i
     }
   }
   return done;
+}
+
+void pins_apply(const loom_world *w, int slot, double a, double dt) {
+  particles *b = w->bodies[slot].pts;
+  for (int g = 0; g < w->group_slots; g++) {
+    const pin_group *p = &w->groups[g];
+    if (!p->alive || p->body != slot || !p->held) continue;
+    /* at a = 1 land on the target itself: offset + (target - offset) may round away from it */
+    vec3 off = a >= 1 ? p->target : v3_lerp(p->offset, p->target, a);
+    vec3 vel = v3_scale(v3_sub(p->target, p->offset), 1.0 / dt);
+    for (int k = 0; k < p->count; k++) {
+      int i = p->idx[k];
+      b->x[i] = v3_add(p->rest[k], off);
+      b->v[i] = vel;
+    }
+  }
 }

@@ -1,204 +1,200 @@
-/* world_state.c — state snapshots (bit-identical continuation) and the hot-reload transplant.
- * Only state is written: time, positions, velocities, Verlet history, frozen flags, pin offsets,
- * rigid poses. The model (topology, parameters) must already match; it is checked, not copied. */
+/* world_state.c — the state of a world, from one list of fields: snapshots (bit-identical
+ * continuation), the state hash and the hot-reload transplant all walk the same fields:
+ *   world:      time, steps
+ *   particles:  x, v (per vertex), frozen, history_ok
+ *   each kind:  its state_field list (cloth: Verlet history; rigid: pose, velocities, target)
+ *   pin groups: held, offset, target, rest positions (their vertex lists are checked, not copied)
+ *   mouse grab: body, vertex, target, omega
+ * The model (topology, parameters) must already match; it is checked, not copied. */
+#include <stdio.h>
 #include <string.h>
 
 #include "world/world.h"
 
-#define STATE_MAGIC "LOOMST01"
+#define STATE_MAGIC "LOOMST02"
 
-typedef struct writer {
-  unsigned char *p;
+/* A walker visits every state field in order: writing into a buffer, reading from one, or hashing. */
+typedef struct walker {
+  unsigned char *out;       /* write mode */
+  const unsigned char *in;  /* read mode */
   size_t size, at;
-} writer;
+  int apply;                /* read mode: 0 = only check, 1 = copy into the world */
+  int bad;
+  uint64_t hash;            /* hash mode: out == in == NULL */
+  int hashing;
+} walker;
 
-static void put(writer *w, const void *src, size_t n) {
-  if (w->p && w->at + n <= w->size) memcpy(w->p + w->at, src, n);
-  w->at += n;
+static void field(walker *k, void *p, size_t n) {
+  if (k->hashing) {
+    const unsigned char *c = p;
+    uint64_t h = k->hash;
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    k->hash = h;
+    return;
+  }
+  if (k->in) {
+    if (k->bad || k->at + n > k->size) {
+      k->bad = 1;
+      return;
+    }
+    if (k->apply) memcpy(p, k->in + k->at, n);
+  } else if (k->out && k->at + n <= k->size) {
+    memcpy(k->out + k->at, p, n);
+  }
+  k->at += n;
 }
-static void put_int(writer *w, int v) { put(w, &v, sizeof v); }
-static void put_double(writer *w, double v) { put(w, &v, sizeof v); }
 
-/* Serialises the state; with p == NULL only counts bytes. */
-static size_t write_state(const loom_world *wd, unsigned char *p, size_t size) {
-  writer w = {p, size, 0};
-  put(&w, STATE_MAGIC, 8);
-  put_int(&w, wd->order_count);
-  put_double(&w, wd->time);
-  put_double(&w, wd->steps);
-  for (int o = 0; o < wd->order_count; o++) {
-    const body_slot *bd = &wd->bodies[wd->order[o]];
-    int len = (int)strlen(bd->name);
-    put_int(&w, bd->kind);
-    put_int(&w, len);
-    put(&w, bd->name, (size_t)len);
-    if (bd->soft) {
-      const soft_body *b = bd->soft;
-      put_int(&w, b->n);
-      put_int(&w, b->nt);
-      put(&w, b->x, sizeof(vec3) * (size_t)b->n);
-      put(&w, b->v, sizeof(vec3) * (size_t)b->n);
-      put(&w, b->x_prev, sizeof(vec3) * (size_t)b->n);
-      put_int(&w, b->frozen);
-      put_int(&w, b->has_prev);
-      put_double(&w, b->prev_h);
+/* A value that must equal what the world has (counts, names): written, or compared on reading. */
+static int check(walker *k, const void *p, size_t n) {
+  if (k->in) {
+    if (k->bad || k->at + n > k->size) return k->bad = 1, -1;
+    int same = !memcmp(k->in + k->at, p, n);
+    k->at += n;
+    return same ? 0 : -1;
+  }
+  field(k, (void *)p, n);
+  return 0;
+}
+
+static int walk_body(walker *k, body_slot *b) {
+  int len = (int)strlen(b->name), id = b->ops->id;
+  if (check(k, &id, sizeof id) || check(k, &len, sizeof len) || check(k, b->name, (size_t)len))
+    return loom_fail("load_state: body '%s' does not match the state's (kind, order or name)", b->name);
+  particles *p = b->pts;
+  int n = p ? p->n : 0, nt = p ? p->nt : 0;
+  if (check(k, &n, sizeof n) || check(k, &nt, sizeof nt))
+    return loom_fail("load_state: %s '%s' has %d vertices / %d triangles, the state has others", b->ops->name, b->name,
+                     n, nt);
+  if (p) {
+    field(k, p->x, sizeof(vec3) * (size_t)n);
+    field(k, p->v, sizeof(vec3) * (size_t)n);
+    field(k, &p->frozen, sizeof p->frozen);
+    field(k, &p->history_ok, sizeof p->history_ok);
+  }
+  char *base = b->data;
+  for (int i = 0; i < b->ops->nstate; i++) {
+    const state_field *f = &b->ops->state[i];
+    if (f->per_vertex) {
+      void *arr;
+      memcpy(&arr, base + f->offset, sizeof arr);
+      field(k, arr, f->size * (size_t)n);
     } else {
-      const rigid_body *r = bd->rigid;
-      put_int(&w, r->shape_type);
-      put(&w, &r->pos, sizeof r->pos);
-      put(&w, &r->q, sizeof r->q);
-      put(&w, &r->vel, sizeof r->vel);
-      put(&w, &r->omega, sizeof r->omega);
-      put(&w, &r->target_pos, sizeof r->target_pos);
-      put(&w, &r->target_q, sizeof r->target_q);
-      put_int(&w, r->has_target);
+      field(k, base + f->offset, f->size);
     }
   }
+  return 0;
+}
+
+static int walk(walker *k, loom_world *w) {
+  if (check(k, STATE_MAGIC, 8)) return loom_fail("load_state: not a Loom state (or one of another version)");
+  if (check(k, &w->order_count, sizeof w->order_count))
+    return loom_fail("load_state: the state has another number of bodies than the world (%d)", w->order_count);
+  field(k, &w->time, sizeof w->time);
+  field(k, &w->steps, sizeof w->steps);
+  for (int o = 0; o < w->order_count; o++)
+    if (walk_body(k, &w->bodies[w->order[o]])) return -1;
   int groups = 0;
-  for (int g = 0; g < wd->group_slots; g++) groups += wd->groups[g].alive;
-  put_int(&w, groups);
-  for (int g = 0; g < wd->group_slots; g++) {
-    const pin_group *q = &wd->groups[g];
+  for (int g = 0; g < w->group_slots; g++) groups += w->groups[g].alive;
+  if (check(k, &groups, sizeof groups)) return loom_fail("load_state: the state has another number of pin groups");
+  for (int g = 0; g < w->group_slots; g++) {
+    pin_group *q = &w->groups[g];
     if (!q->alive) continue;
-    put_int(&w, q->body);
-    put_int(&w, q->count);
-    put_int(&w, q->held);
-    put(&w, &q->offset, sizeof q->offset);
-    put(&w, &q->target, sizeof q->target);
-    put(&w, q->idx, sizeof(int32_t) * (size_t)q->count);
-    put(&w, q->rest, sizeof(vec3) * (size_t)q->count);
+    if (check(k, &q->body, sizeof q->body) || check(k, &q->count, sizeof q->count) ||
+        check(k, q->idx, sizeof(int32_t) * (size_t)q->count))
+      return loom_fail("load_state: pin group %d holds other vertices than in the state", g + 1);
+    field(k, &q->held, sizeof q->held);
+    field(k, &q->offset, sizeof q->offset);
+    field(k, &q->target, sizeof q->target);
+    field(k, q->rest, sizeof(vec3) * (size_t)q->count);
   }
-  return w.at;
+  field(k, &w->grab_slot, sizeof w->grab_slot);
+  field(k, &w->grab_vertex, sizeof w->grab_vertex);
+  field(k, &w->grab_target, sizeof w->grab_target);
+  field(k, &w->grab_omega, sizeof w->grab_omega);
+  return 0;
+}
+
+/* After a state was copied in: inverse masses follow the pins' held flags. */
+static void sync_pins(loom_world *w) {
+  for (int g = 0; g < w->group_slots; g++) {
+    pin_group *q = &w->groups[g];
+    if (!q->alive) continue;
+    particles *p = w->bodies[q->body].pts;
+    for (int k = 0; k < q->count; k++) {
+      int i = q->idx[k];
+      p->inv_m[i] = q->held ? 0 : 1.0 / p->m[i];
+    }
+  }
+  if (w->grab_slot >= w->body_slots || (w->grab_slot >= 0 && !w->bodies[w->grab_slot].pts)) w->grab_slot = -1;
 }
 
 LOOM_API int loom_world_state_size(const loom_world *w) {
   if (!w) return loom_fail("state_size: world is NULL");
-  size_t n = write_state(w, NULL, 0);
-  if (n > 0x7fffffff) return loom_fail("state_size: state larger than 2 GiB");
-  return (int)n;
+  walker k = {0};
+  walk(&k, (loom_world *)w);
+  if (k.at > 0x7fffffff) return loom_fail("state_size: state larger than 2 GiB");
+  return (int)k.at;
 }
 
 LOOM_API int loom_world_save_state(const loom_world *w, void *buf, int size) {
   if (!w || !buf) return loom_fail("save_state: NULL argument");
-  size_t need = write_state(w, NULL, 0);
-  if (size < 0 || (size_t)size < need) return loom_fail("save_state: buffer of %d bytes, need %zu", size, need);
-  return (int)write_state(w, buf, (size_t)size);
+  int need = loom_world_state_size(w);
+  if (need < 0) return -1;
+  if (size < need) return loom_fail("save_state: buffer of %d bytes, need %d", size, need);
+  walker k = {0};
+  k.out = buf;
+  k.size = (size_t)size;
+  walk(&k, (loom_world *)w);
+  return (int)k.at;
 }
 
-typedef struct reader {
-  const unsigned char *p;
-  size_t size, at;
-  int bad;
-} reader;
-
-static int get(reader *r, void *dst, size_t n) {
-  if (r->bad || r->at + n > r->size) {
-    r->bad = 1;
-    return -1;
-  }
-  if (dst) memcpy(dst, r->p + r->at, n);
-  r->at += n;
-  return 0;
-}
-static int get_int(reader *r) {
-  int v = 0;
-  get(r, &v, sizeof v);
-  return v;
-}
-
-/* Two passes: pass 0 only checks, pass 1 writes; so a mismatch never leaves a half-restored world. */
-static int read_state(loom_world *wd, const unsigned char *p, size_t size, int apply) {
-  reader r = {p, size, 0, 0};
-  char magic[8];
-  if (get(&r, magic, 8) || memcmp(magic, STATE_MAGIC, 8)) return loom_fail("load_state: not a Loom state");
-  int nb = get_int(&r);
-  if (nb != wd->order_count) return loom_fail("load_state: state has %d bodies, world has %d", nb, wd->order_count);
-  double time = 0, steps = 0;
-  get(&r, &time, sizeof time);
-  get(&r, &steps, sizeof steps);
-  if (apply) {
-    wd->time = time;
-    wd->steps = steps;
-  }
-  for (int o = 0; o < nb && !r.bad; o++) {
-    body_slot *bd = &wd->bodies[wd->order[o]];
-    int kind = get_int(&r), len = get_int(&r);
-    if (r.bad) break;
-    if (kind != bd->kind || len != (int)strlen(bd->name) || len < 0 || r.at + (size_t)len > size ||
-        memcmp(p + r.at, bd->name, (size_t)len))
-      return loom_fail("load_state: body %d of the state does not match '%s'", o + 1, bd->name);
-    r.at += (size_t)len;
-    if (bd->soft) {
-      soft_body *b = bd->soft;
-      int n = get_int(&r), nt = get_int(&r);
-      if (n != b->n || nt != b->nt)
-        return loom_fail("load_state: cloth '%s' has %d vertices / %d triangles, state has %d / %d", bd->name, b->n,
-                         b->nt, n, nt);
-      size_t bytes = sizeof(vec3) * (size_t)n;
-      get(&r, apply ? b->x : NULL, bytes);
-      get(&r, apply ? b->v : NULL, bytes);
-      get(&r, apply ? b->x_prev : NULL, bytes);
-      int frozen = get_int(&r), has_prev = get_int(&r);
-      double prev_h = 0;
-      get(&r, &prev_h, sizeof prev_h);
-      if (apply) {
-        b->frozen = frozen;
-        b->has_prev = has_prev;
-        b->prev_h = prev_h;
-      }
-    } else {
-      rigid_body *rb = bd->rigid;
-      int st = get_int(&r);
-      if (st != rb->shape_type) return loom_fail("load_state: rigid '%s' has a different shape", bd->name);
-      get(&r, apply ? &rb->pos : NULL, sizeof rb->pos);
-      get(&r, apply ? &rb->q : NULL, sizeof rb->q);
-      get(&r, apply ? &rb->vel : NULL, sizeof rb->vel);
-      get(&r, apply ? &rb->omega : NULL, sizeof rb->omega);
-      get(&r, apply ? &rb->target_pos : NULL, sizeof rb->target_pos);
-      get(&r, apply ? &rb->target_q : NULL, sizeof rb->target_q);
-      int ht = get_int(&r);
-      if (apply) rb->has_target = ht;
-    }
-  }
-  int groups = get_int(&r);
-  int alive = 0;
-  for (int g = 0; g < wd->group_slots; g++) alive += wd->groups[g].alive;
-  if (!r.bad && groups != alive) return loom_fail("load_state: state has %d pin groups, world has %d", groups, alive);
-  for (int g = 0; g < wd->group_slots && !r.bad; g++) {
-    pin_group *q = &wd->groups[g];
-    if (!q->alive) continue;
-    int bodyslot = get_int(&r), count = get_int(&r), held = get_int(&r);
-    if (r.bad) break;
-    if (bodyslot != q->body || count != q->count) return loom_fail("load_state: pin group %d does not match", g + 1);
-    vec3 off, tgt;
-    get(&r, &off, sizeof off);
-    get(&r, &tgt, sizeof tgt);
-    if (r.bad || r.at + sizeof(int32_t) * (size_t)count > size) break;
-    if (memcmp(p + r.at, q->idx, sizeof(int32_t) * (size_t)count))
-      return loom_fail("load_state: pin group %d holds different vertices", g + 1);
-    r.at += sizeof(int32_t) * (size_t)count;
-    get(&r, apply ? q->rest : NULL, sizeof(vec3) * (size_t)count);
-    if (apply) {
-      q->offset = off;
-      q->target = tgt;
-      q->held = held;
-      soft_body *b = wd->bodies[q->body].soft;
-      for (int k = 0; k < q->count; k++) {
-        int i = q->idx[k];
-        b->inv_m[i] = held ? 0 : 1.0 / b->mass[i];
-        b->m[i] = held ? 0 : b->mass[i];
-      }
-    }
-  }
-  if (r.bad) return loom_fail("load_state: truncated state");
-  if (r.at != size) return loom_fail("load_state: %zu unexpected trailing bytes", size - r.at);
-  return 0;
-}
-
+/* Two passes: the first only checks, the second copies; a mismatch never half-restores a world. */
 LOOM_API int loom_world_load_state(loom_world *w, const void *buf, int size) {
   if (!w || !buf || size < 0) return loom_fail("load_state: bad arguments");
-  if (read_state(w, buf, (size_t)size, 0) != 0) return -1;
-  return read_state(w, buf, (size_t)size, 1);
+  for (int apply = 0; apply < 2; apply++) {
+    walker k = {0};
+    k.in = buf;
+    k.size = (size_t)size;
+    k.apply = apply;
+    if (walk(&k, w) != 0) return -1;
+    if (k.bad) return loom_fail("load_state: truncated state (%d bytes)", size);
+    if (k.at != (size_t)size) return loom_fail("load_state: %zu unexpected trailing bytes", (size_t)size - k.at);
+  }
+  sync_pins(w);
+  return 0;
+}
+
+LOOM_API int loom_world_hash(const loom_world *w, char *out, int cap) {
+  if (!w || !out || cap < 17) return loom_fail("loom_world_hash: need a world and a 17-byte buffer");
+  walker k = {0};
+  k.hashing = 1;
+  k.hash = 1469598103934665603ull;
+  walk(&k, (loom_world *)w);
+  snprintf(out, (size_t)cap, "%016llx", (unsigned long long)k.hash);
+  return 0;
+}
+
+/* Copies one body's state fields from src to dst (same kind, same vertex count). */
+static void copy_body_state(body_slot *d, const body_slot *s) {
+  if (d->pts) {
+    size_t bytes = sizeof(vec3) * (size_t)d->pts->n;
+    memcpy(d->pts->x, s->pts->x, bytes);
+    memcpy(d->pts->v, s->pts->v, bytes);
+    d->pts->history_ok = s->pts->history_ok;
+  }
+  char *db = d->data;
+  const char *sb = s->data;
+  for (int i = 0; i < d->ops->nstate; i++) {
+    const state_field *f = &d->ops->state[i];
+    if (f->per_vertex) {
+      void *da, *sa;
+      memcpy(&da, db + f->offset, sizeof da);
+      memcpy(&sa, sb + f->offset, sizeof sa);
+      memcpy(da, sa, f->size * (size_t)(d->pts ? d->pts->n : 0));
+    } else {
+      memcpy(db + f->offset, sb + f->offset, f->size);
+    }
+  }
 }
 
 LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src) {
@@ -210,32 +206,18 @@ LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src) {
     body_slot *d = &dst->bodies[dst->order[o]];
     int h = loom_world_find(src, d->name);
     if (!h) continue;
-    const body_slot *s = &src->bodies[(h & 0xffff) - 1];
-    if (s->kind != d->kind) continue;
-    if (d->soft) {
-      soft_body *a = d->soft;
-      const soft_body *b = s->soft;
-      if (a->n != b->n || a->nt != b->nt || memcmp(a->tri, b->tri, sizeof(int32_t) * 3 * (size_t)a->nt)) continue;
-      memcpy(a->x, b->x, sizeof(vec3) * (size_t)a->n);
-      memcpy(a->v, b->v, sizeof(vec3) * (size_t)a->n);
-      memcpy(a->x_prev, b->x_prev, sizeof(vec3) * (size_t)a->n);
-      a->has_prev = b->has_prev;
-      a->prev_h = b->prev_h;
-      /* pinned vertices of the new scene hold still until their trajectories take over */
-      for (int i = 0; i < a->n; i++)
-        if (a->inv_m[i] == 0) a->v[i] = v3(0, 0, 0);
-      carried++;
+    const body_slot *s = &src->bodies[handle_slot(h)];
+    if (s->ops != d->ops) continue;
+    if (d->pts && (d->pts->n != s->pts->n || d->pts->nt != s->pts->nt)) continue;
+    if (d->ops->transplant) {
+      /* the kind decides first (it may refuse), then gets the copied state to adjust */
+      if (!d->ops->transplant(d, s)) continue;
+      copy_body_state(d, s);
+      d->ops->transplant(d, s);
     } else {
-      rigid_body *a = d->rigid;
-      const rigid_body *b = s->rigid;
-      /* a static obstacle is where the file puts it; a kinematic one continues its motion */
-      if (a->motion != LOOM_KINEMATIC || b->motion != LOOM_KINEMATIC || a->shape_type != b->shape_type) continue;
-      a->pos = a->pos0 = a->target_pos = b->pos;
-      a->q = a->q0 = a->target_q = b->q;
-      a->vel = b->vel;
-      a->omega = b->omega;
-      carried++;
+      copy_body_state(d, s);
     }
+    carried++;
   }
   return carried;
 }

@@ -1,0 +1,114 @@
+/* cloth.h — the cloth kind: triangle meshes with mass–spring (001) or Baraff–Witkin models,
+ * explicit integrators with automatic substeps. Private to the kernel; the world reaches it only
+ * through cloth_kind (world_kinds.c) and contact/ through the particle view and the elements. */
+#ifndef LOOM_CLOTH_H
+#define LOOM_CLOTH_H
+
+#include "world/world.h"
+
+typedef struct spring {
+  int32_t i, j;
+  double rest; /* m */
+} spring;
+
+/* Baraff–Witkin triangle: weights of the (u, v) -> x map. w_u = sum_k du[k] x_k, w_v = sum_k dv[k] x_k. */
+typedef struct bw_tri {
+  int32_t v[3];
+  double area; /* rest area, m^2 */
+  double du[3], dv[3];
+} bw_tri;
+
+typedef struct bw_hinge {
+  int32_t v[4];  /* edge v0 -> v1, wing a (triangle 0), wing b (triangle 1) */
+  double weight; /* 3 |e|^2 / (A0 + A1) at rest (dimensionless) */
+  double rest;   /* rest dihedral angle, rad */
+} bw_hinge;
+
+enum { FAM_STRUCTURAL = 0, FAM_SHEAR = 1, FAM_BEND = 2, FAM_COUNT = 3 };
+
+typedef struct cloth_body {
+  particles p; /* first member: the world's particle view of this body */
+  /* state beyond the particles */
+  vec3 *x_prev;  /* Verlet's previous position (valid when p.history_ok) */
+  double prev_h; /* substep that x_prev refers to */
+  /* parameters (cloth_params in cloth_body.c; thickness and friction live in p) */
+  int model, integrator;
+  double stretch, shear, bend, damping, drag;
+  int substeps_user, iterations;
+  /* derived */
+  int substeps_auto;
+  double h_stable;               /* s, stability estimate of the explicit integrators */
+  double lambda_unit[FAM_COUNT]; /* lambda_max(M^-1/2 K_f M^-1/2) per family at unit stiffness */
+  int spectrum_ok;
+  int warned_substeps;
+  /* model */
+  spring *springs;
+  int fam_start[FAM_COUNT + 1]; /* springs of family f are [fam_start[f], fam_start[f+1]) */
+  bw_tri *bw;
+  int nbw;
+  bw_hinge *hinges;
+  int nh;
+  int grid_nx, grid_ny;
+  /* elements for contacts (cloth_elements.c) */
+  int ne;
+  int32_t *edge;       /* ne x 2 */
+  int32_t *tri_edge;   /* nt x 3 edge indices */
+  int32_t *edge_owner; /* first triangle of each edge: each edge is tested once */
+  vec3 *tri_lo, *tri_hi;
+  double max_circumradius; /* of the rest triangles, m */
+  bvh tri_tree;            /* over triangles, refit when a contact pass needs it */
+  unsigned feat_serial;    /* substep (world serial) of the feature pass that took feat_lo/hi */
+  unsigned refit_serial;   /* substep whose feature pass refit the tree */
+  vec3 feat_lo, feat_hi;   /* the cloth's box when that pass began */
+  /* per-step scratch (arena), valid between begin and commit */
+  vec3 *F, *rk_x, *rk_v, *rk_sx, *rk_sv;
+  int step_substeps; /* substeps of the world step being taken */
+} cloth_body;
+
+extern const body_kind cloth_kind;
+
+static inline cloth_body *cloth_of(const body_slot *b) { return (cloth_body *)b->data; }
+
+/* ---- cloth_body.c ------------------------------------------------------------------------------ */
+int cloth_create(loom_world *w, int slot, const void *def);
+void cloth_free(void *data);
+/* Recomputes h_stable and substeps_auto for the world step dt. */
+void cloth_update_substeps(cloth_body *b, double dt);
+/* Internal (model) forces into F (overwritten) at positions x and velocities v. */
+void cloth_internal_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
+double cloth_elastic_energy(const cloth_body *b, const vec3 *x);
+/* cloth_stability.c: per-family spectral estimate at rest (call after the model is built). */
+int cloth_estimate_spectrum(cloth_body *b);
+
+/* ---- cloth_springs.c ----------------------------------------------------------------------------- */
+/* Builds the three spring families (grid topology when known, else edges + hinge wings). */
+int springs_build(cloth_body *b, const loom_mesh *m);
+void springs_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
+double springs_energy(const cloth_body *b, const vec3 *x);
+/* Position-based projection of every spring family once (001 constraint variant). */
+void springs_project(const cloth_body *b, vec3 *x);
+/* Gershgorin bound of omega^2 = lambda_max(M^-1 K) at rest. */
+double springs_omega2_bound(const cloth_body *b);
+
+/* ---- cloth_baraff_witkin.c ----------------------------------------------------------------------- */
+int bw_build(cloth_body *b, const loom_mesh *m);
+void bw_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
+double bw_energy(const cloth_body *b, const vec3 *x);
+double bw_omega2_bound(const cloth_body *b);
+/* Signed dihedral angle of a hinge and its gradient (4 x 3) — exposed for the unit tests. */
+double bw_hinge_angle(const vec3 *x, const int32_t v[4], vec3 grad[4]);
+
+/* ---- cloth_elements.c ------------------------------------------------------------------------------ */
+/* Edges, triangle-edge map and triangle tree of a cloth. */
+int cloth_build_elements(cloth_body *b, const loom_mesh *m);
+/* Triangle boxes from the current positions, then the tree's node boxes. */
+void cloth_refit_tree(cloth_body *b);
+
+/* ---- cloth_step.c: the kind's step operations ---------------------------------------------------- */
+int cloth_substeps(loom_world *w, body_slot *s, double dt);
+void cloth_begin(loom_world *w, body_slot *s, const step_info *si);
+void cloth_predict(loom_world *w, body_slot *s, const step_info *si);
+void cloth_after_contacts(loom_world *w, body_slot *s, const step_info *si);
+void cloth_commit(loom_world *w, body_slot *s, const step_info *si);
+
+#endif

@@ -1,0 +1,58 @@
+/* cloth_elements.c — the contact elements of a cloth, built once: unique edges, the
+ * triangle-to-edge map (each edge is tested once, by its first triangle), triangle boxes and the
+ * triangle tree that contact passes refit. */
+#include <string.h>
+
+#include "cloth/cloth.h"
+
+int cloth_build_elements(cloth_body *b, const loom_mesh *m) {
+  b->ne = m->ne;
+  b->edge = core_alloc((size_t)(m->ne ? m->ne : 1) * 2, sizeof(int32_t));
+  b->tri_edge = core_alloc((size_t)m->nt * 3, sizeof(int32_t));
+  b->edge_owner = core_alloc((size_t)(m->ne ? m->ne : 1), sizeof(int32_t));
+  b->tri_lo = core_alloc((size_t)m->nt, sizeof(vec3));
+  b->tri_hi = core_alloc((size_t)m->nt, sizeof(vec3));
+  if (!b->edge || !b->tri_edge || !b->edge_owner || !b->tri_lo || !b->tri_hi) return -1;
+  memcpy(b->edge, m->edge, sizeof(int32_t) * 2 * (size_t)m->ne);
+  for (int e = 0; e < m->ne; e++) b->edge_owner[e] = m->edge_tri[2 * e];
+  for (int t = 0; t < m->nt; t++) {
+    for (int k = 0; k < 3; k++) {
+      int a = m->tri[3 * t + k], c = m->tri[3 * t + (k + 1) % 3];
+      int lo_v = a < c ? a : c, hi_v = a < c ? c : a;
+      /* edges are sorted lexicographically: binary search */
+      int lo = 0, hi = m->ne - 1, found = -1;
+      while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        int e0 = m->edge[2 * mid], e1 = m->edge[2 * mid + 1];
+        if (e0 == lo_v && e1 == hi_v) {
+          found = mid;
+          break;
+        }
+        if (e0 < lo_v || (e0 == lo_v && e1 < hi_v))
+          lo = mid + 1;
+        else
+          hi = mid - 1;
+      }
+      if (found < 0) return loom_fail("cloth: inconsistent mesh adjacency (edge %d-%d missing)", lo_v, hi_v);
+      b->tri_edge[3 * t + k] = found;
+    }
+    vec3 p = b->p.x[m->tri[3 * t]], q = b->p.x[m->tri[3 * t + 1]], s = b->p.x[m->tri[3 * t + 2]];
+    b->tri_lo[t] = v3_min(p, v3_min(q, s));
+    b->tri_hi[t] = v3_max(p, v3_max(q, s));
+    /* circumradius abc / (4 area): how far a triangle can sag below its corners on a sphere */
+    double la = v3_dist(p, q), lb = v3_dist(q, s), lc = v3_dist(s, p);
+    double area2 = v3_len(v3_cross(v3_sub(q, p), v3_sub(s, p)));
+    if (area2 > 0) b->max_circumradius = d_max(b->max_circumradius, la * lb * lc / (2 * area2));
+  }
+  return bvh_build(&b->tri_tree, b->tri_lo, b->tri_hi, b->p.nt, 2);
+}
+
+
+void cloth_refit_tree(cloth_body *b) {
+  for (int t = 0; t < b->p.nt; t++) {
+    vec3 p = b->p.x[b->p.tri[3 * t]], q = b->p.x[b->p.tri[3 * t + 1]], s = b->p.x[b->p.tri[3 * t + 2]];
+    b->tri_lo[t] = v3_min(p, v3_min(q, s));
+    b->tri_hi[t] = v3_max(p, v3_max(q, s));
+  }
+  bvh_refit(&b->tri_tree, b->tri_lo, b->tri_hi);
+}

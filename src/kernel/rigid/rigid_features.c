@@ -1,0 +1,174 @@
+/* rigid_features.c — sharp features of a rigid body's shape, in the body frame, with outward
+ * hints: box corners and edges, cylinder rims, convex or boundary edges of meshes (> 25 degrees),
+ * and the rounded "features" of spheres (centre) and capsules (axis) with their radius. The cloth
+ * contact pass (contact/contact_features.c) tests them against cloth triangles and edges. */
+#include <string.h>
+
+#include "rigid/rigid.h"
+
+/* ---- features of obstacle shapes (built once, body frame) ----------------------------------------- */
+
+typedef struct feat_builder {
+  vec3 *pt, *pt_n, *seg, *seg_n;
+  double *pt_r, *seg_r;
+  int npt, nseg, cap_pt, cap_seg;
+} feat_builder;
+
+/* Grows an array to `cap` items of its own type (returns -1 from the caller when out of memory). */
+#define GROW(ptr, cap)                                                  \
+  do {                                                                  \
+    void *grown_ = core_realloc((ptr), (size_t)(cap), sizeof *(ptr));   \
+    if (!grown_) return -1;                                             \
+    (ptr) = grown_;                                                     \
+  } while (0)
+
+/* A feature point with an outward hint n (zero for rounded features: any direction is outward)
+ * and a radius (0 for sharp corners; a sphere's centre carries the sphere's radius). */
+static int add_point_r(feat_builder *f, vec3 p, vec3 n, double radius) {
+  if (f->npt == f->cap_pt) {
+    int cap = f->cap_pt ? 2 * f->cap_pt : 16;
+    GROW(f->pt, cap);
+    GROW(f->pt_n, cap);
+    GROW(f->pt_r, cap);
+    f->cap_pt = cap;
+  }
+  f->pt[f->npt] = p;
+  f->pt_n[f->npt] = v3_normalize(n);
+  f->pt_r[f->npt] = radius;
+  f->npt++;
+  return 0;
+}
+
+static int add_point(feat_builder *f, vec3 p, vec3 n) { return add_point_r(f, p, n, 0); }
+
+static int add_segment_r(feat_builder *f, vec3 a, vec3 b, vec3 n, double radius) {
+  if (f->nseg == f->cap_seg) {
+    int cap = f->cap_seg ? 2 * f->cap_seg : 16;
+    GROW(f->seg, 2 * cap);
+    GROW(f->seg_n, cap);
+    GROW(f->seg_r, cap);
+    f->cap_seg = cap;
+  }
+  f->seg[2 * f->nseg] = a;
+  f->seg[2 * f->nseg + 1] = b;
+  /* the hint must be perpendicular to the segment to serve as a pushing direction */
+  vec3 d = v3_normalize(v3_sub(b, a));
+  f->seg_n[f->nseg] = v3_normalize(v3_madd(n, d, -v3_dot(n, d)));
+  f->seg_r[f->nseg] = radius;
+  f->nseg++;
+  return 0;
+}
+
+static int add_segment(feat_builder *f, vec3 a, vec3 b, vec3 n) { return add_segment_r(f, a, b, n, 0); }
+
+static int box_features(feat_builder *f, vec3 h) {
+  for (int i = 0; i < 8; i++) {
+    vec3 s = v3(i & 1 ? 1 : -1, i & 2 ? 1 : -1, i & 4 ? 1 : -1);
+    if (add_point(f, v3(s.x * h.x, s.y * h.y, s.z * h.z), s)) return -1;
+  }
+  /* 12 edges: along axis a, at the four sign combinations of the other two axes */
+  for (int a = 0; a < 3; a++) {
+    int b = (a + 1) % 3, c = (a + 2) % 3;
+    for (int k = 0; k < 4; k++) {
+      double sb = k & 1 ? 1 : -1, sc = k & 2 ? 1 : -1;
+      double p0[3], p1[3], n[3] = {0, 0, 0};
+      double he[3] = {h.x, h.y, h.z};
+      p0[a] = -he[a];
+      p1[a] = he[a];
+      p0[b] = p1[b] = sb * he[b];
+      p0[c] = p1[c] = sc * he[c];
+      n[b] = sb;
+      n[c] = sc;
+      if (add_segment(f, v3(p0[0], p0[1], p0[2]), v3(p1[0], p1[1], p1[2]), v3(n[0], n[1], n[2]))) return -1;
+    }
+  }
+  return 0;
+}
+
+#define RIM_SEGMENTS 48
+
+static int cylinder_features(feat_builder *f, double r, double hh) {
+  for (int cap = -1; cap <= 1; cap += 2) {
+    for (int k = 0; k < RIM_SEGMENTS; k++) {
+      double a0 = 2 * LOOM_PI * k / RIM_SEGMENTS, a1 = 2 * LOOM_PI * (k + 1) / RIM_SEGMENTS;
+      vec3 p0 = v3(r * cos(a0), r * sin(a0), cap * hh), p1 = v3(r * cos(a1), r * sin(a1), cap * hh);
+      vec3 n0 = v3(cos(a0), sin(a0), cap);
+      double am = 0.5 * (a0 + a1);
+      if (add_point(f, p0, n0) || add_segment(f, p0, p1, v3(cos(am), sin(am), cap))) return -1;
+    }
+  }
+  return 0;
+}
+
+/* Sharp edges of a mesh: boundary edges and convex edges whose faces turn by more than 25 degrees;
+ * the corners are the end points of those edges. */
+static int mesh_features(feat_builder *f, const loom_mesh *m, const vec3 *tri_normal) {
+  const double cos_sharp = cos(25.0 * LOOM_PI / 180.0);
+  vec3 *corner_n = core_calloc((size_t)m->nv, sizeof(vec3));
+  if (!corner_n) return -1;
+  for (int e = 0; e < m->ne; e++) {
+    int t0 = m->edge_tri[2 * e], t1 = m->edge_tri[2 * e + 1];
+    int a = m->edge[2 * e], b = m->edge[2 * e + 1];
+    vec3 pa = m->v[a], pb = m->v[b];
+    vec3 hint;
+    if (t1 < 0) {
+      /* boundary: outward within the face, away from its third vertex */
+      const int32_t *t = &m->tri[3 * t0];
+      int c = t[0] != a && t[0] != b ? t[0] : (t[1] != a && t[1] != b ? t[1] : t[2]);
+      vec3 d = v3_normalize(v3_sub(pb, pa));
+      vec3 out = v3_sub(pa, m->v[c]);
+      hint = v3_madd(out, d, -v3_dot(out, d));
+    } else {
+      vec3 n0 = tri_normal[t0], n1 = tri_normal[t1];
+      if (v3_dot(n0, n1) > cos_sharp) continue;
+      /* convex when the far vertex of triangle 1 lies below triangle 0's plane */
+      const int32_t *t = &m->tri[3 * t1];
+      int c = t[0] != a && t[0] != b ? t[0] : (t[1] != a && t[1] != b ? t[1] : t[2]);
+      if (v3_dot(n0, v3_sub(m->v[c], pa)) > 0) continue;
+      hint = v3_add(n0, n1);
+    }
+    if (add_segment(f, pa, pb, hint)) {
+      core_free(corner_n);
+      return -1;
+    }
+    corner_n[a] = v3_add(corner_n[a], v3_normalize(hint));
+    corner_n[b] = v3_add(corner_n[b], v3_normalize(hint));
+  }
+  int rc = 0;
+  for (int i = 0; i < m->nv && rc == 0; i++)
+    if (v3_len2(corner_n[i]) > 0) rc = add_point(f, m->v[i], corner_n[i]);
+  core_free(corner_n);
+  return rc;
+}
+
+int rigid_build_features(rigid_body *r) {
+  feat_builder f;
+  memset(&f, 0, sizeof f);
+  int rc = 0;
+  switch (r->shape_type) {
+  case LOOM_SHAPE_BOX: rc = box_features(&f, r->shape.half); break;
+  case LOOM_SHAPE_CYLINDER: rc = cylinder_features(&f, r->shape.radius, r->shape.half_h); break;
+  case LOOM_SHAPE_MESH: rc = mesh_features(&f, r->mesh, r->tri_normal); break;
+  /* Spheres and capsules are smooth, but a coarse cloth's triangles sag into them between vertices
+   * the vertex pass keeps outside (by cell^2 / 8R): their centre (axis and end points) with their
+   * radius catch the triangle interiors and edges. */
+  case LOOM_SHAPE_SPHERE: rc = add_point_r(&f, v3(0, 0, 0), v3(0, 0, 0), r->shape.radius); break;
+  case LOOM_SHAPE_CAPSULE: {
+    vec3 a = v3(0, 0, -r->shape.half_h), b = v3(0, 0, r->shape.half_h);
+    rc = add_point_r(&f, a, v3(0, 0, 0), r->shape.radius) || add_point_r(&f, b, v3(0, 0, 0), r->shape.radius) ||
+         add_segment_r(&f, a, b, v3(0, 0, 0), r->shape.radius);
+    break;
+  }
+  default: break;
+  }
+  r->feat_pt = f.pt;
+  r->feat_pt_n = f.pt_n;
+  r->feat_pt_r = f.pt_r;
+  r->feat_seg = f.seg;
+  r->feat_seg_n = f.seg_n;
+  r->feat_seg_r = f.seg_r;
+  r->nfeat_pt = f.npt;
+  r->nfeat_seg = f.nseg;
+  return rc;
+}
+

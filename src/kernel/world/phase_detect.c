@@ -1,0 +1,13 @@
+/* phase_detect.c — the broad phase over all bodies, then each contact family's narrow phase for
+ * the pairs it handles, into the contact buffer. The buffer holds the contacts of the current
+ * substep (after the step: of the last one). */
+#include "contact/contact.h"
+
+void phase_detect(loom_world *w, const step_info *s) {
+  w->contacts.count = 0;
+  broadphase_pairs(w, s);
+  for (int i = 0; i < w->npairs; i++) {
+    const body_pair *p = &w->pairs[i];
+    if (w->bodies[p->a].pts && w->bodies[p->b].ops->id == LOOM_KIND_RIGID) contact_vertices_detect(w, p, s);
+  }
+}

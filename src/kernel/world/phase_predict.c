@@ -1,0 +1,16 @@
+/* phase_predict.c — every body advances its own dynamics over the substep to candidate positions
+ * and velocities; the start of the substep is kept for the contact phases (paths, CCD). */
+#include <string.h>
+
+#include "world/world.h"
+
+void phase_predict(loom_world *w, const step_info *s) {
+  for (int o = 0; o < w->order_count; o++) {
+    body_slot *b = &w->bodies[w->order[o]];
+    if (b->pts && !b->pts->frozen) memcpy(b->pts->x_sub, b->pts->x, sizeof(vec3) * (size_t)b->pts->n);
+  }
+  for (int o = 0; o < w->order_count; o++) {
+    body_slot *b = &w->bodies[w->order[o]];
+    if (b->ops->predict) b->ops->predict(w, b, s);
+  }
+}

@@ -1,0 +1,70 @@
+/* world_broadphase.c — sweep and prune over the bodies' boxes of the current substep: boxes
+ * sorted by their lower x (insertion sort: the order barely changes from substep to substep, and
+ * ties keep creation order, so the result is deterministic), overlapping pairs tested in y and z.
+ * Only pairs that some contact family handles are kept: a particle body with a rigid one today
+ * (cloth–cloth and rigid–rigid families arrive with their issues). Pairs come out ordered by the
+ * particle body's creation order, then the other's, which fixes the order solvers meet them in. */
+#include <stdlib.h>
+
+#include "world/world.h"
+
+typedef struct box_ref {
+  vec3 lo, hi;
+  int order; /* index in creation order */
+} box_ref;
+
+static int pair_wanted(const loom_world *w, int a, int b) {
+  const body_slot *A = &w->bodies[a], *B = &w->bodies[b];
+  if (A->pts && !A->pts->frozen && !B->pts) return 1;
+  return 0;
+}
+
+static int cmp_pair(const void *pa, const void *pb) {
+  const int *a = pa, *b = pb; /* order indices packed into body_pair before mapping to slots */
+  if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+  return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+void broadphase_pairs(loom_world *w, const step_info *s) {
+  w->npairs = 0;
+  const int n = w->order_count;
+  if (n < 2 || !w->pairs) return;
+  arena_mark mark = arena_get_mark(&w->scratch);
+  box_ref *refs = ARENA_NEW(&w->scratch, box_ref, n, "broad-phase boxes");
+  if (!refs) return;
+  for (int o = 0; o < n; o++) {
+    const body_slot *b = &w->bodies[w->order[o]];
+    refs[o].order = o;
+    if (b->ops->bounds)
+      b->ops->bounds(w, b, s, &refs[o].lo, &refs[o].hi);
+    else
+      refs[o].lo = v3(INFINITY, INFINITY, INFINITY), refs[o].hi = v3(-INFINITY, -INFINITY, -INFINITY);
+  }
+  for (int i = 1; i < n; i++) {
+    box_ref r = refs[i];
+    int j = i - 1;
+    while (j >= 0 && (refs[j].lo.x > r.lo.x || (refs[j].lo.x == r.lo.x && refs[j].order > r.order))) {
+      refs[j + 1] = refs[j];
+      j--;
+    }
+    refs[j + 1] = r;
+  }
+  const int cap = n * n / 2 + 1;
+  for (int i = 0; i < n; i++) {
+    for (int j = i + 1; j < n && refs[j].lo.x <= refs[i].hi.x; j++) {
+      if (!bvh_box_overlap(refs[i].lo, refs[i].hi, refs[j].lo, refs[j].hi)) continue;
+      int oa = refs[i].order, ob = refs[j].order;
+      int sa = w->order[oa], sb = w->order[ob];
+      if (!pair_wanted(w, sa, sb)) {
+        if (!pair_wanted(w, sb, sa)) continue;
+        int t = oa;
+        oa = ob;
+        ob = t;
+      }
+      if (w->npairs < cap) w->pairs[w->npairs++] = (body_pair){oa, ob};
+    }
+  }
+  qsort(w->pairs, (size_t)w->npairs, sizeof(body_pair), cmp_pair);
+  for (int i = 0; i < w->npairs; i++) w->pairs[i] = (body_pair){w->order[w->pairs[i].a], w->order[w->pairs[i].b]};
+  arena_release(&w->scratch, mark);
+}

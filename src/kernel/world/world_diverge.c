@@ -1,0 +1,75 @@
+/* world_diverge.c — what the divergence guard tells the user: the body, the time, the vertex,
+ * what was wrong with it, and the causes the world can see with advice that works:
+ *   - the vertex was in a contact with a body during the last substep (name it);
+ *   - pinned vertices of the body lie inside another body's contact margin (pins cannot move,
+ *     so free vertices between them and the obstacle are squeezed every substep);
+ *   - the body was asked for fewer substeps than its stability estimate.
+ * Force fields are Lua's: the Lua layer checks their output and names them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "world/world.h"
+
+/* Appends "; " + text to buf (truncating safely). */
+static void add(char *buf, size_t cap, const char *text) {
+  size_t at = strlen(buf);
+  if (at + 3 < cap) snprintf(buf + at, cap - at, "%s%s", at ? "; " : "", text);
+}
+
+void world_diverged(loom_world *w, int slot, int vertex, const char *what, const step_info *s) {
+  body_slot *b = &w->bodies[slot];
+  char causes[WORLD_MESSAGE_LEN] = "";
+  char line[200];
+  /* contacts of the vertex (or its body) in the last substep */
+  const int h = world_handle(w, slot);
+  int other = -1;
+  for (int i = 0; i < w->contacts.count; i++) {
+    const loom_contact *c = &w->contacts.items[i];
+    if (c->body_a != h) continue;
+    if (c->type_a == LOOM_FEATURE_VERTEX && c->feature_a == vertex) {
+      other = handle_slot(c->body_b);
+      break;
+    }
+    if (other < 0) other = handle_slot(c->body_b);
+  }
+  /* pins inside another body's margin: found from the pins' positions */
+  int pinned_in = -1;
+  if (b->pts && b->ops->bounds) {
+    const particles *p = b->pts;
+    for (int o = 0; o < w->order_count && pinned_in < 0; o++) {
+      const body_slot *r = &w->bodies[w->order[o]];
+      if (r == b || r->pts || !r->ops->aabb) continue;
+      vec3 lo, hi;
+      r->ops->aabb(r, &lo, &hi);
+      double pad = p->thickness;
+      for (int i = 0; i < p->n && pinned_in < 0; i++) {
+        if (p->inv_m[i] != 0) continue;
+        vec3 x = p->x[i];
+        if (x.x > lo.x - pad && x.x < hi.x + pad && x.y > lo.y - pad && x.y < hi.y + pad && x.z > lo.z - pad &&
+            x.z < hi.z + pad)
+          pinned_in = w->order[o];
+      }
+    }
+  }
+  if (pinned_in >= 0) {
+    snprintf(line, sizeof line, "pinned vertices lie within %s '%s''s contact margin: move the pins away from it or "
+                                "reduce the thicknesses",
+             w->bodies[pinned_in].ops->name, w->bodies[pinned_in].name);
+    add(causes, sizeof causes, line);
+  }
+  if (other >= 0 && other != pinned_in) {
+    snprintf(line, sizeof line, "it was in contact with %s '%s'", w->bodies[other].ops->name, w->bodies[other].name);
+    add(causes, sizeof causes, line);
+  }
+  double user = 0, stable = 0;
+  if (loom_body_get_param(w, h, "stable_substep", &stable) == 0 && stable > 0 && s->h > stable * 1.0001) {
+    snprintf(line, sizeof line, "its substep %.3g s is above the stable %.3g s: raise 'substeps' or set it to 0 "
+                                "(automatic)", s->h, stable);
+    add(causes, sizeof causes, line);
+  }
+  (void)user;
+  if (!causes[0]) add(causes, sizeof causes, "reduce dt or stiffness, or look for forces that grow without bound");
+  world_message(w, LOOM_ERROR, slot, "%s '%s' diverged at t = %.3f s (%s at vertex %d): %s", b->ops->name, b->name,
+                w->time + s->dt, what, vertex, causes);
+  loom_clear_error();
+}
