@@ -222,6 +222,21 @@ LOOM_API int loom_world_load_state(loom_world *w, const void *buf, int size);
  * name, kind and topology match a body of dst. Returns the number of bodies carried over. */
 LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src);
 
+/* Checkpoints: everything that decides the world's future (dt, gravity, wind, every live parameter,
+ * the state with pins, trajectories' offsets and the mouse grab) with a format version, the model
+ * hash of every body and a checksum. `extra` is the caller's (the Lua layer stores the scene path
+ * and parameters there). Size in bytes of a checkpoint with extra_len bytes of extra data. */
+LOOM_API int loom_world_checkpoint_size(const loom_world *w, int extra_len);
+/* Writes the checkpoint into buf (size >= loom_world_checkpoint_size); returns bytes or -1. */
+LOOM_API int loom_world_checkpoint_write(const loom_world *w, const void *extra, int extra_len, void *buf, int size);
+/* Where the extra data of a checkpoint is (*offset, *len) after checking its frame (magic,
+ * version, size, checksum). Returns 0 or -1 with a message. */
+LOOM_API int loom_world_checkpoint_extra(const void *buf, int size, int *offset, int *len);
+/* Loads a checkpoint into a world built from the same scene. Refuses (-1, the world unchanged,
+ * the message says what differs) a truncated or corrupted checkpoint, other bodies or vertex
+ * counts, and — unless force is 1 — another model or an unknown parameter. */
+LOOM_API int loom_world_checkpoint_read(loom_world *w, const void *buf, int size, int force);
+
 /* ---- bodies (common) --------------------------------------------------------------------------- */
 
 typedef enum loom_kind { LOOM_KIND_NONE = 0, LOOM_KIND_CLOTH = 1, LOOM_KIND_RIGID = 2 } loom_kind;

@@ -1,6 +1,8 @@
 -- loom.scene — scene files: a scene is the table made by loom.scene{...} that a Lua file returns,
 -- with build(world, params) and optional forces, on_step, ui, camera. Loading runs the file;
 -- instantiating builds a fresh world from it.
+local ffi = require "ffi"
+local C = require "loom.lib"
 local check = require "loom.check"
 local world = require "loom.world"
 local mesh = require "loom.mesh"
@@ -121,45 +123,68 @@ function M.load_scene(path, params)
 end
 
 ----------------------------------------------------------------------------------------------------
--- checkpoints: the scene path, its parameters and the kernel state
+-- checkpoints: the kernel's checkpoint (dt, gravity, wind, every live parameter, the whole state,
+-- model hashes, a checksum) with the scene's path and parameters in its extra data
 
-local MAGIC = "LOOMSAVE 1\n"
-
-function world.World:save(path)
-  if type(path) ~= "string" then check.raise_n(1, "save", "expected a file path") end
-  local sc = rawget(self, "_scene")
-  if not sc or not sc.path then
-    error("world:save: this world was not made from a scene file; use world:snapshot() for an in-memory state", 2)
-  end
-  local state = self:snapshot()
-  local f, ferr = io.open(path, "wb")
-  if not f then error("world:save: " .. tostring(ferr), 2) end
-  local params = util.encode(sc.params)
-  f:write(MAGIC, "scene ", sc.path, "\n", "params ", #params, "\n", params, "state ", #state, "\n", state)
-  f:close()
-end
-
--- loom.world_load(path) → world: rebuilds the scene with the saved parameters, then restores the state.
-function M.world_load(path)
-  if type(path) ~= "string" then check.raise_n(1, "world_load", "expected a file path") end
+local function read_file(path, fname)
   local f, ferr = io.open(path, "rb")
-  if not f then error("loom.world_load: " .. tostring(ferr), 2) end
+  if not f then error(("%s: cannot open '%s' (%s)"):format(fname, path, tostring(ferr)), 3) end
   local data = f:read("*a")
   f:close()
-  local bad = function(what) error(("loom.world_load: %s: %s"):format(path, what), 3) end
-  if data:sub(1, #MAGIC) ~= MAGIC then bad("not a Loom checkpoint") end
-  local pos = #MAGIC + 1
-  local scene_path, p2 = data:match("^scene ([^\n]*)\n()", pos)
-  if not scene_path then bad("missing scene line") end
-  local plen, p3 = data:match("^params (%d+)\n()", p2)
-  if not plen then bad("missing params") end
-  local params = util.decode(data:sub(p3, p3 + plen - 1))
-  local slen, p4 = data:match("^state (%d+)\n()", p3 + plen)
-  if not slen then bad("missing state") end
-  local state = data:sub(p4, p4 + slen - 1)
-  if #state ~= tonumber(slen) then bad("truncated state") end
-  local W = M.load_scene(scene_path, params):instantiate()
-  W:restore(state)
+  return data
+end
+
+-- world:save(path) writes a checkpoint of any world (made from a scene or not).
+function world.World:save(path)
+  if type(path) ~= "string" then check.raise_n(1, "save", "expected a file path, got " .. check.describe(path)) end
+  local sc = rawget(self, "_scene")
+  local extra = ""
+  if sc and sc.path then extra = "scene " .. sc.path .. "\n" .. util.encode(sc.params) end
+  local n = C.loom_world_checkpoint_size(self._w, #extra)
+  if n < 0 then error("world:save: " .. ffi.string(C.loom_last_error()), 2) end
+  local buf = ffi.new("uint8_t[?]", n)
+  if C.loom_world_checkpoint_write(self._w, extra, #extra, buf, n) < 0 then
+    error("world:save: " .. ffi.string(C.loom_last_error()), 2)
+  end
+  local f, ferr = io.open(path, "wb")
+  if not f then error(("world:save: cannot write '%s' (%s)"):format(path, tostring(ferr)), 2) end
+  local ok, werr = f:write(ffi.string(buf, n))
+  f:close()
+  if not ok then error(("world:save: writing '%s' failed (%s)"):format(path, tostring(werr)), 2) end
+  return self
+end
+
+-- world:load(path [, {force = true}]) loads a checkpoint into this world, which must have been built
+-- the same way (same bodies, topology, models). Without force a difference is an error saying what
+-- differs, and the world is unchanged.
+function world.World:load(path, opts)
+  if type(path) ~= "string" then check.raise_n(1, "load", "expected a file path, got " .. check.describe(path)) end
+  if opts ~= nil and type(opts) ~= "table" then check.raise_n(2, "load", "expected a table of options ({force = true})") end
+  local force = opts and opts.force and 1 or 0
+  local data = read_file(path, "world:load")
+  if C.loom_world_checkpoint_read(self._w, data, #data, force) ~= 0 then
+    error(("world:load: %s: %s"):format(path, ffi.string(C.loom_last_error())), 2)
+  end
+  return self
+end
+
+-- loom.world_load(path [, {force = true}]) → world: rebuilds the checkpoint's scene with its saved
+-- parameters, then loads the state.
+function M.world_load(path, opts)
+  if type(path) ~= "string" then check.raise_n(1, "world_load", "expected a file path, got " .. check.describe(path)) end
+  local data = read_file(path, "loom.world_load")
+  local off, len = ffi.new("int[1]"), ffi.new("int[1]")
+  if C.loom_world_checkpoint_extra(data, #data, off, len) ~= 0 then
+    error(("loom.world_load: %s: %s"):format(path, ffi.string(C.loom_last_error())), 2)
+  end
+  local extra = data:sub(off[0] + 1, off[0] + len[0])
+  local scene_path, rest = extra:match("^scene ([^\n]*)\n(.*)$")
+  if not scene_path then
+    error(("loom.world_load: %s was saved from a world without a scene file; build that world and use "
+      .. "world:load(path)"):format(path), 2)
+  end
+  local W = M.load_scene(scene_path, util.decode(rest)):instantiate()
+  W:load(path, opts)
   return W
 end
 
