@@ -98,10 +98,11 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	./$(BUILD)/loom bench
 
-# Tests under AddressSanitizer + UndefinedBehaviorSanitizer (separate build tree).
+# Tests under AddressSanitizer + UndefinedBehaviorSanitizer (separate build tree); internal
+# invariants (LOOM_ASSERT) are checked there too.
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 \
-	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" all
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -DLOOM_CHECKED" all
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  LOOM_SANITIZED=1 sh scripts/run_tests.sh build/asan
 
@@ -120,6 +121,7 @@ valgrind: deps
 check: all
 	@sh scripts/check_layers.sh
 	@luajit scripts/gen_cdef.lua --check src/loom.h lua/loom/cdef.lua
+	@./$(BUILD)/loom exec scripts/gen_param_docs.lua --check
 
 # Regenerates lua/loom/cdef.lua from the FFI block of src/loom.h.
 cdef:

@@ -9,6 +9,7 @@ local C = require "loom.lib"
 local check = require "loom.check"
 local mesh_mod = require "loom.mesh"
 local shape_mod = require "loom.shape"
+local params_mod = require "loom.params"
 
 local M = {}
 
@@ -135,19 +136,15 @@ local models = {springs = C.LOOM_MODEL_SPRINGS, springs_pbd = C.LOOM_MODEL_SPRIN
 local integrators = {symplectic = C.LOOM_INTEGRATOR_SYMPLECTIC, verlet = C.LOOM_INTEGRATOR_VERLET,
                      rk4 = C.LOOM_INTEGRATOR_RK4, implicit = C.LOOM_INTEGRATOR_IMPLICIT}
 
-local cloth_spec = {
+-- Creation arguments; the live parameters (stretch ... iterations) come from the kernel's table.
+local cloth_spec = params_mod.add_checks({
   name = {"string", required = true},
   mesh = {"any", required = true},
   model = {"string", default = "springs", choices = {"springs", "springs_pbd", "baraff_witkin"}},
   integrator = {"string", default = "symplectic", choices = {"symplectic", "verlet", "rk4", "implicit"}},
-  stretch = {"number", min = 0}, shear = {"number", min = 0}, bend = {"number", min = 0},
-  damping = {"number", min = 0, max = 1}, drag = {"number", min = 0, max = 1000},
   density = {"number", min = 0, open_min = true}, mass = {"number", min = 0, open_min = true},
-  thickness = {"number", min = 0, max = 1}, friction = {"number", min = 0, max = 10},
-  substeps = {"number", min = 0, max = 4096, integer = true},
-  iterations = {"number", min = 1, max = 1000, integer = true},
   self_collision = {"boolean", default = false},
-}
+}, C.LOOM_KIND_CLOTH)
 
 -- world:cloth{name, mesh, model, integrator, stretch, shear, bend, damping, drag, density | mass,
 --             thickness, friction, substeps, iterations, self_collision} → body
@@ -191,9 +188,8 @@ local rigid_spec = {
   orientation = {"table"},
   velocity = {"vec3"}, angular_velocity = {"vec3"},
   static = {"boolean", default = false}, kinematic = {"boolean", default = false},
-  restitution = {"number", min = 0, max = 1}, friction = {"number", min = 0, max = 10},
-  thickness = {"number", min = 0, max = 1},
 }
+params_mod.add_checks(rigid_spec, C.LOOM_KIND_RIGID)
 
 -- world:rigid{name, shape, position, orientation = {w, x, y, z}, static | kinematic, friction,
 --             restitution, thickness} → body

@@ -237,6 +237,8 @@ void contact_vertices_detect(loom_world *w, const body_pair *pair, const step_in
  * without its approaching normal part, Coulomb friction on the tangential part. */
 static void apply(loom_world *w, loom_contact *c, contact_work *k, const step_info *s) {
   particles *b = w->bodies[k->slot_a].pts;
+  LOOM_ASSERT(b && c->feature_a >= 0 && c->feature_a < b->n, "vertex contact on a particle body, index in range");
+  LOOM_ASSERT(b->inv_m[c->feature_a] > 0, "pinned vertices never get vertex contacts");
   const rigid_body *r = rigid_of_slot(&w->bodies[k->slot_b]);
   const int i = c->feature_a;
   const double mu = sqrt(b->friction * r->friction); /* geometric mean: either side at 0 means no friction */

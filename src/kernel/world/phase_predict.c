@@ -7,6 +7,7 @@
 void phase_predict(loom_world *w, const step_info *s) {
   for (int o = 0; o < w->order_count; o++) {
     body_slot *b = &w->bodies[w->order[o]];
+    LOOM_ASSERT(!b->pts || b->pts->frozen || b->pts->x_sub, "begin gave every live particle body its scratch");
     if (b->pts && !b->pts->frozen) memcpy(b->pts->x_sub, b->pts->x, sizeof(vec3) * (size_t)b->pts->n);
   }
   for (int o = 0; o < w->order_count; o++) {

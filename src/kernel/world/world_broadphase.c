@@ -64,6 +64,7 @@ void broadphase_pairs(loom_world *w, const step_info *s) {
       if (w->npairs < cap) w->pairs[w->npairs++] = (body_pair){oa, ob};
     }
   }
+  LOOM_ASSERT(w->npairs <= cap, "pair list fits the scratch reserved at begin");
   qsort(w->pairs, (size_t)w->npairs, sizeof(body_pair), cmp_pair);
   for (int i = 0; i < w->npairs; i++) w->pairs[i] = (body_pair){w->order[w->pairs[i].a], w->order[w->pairs[i].b]};
   arena_release(&w->scratch, mark);
