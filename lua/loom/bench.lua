@@ -90,6 +90,18 @@ for _, cells in ipairs {31, 63} do
   end)
 end
 
+-- cloth_on_pegs_50: the pegs scene, a 49 x 49 cloth settling onto 49 capsule pegs and a floor
+-- (50 obstacles). The broad phase pairs the cloth with every peg under it; each pair's vertex
+-- candidates come from the cloth's path tree instead of a pass over all vertices.
+case("cloth_on_pegs_50", function(runs)
+  local W = loom.load_scene("scenes/pegs.lua"):instantiate()
+  W:run(0.5)
+  local med, lo, hi = ms_per_step(W, 24, runs)
+  local st = W:stats()
+  return {size = "49x49, 50 obstacles", median = med, min = lo, max = hi, substeps = st.substeps,
+          contacts = st.contacts, interpenetrations = W:interpenetrations()}
+end)
+
 -- force_field_lua_vs_c: one per-vertex force, f += m a for a constant a, written as a Lua force
 -- field (the arithmetic of loom_body_add_acceleration, component for component) and in C, on the
 -- drape scene's 128 x 128 cloth; ratio = Lua / C. scene_field_ms times the scene's own wind field

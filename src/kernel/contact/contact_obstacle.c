@@ -7,6 +7,8 @@
  * proximity pass pushes it out to `pad`. The velocity relative to the obstacle loses its inward
  * normal part (inelastic, as Bridson 2002 for cloth) and the tangential part is reduced by
  * mu |dv_n| (Coulomb friction impulse limited by the normal impulse). */
+#include <stdlib.h>
+
 #include "contact/contact.h"
 
 typedef struct seg_ctx {
@@ -178,23 +180,41 @@ static int shape_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3
   return 1;
 }
 
-/* Exact test of one vertex path against one obstacle; 1 and the result in *k when it needs a
- * response. The path's box is tested against the obstacle's swept box first. */
-static int vertex_test(const rigid_body *r, double pad, vec3 lo, vec3 hi, vec3 x0, vec3 x, const step_info *s,
-                       contact_work *k, double *depth) {
-  if (d_max(x.x, x0.x) < lo.x || d_min(x.x, x0.x) > hi.x || d_max(x.y, x0.y) < lo.y || d_min(x.y, x0.y) > hi.y ||
-      d_max(x.z, x0.z) < lo.z || d_min(x.z, x0.z) > hi.z)
-    return 0;
+/* One obstacle over the current substep: its contact distance, swept box and poses. */
+typedef struct pair_frame {
+  const rigid_body *r;
+  double pad;
+  vec3 lo, hi;
   vec3 pos0, pos1;
   quat q0, q1;
-  rigid_pose_at(r, s->a0, &pos0, &q0);
-  rigid_pose_at(r, s->a1, &pos1, &q1);
-  vec3 p1 = q_rotate_inv(q1, v3_sub(x, pos1));
-  vec3 p0 = q_rotate_inv(q0, v3_sub(x0, pos0));
+} pair_frame;
+
+static pair_frame frame_of(const rigid_body *r, double pad, const step_info *s) {
+  pair_frame f;
+  f.r = r;
+  f.pad = pad;
+  rigid_swept_aabb(r, pad, &f.lo, &f.hi);
+  rigid_pose_at(r, s->a0, &f.pos0, &f.q0);
+  rigid_pose_at(r, s->a1, &f.pos1, &f.q1);
+  return f;
+}
+
+/* The path's box meets the obstacle's swept box (the cheap test every vertex takes). */
+static inline int path_near(const pair_frame *f, vec3 x0, vec3 x) {
+  return !(d_max(x.x, x0.x) < f->lo.x || d_min(x.x, x0.x) > f->hi.x || d_max(x.y, x0.y) < f->lo.y ||
+           d_min(x.y, x0.y) > f->hi.y || d_max(x.z, x0.z) < f->lo.z || d_min(x.z, x0.z) > f->hi.z);
+}
+
+/* Exact test of one vertex path against the obstacle; 1 and the result in *k when it needs a
+ * response. */
+static int vertex_test(const pair_frame *f, vec3 x0, vec3 x, contact_work *k, double *depth) {
+  const rigid_body *r = f->r;
+  vec3 p1 = q_rotate_inv(f->q1, v3_sub(x, f->pos1));
+  vec3 p0 = q_rotate_inv(f->q0, v3_sub(x0, f->pos0));
   *depth = 0;
   k->collided = 0;
-  int hit = r->shape_type == LOOM_SHAPE_MESH ? mesh_contact(r, pad, p0, p1, &k->pc, &k->nl, depth, &k->collided)
-                                             : shape_contact(r, pad, p0, p1, &k->pc, &k->nl, depth);
+  int hit = r->shape_type == LOOM_SHAPE_MESH ? mesh_contact(r, f->pad, p0, p1, &k->pc, &k->nl, depth, &k->collided)
+                                             : shape_contact(r, f->pad, p0, p1, &k->pc, &k->nl, depth);
   k->p0 = p0;
   return hit;
 }
@@ -211,26 +231,63 @@ static void fill_record(loom_world *w, loom_contact *c, const contact_work *k, i
   c->id = contact_id(c->body_a, c->type_a, vertex, c->body_b, c->type_b, -1);
 }
 
+typedef struct candidates {
+  int32_t *idx;
+  int n;
+} candidates;
+
+static int collect(int item, void *ctx) {
+  candidates *c = ctx;
+  c->idx[c->n++] = item;
+  return 0;
+}
+
+static int cmp_int(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static void detect_one(loom_world *w, const body_pair *pair, const pair_frame *f, const particles *b, int i) {
+  if (b->inv_m[i] == 0) return; /* a pinned vertex is a constraint: nothing to resolve */
+  contact_work k;
+  double depth;
+  if (!vertex_test(f, b->x_sub[i], b->x[i], &k, &depth)) return;
+  contact_work *kw;
+  loom_contact *c = contacts_push(w, &kw);
+  if (!c) return;
+  k.slot_a = pair->a;
+  k.slot_b = pair->b;
+  *kw = k;
+  fill_record(w, c, kw, i, depth);
+}
+
+/* Candidates come from the body's path tree when the obstacle covers a small part of the body
+ * (a peg under a cloth), from a linear pass otherwise (a floor under all of it); either way in
+ * increasing vertex order, so the buffer does not depend on which. */
 void contact_vertices_detect(loom_world *w, const body_pair *pair, const step_info *s) {
-  const particles *b = w->bodies[pair->a].pts;
+  particles *b = w->bodies[pair->a].pts;
   const rigid_body *r = rigid_of_slot(&w->bodies[pair->b]);
   if (b->frozen) return;
-  const double pad = b->thickness + r->thickness;
-  vec3 lo, hi;
-  rigid_swept_aabb(r, pad, &lo, &hi);
-  for (int i = 0; i < b->n; i++) {
-    if (b->inv_m[i] == 0) continue; /* a pinned vertex is a constraint: nothing to resolve */
-    contact_work k;
-    double depth;
-    if (!vertex_test(r, pad, lo, hi, b->x_sub[i], b->x[i], s, &k, &depth)) continue;
-    contact_work *kw;
-    loom_contact *c = contacts_push(w, &kw);
-    if (!c) continue;
-    k.slot_a = pair->a;
-    k.slot_b = pair->b;
-    *kw = k;
-    fill_record(w, c, kw, i, depth);
+  const pair_frame f = frame_of(r, b->thickness + r->thickness, s);
+  const vec3 blo = b->sub_lo, bhi = b->sub_hi; /* from the broad phase */
+  vec3 ol = v3_max(blo, f.lo), oh = v3_min(bhi, f.hi); /* the overlap of the two boxes */
+  double vb = (bhi.x - blo.x) * (bhi.y - blo.y) * (bhi.z - blo.z);
+  double vo = d_max(0, oh.x - ol.x) * d_max(0, oh.y - ol.y) * d_max(0, oh.z - ol.z);
+  if (b->n > 64 && vo < 0.25 * vb) {
+    arena_mark mark = arena_get_mark(&w->scratch);
+    candidates c = {ARENA_NEW(&w->scratch, int32_t, b->n, "vertex candidates"), 0};
+    if (c.idx) {
+      bvh_query_box(particles_path_tree(w, b), f.lo, f.hi, collect, &c);
+      qsort(c.idx, (size_t)c.n, sizeof(int32_t), cmp_int);
+      for (int j = 0; j < c.n; j++) detect_one(w, pair, &f, b, c.idx[j]);
+      arena_release(&w->scratch, mark);
+      return;
+    }
+    arena_release(&w->scratch, mark);
   }
+  const vec3 *x = b->x, *x0 = b->x_sub;
+  for (int i = 0; i < b->n; i++)
+    if (path_near(&f, x0[i], x[i])) detect_one(w, pair, &f, b, i);
 }
 
 /* Applies one vertex contact: position to the corrected point, velocity relative to the obstacle
@@ -300,9 +357,7 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first) {
     while (stop < detected_end && cb->work[stop].slot_a == slot_a && cb->work[stop].slot_b == slot_b) stop++;
     if (stop == at && nmoved == 0) continue;
     const rigid_body *r = rigid_of_slot(&w->bodies[slot_b]);
-    const double pad = b->thickness + r->thickness;
-    vec3 lo, hi;
-    rigid_swept_aabb(r, pad, &lo, &hi);
+    const pair_frame f = frame_of(r, b->thickness + r->thickness, s);
     for (int j = 0; j < nmoved; j++)
       if (moved[2 * j] == slot_a) b->contact[moved[2 * j + 1]] |= 2;
     for (int c = at; c < stop; c++) {
@@ -313,7 +368,7 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first) {
       if (b->contact[i] & 2) {
         /* moved since it was found: evaluate again where it is now */
         double depth;
-        if (!vertex_test(r, pad, lo, hi, b->x_sub[i], b->x[i], s, k, &depth)) continue;
+        if (!path_near(&f, b->x_sub[i], b->x[i]) || !vertex_test(&f, b->x_sub[i], b->x[i], k, &depth)) continue;
         rec->depth = depth;
       }
       apply(w, rec, k, s);
@@ -325,7 +380,7 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first) {
       if (b->contact[i] & 4) continue;
       contact_work k;
       double depth;
-      if (!vertex_test(r, pad, lo, hi, b->x_sub[i], b->x[i], s, &k, &depth)) continue;
+      if (!path_near(&f, b->x_sub[i], b->x[i]) || !vertex_test(&f, b->x_sub[i], b->x[i], &k, &depth)) continue;
       contact_work *kw;
       loom_contact *rec = contacts_push(w, &kw);
       if (!rec) continue;

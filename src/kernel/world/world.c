@@ -189,6 +189,17 @@ int world_add_body(loom_world *w, const body_kind *k, const char *name, int (*cr
     return 0;
   }
   b->ops = k;
+  if (b->pts) {
+    particles *p = b->pts;
+    p->path_lo = core_alloc((size_t)(p->n > 0 ? p->n : 1), sizeof(vec3));
+    p->path_hi = core_alloc((size_t)(p->n > 0 ? p->n : 1), sizeof(vec3));
+    if (!p->path_lo || !p->path_hi || bvh_build(&p->path_tree, p->x, p->x, p->n, 8) != 0) {
+      free_body(b);
+      b->generation++;
+      if (slot == w->body_slots - 1) w->body_slots--;
+      return 0;
+    }
+  }
   w->order[w->order_count++] = slot;
   if (k->param_changed) k->param_changed(w, b, NULL);
   int h = world_handle(w, slot);
@@ -267,7 +278,22 @@ void particles_free(particles *p) {
   core_free(p->pin_group);
   core_free(p->contact);
   core_free(p->tri);
+  core_free(p->path_lo);
+  core_free(p->path_hi);
+  bvh_free(&p->path_tree);
   memset(p, 0, sizeof *p);
+}
+
+const bvh *particles_path_tree(loom_world *w, particles *p) {
+  if (p->path_serial != w->substep_serial) {
+    for (int i = 0; i < p->n; i++) {
+      p->path_lo[i] = v3_min(p->x_sub[i], p->x[i]);
+      p->path_hi[i] = v3_max(p->x_sub[i], p->x[i]);
+    }
+    bvh_refit(&p->path_tree, p->path_lo, p->path_hi);
+    p->path_serial = w->substep_serial;
+  }
+  return &p->path_tree;
 }
 
 /* ---- bodies ----------------------------------------------------------------------------------- */

@@ -59,6 +59,12 @@ typedef struct particles {
   /* per-step scratch (arena), valid between begin and commit */
   vec3 *x_step; /* positions at the start of the step (divergence guard, CCD) */
   vec3 *x_sub;  /* positions at the start of the current substep */
+  /* a tree over the vertices' paths of the current substep (x_sub -> x), refit when a contact
+   * family first needs it in a substep: per-pair candidate searches in O(log n + k) */
+  bvh path_tree;
+  vec3 *path_lo, *path_hi;
+  unsigned path_serial;
+  vec3 sub_lo, sub_hi; /* the body's box over the current substep (set by the broad phase) */
 } particles;
 
 /* ---- the contact buffer ------------------------------------------------------------------------ */
@@ -225,6 +231,8 @@ int world_reserve_scratch(loom_world *w);
 /* Allocates the particle arrays of a body (n vertices, nt triangles); -1 when out of memory. */
 int particles_alloc(particles *p, int n, int nt);
 void particles_free(particles *p);
+/* The path tree refit for the current substep (once per substep). */
+const bvh *particles_path_tree(loom_world *w, particles *p);
 
 /* ---- the step phases (world_step.c runs them in order) ----------------------------------------- */
 void phase_begin(loom_world *w, step_info *s);            /* phase_begin.c */

@@ -28,7 +28,7 @@ static int cmp_pair(const void *pa, const void *pb) {
 void broadphase_pairs(loom_world *w, const step_info *s) {
   w->npairs = 0;
   const int n = w->order_count;
-  if (n < 2 || !w->pairs) return;
+  if (n < 2 || !w->pairs) return; /* (a lone body has no pairs; nobody reads its box) */
   arena_mark mark = arena_get_mark(&w->scratch);
   box_ref *refs = ARENA_NEW(&w->scratch, box_ref, n, "broad-phase boxes");
   if (!refs) return;
@@ -39,6 +39,10 @@ void broadphase_pairs(loom_world *w, const step_info *s) {
       b->ops->bounds(w, b, s, &refs[o].lo, &refs[o].hi);
     else
       refs[o].lo = v3(INFINITY, INFINITY, INFINITY), refs[o].hi = v3(-INFINITY, -INFINITY, -INFINITY);
+    if (b->pts) {
+      b->pts->sub_lo = refs[o].lo;
+      b->pts->sub_hi = refs[o].hi;
+    }
   }
   for (int i = 1; i < n; i++) {
     box_ref r = refs[i];
