@@ -22,13 +22,11 @@ loom_contact *contacts_push(loom_world *w, contact_work **work) {
     c->work = wk;
     c->cap = cap;
   }
+  /* no clearing: every family fills every field of its records */
   loom_contact *k = &c->items[c->count];
-  memset(k, 0, sizeof *k);
   k->toi = -1;
-  if (work) {
-    *work = &c->work[c->count];
-    memset(*work, 0, sizeof **work);
-  }
+  k->impulse = (vec3){0, 0, 0};
+  if (work) *work = &c->work[c->count];
   c->count++;
   return k;
 }
@@ -48,4 +46,14 @@ int contact_id(int body_a, int type_a, int feature_a, int body_b, int type_b, in
 LOOM_API const loom_contact *loom_world_contacts(const loom_world *w, int *count) {
   if (count) *count = w ? w->contacts.count : 0;
   return w ? w->contacts.items : NULL;
+}
+
+/* Ids are a function of the record's bodies and features, so they are computed once per step for
+ * the contacts that remain visible (the last substep's), not for every substep. */
+void contacts_finish(loom_world *w) {
+  contact_buffer *c = &w->contacts;
+  for (int i = 0; i < c->count; i++) {
+    loom_contact *k = &c->items[i];
+    k->id = contact_id(k->body_a, k->type_a, k->feature_a, k->body_b, k->type_b, k->feature_b);
+  }
 }

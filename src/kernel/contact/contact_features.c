@@ -76,7 +76,6 @@ static void respond(feat_ctx *c, const int32_t *idx, const double *w, int k, vec
   rec->normal = n;
   rec->depth = delta;
   rec->impulse = v3_sub(mv1, mv0);
-  rec->id = contact_id(rec->body_a, type_a, feature_a, rec->body_b, type_b, c->feature);
 }
 
 /* Direction to push a cloth point that lies at offset d (length dist) from a feature: straight

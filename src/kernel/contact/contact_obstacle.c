@@ -183,15 +183,24 @@ static int shape_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3
 /* One obstacle over the current substep: its contact distance, swept box and poses. */
 typedef struct pair_frame {
   const rigid_body *r;
-  double pad;
+  int slot_a, slot_b;
+  int handle_a, handle_b;
+  double pad, mu;
   vec3 lo, hi;
   vec3 pos0, pos1;
   quat q0, q1;
 } pair_frame;
 
-static pair_frame frame_of(const rigid_body *r, double pad, const step_info *s) {
+static pair_frame frame_of(const loom_world *w, int slot_a, int slot_b, double pad, const step_info *s) {
   pair_frame f;
+  const rigid_body *r = rigid_of_slot(&w->bodies[slot_b]);
   f.r = r;
+  f.slot_a = slot_a;
+  f.slot_b = slot_b;
+  f.handle_a = world_handle(w, slot_a);
+  f.handle_b = world_handle(w, slot_b);
+  /* geometric mean: either side at 0 means no friction */
+  f.mu = sqrt(w->bodies[slot_a].pts->friction * r->friction);
   f.pad = pad;
   rigid_swept_aabb(r, pad, &f.lo, &f.hi);
   rigid_pose_at(r, s->a0, &f.pos0, &f.q0);
@@ -219,16 +228,15 @@ static int vertex_test(const pair_frame *f, vec3 x0, vec3 x, contact_work *k, do
   return hit;
 }
 
-static void fill_record(loom_world *w, loom_contact *c, const contact_work *k, int vertex, double depth) {
-  c->body_a = world_handle(w, k->slot_a);
-  c->body_b = world_handle(w, k->slot_b);
+static void fill_record(const pair_frame *f, loom_contact *c, int vertex, double depth) {
+  c->body_a = f->handle_a;
+  c->body_b = f->handle_b;
   c->type_a = LOOM_FEATURE_VERTEX;
   c->feature_a = vertex;
   c->type_b = LOOM_FEATURE_SHAPE;
   c->feature_b = -1;
   c->solver = 1;
   c->depth = depth;
-  c->id = contact_id(c->body_a, c->type_a, vertex, c->body_b, c->type_b, -1);
 }
 
 typedef struct candidates {
@@ -247,7 +255,8 @@ static int cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void detect_one(loom_world *w, const body_pair *pair, const pair_frame *f, const particles *b, int i) {
+/* Tests vertex i; a hit becomes a contact in the buffer. */
+static inline void detect_one(loom_world *w, const pair_frame *f, const particles *b, int i) {
   if (b->inv_m[i] == 0) return; /* a pinned vertex is a constraint: nothing to resolve */
   contact_work k;
   double depth;
@@ -255,10 +264,11 @@ static void detect_one(loom_world *w, const body_pair *pair, const pair_frame *f
   contact_work *kw;
   loom_contact *c = contacts_push(w, &kw);
   if (!c) return;
-  k.slot_a = pair->a;
-  k.slot_b = pair->b;
+  k.slot_a = f->slot_a;
+  k.slot_b = f->slot_b;
+  k.resolved = 0;
   *kw = k;
-  fill_record(w, c, kw, i, depth);
+  fill_record(f, c, i, depth);
 }
 
 /* Candidates come from the body's path tree when the obstacle covers a small part of the body
@@ -268,18 +278,18 @@ void contact_vertices_detect(loom_world *w, const body_pair *pair, const step_in
   particles *b = w->bodies[pair->a].pts;
   const rigid_body *r = rigid_of_slot(&w->bodies[pair->b]);
   if (b->frozen) return;
-  const pair_frame f = frame_of(r, b->thickness + r->thickness, s);
+  const pair_frame f = frame_of(w, pair->a, pair->b, b->thickness + r->thickness, s);
   const vec3 blo = b->sub_lo, bhi = b->sub_hi; /* from the broad phase */
   vec3 ol = v3_max(blo, f.lo), oh = v3_min(bhi, f.hi); /* the overlap of the two boxes */
   double vb = (bhi.x - blo.x) * (bhi.y - blo.y) * (bhi.z - blo.z);
   double vo = d_max(0, oh.x - ol.x) * d_max(0, oh.y - ol.y) * d_max(0, oh.z - ol.z);
-  if (b->n > 64 && vo < 0.25 * vb) {
+  if (b->n > 64 && isfinite(vb) && vo < 0.25 * vb) {
     arena_mark mark = arena_get_mark(&w->scratch);
     candidates c = {ARENA_NEW(&w->scratch, int32_t, b->n, "vertex candidates"), 0};
     if (c.idx) {
       bvh_query_box(particles_path_tree(w, b), f.lo, f.hi, collect, &c);
       qsort(c.idx, (size_t)c.n, sizeof(int32_t), cmp_int);
-      for (int j = 0; j < c.n; j++) detect_one(w, pair, &f, b, c.idx[j]);
+      for (int j = 0; j < c.n; j++) detect_one(w, &f, b, c.idx[j]);
       arena_release(&w->scratch, mark);
       return;
     }
@@ -287,23 +297,22 @@ void contact_vertices_detect(loom_world *w, const body_pair *pair, const step_in
   }
   const vec3 *x = b->x, *x0 = b->x_sub;
   for (int i = 0; i < b->n; i++)
-    if (path_near(&f, x0[i], x[i])) detect_one(w, pair, &f, b, i);
+    if (path_near(&f, x0[i], x[i])) detect_one(w, &f, b, i);
 }
 
 /* Applies one vertex contact: position to the corrected point, velocity relative to the obstacle
  * without its approaching normal part, Coulomb friction on the tangential part. */
-static void apply(loom_world *w, loom_contact *c, contact_work *k, const step_info *s) {
+static void apply(loom_world *w, loom_contact *c, contact_work *k, const pair_frame *f) {
   particles *b = w->bodies[k->slot_a].pts;
   LOOM_ASSERT(b && c->feature_a >= 0 && c->feature_a < b->n, "vertex contact on a particle body, index in range");
   LOOM_ASSERT(b->inv_m[c->feature_a] > 0, "pinned vertices never get vertex contacts");
-  const rigid_body *r = rigid_of_slot(&w->bodies[k->slot_b]);
+  const rigid_body *r = f->r;
   const int i = c->feature_a;
-  const double mu = sqrt(b->friction * r->friction); /* geometric mean: either side at 0 means no friction */
+  const double mu = f->mu;
   if (k->collided) w->stats.collisions++;
   if (c->depth > w->stats.max_penetration) w->stats.max_penetration = c->depth;
-  vec3 pos1;
-  quat q1;
-  rigid_pose_at(r, s->a1, &pos1, &q1);
+  const vec3 pos1 = f->pos1;
+  const quat q1 = f->q1;
   vec3 pc = k->pc, nl = k->nl;
   vec3 n = q_rotate(q1, nl);
   vec3 vo = rigid_point_velocity(r, v3_add(pos1, q_rotate(q1, pc)));
@@ -357,7 +366,7 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first) {
     while (stop < detected_end && cb->work[stop].slot_a == slot_a && cb->work[stop].slot_b == slot_b) stop++;
     if (stop == at && nmoved == 0) continue;
     const rigid_body *r = rigid_of_slot(&w->bodies[slot_b]);
-    const pair_frame f = frame_of(r, b->thickness + r->thickness, s);
+    const pair_frame f = frame_of(w, slot_a, slot_b, b->thickness + r->thickness, s);
     for (int j = 0; j < nmoved; j++)
       if (moved[2 * j] == slot_a) b->contact[moved[2 * j + 1]] |= 2;
     for (int c = at; c < stop; c++) {
@@ -371,7 +380,7 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first) {
         if (!path_near(&f, b->x_sub[i], b->x[i]) || !vertex_test(&f, b->x_sub[i], b->x[i], k, &depth)) continue;
         rec->depth = depth;
       }
-      apply(w, rec, k, s);
+      apply(w, rec, k, &f);
     }
     /* moved vertices without a contact here may have been pushed into this obstacle */
     for (int j = 0; j < nmoved; j++) {
@@ -387,8 +396,9 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first) {
       k.slot_a = slot_a;
       k.slot_b = slot_b;
       *kw = k;
-      fill_record(w, rec, kw, i, depth);
-      apply(w, rec, kw, s);
+      kw->resolved = 0;
+      fill_record(&f, rec, i, depth);
+      apply(w, rec, kw, &f);
     }
     for (int j = 0; j < nmoved; j++)
       if (moved[2 * j] == slot_a) b->contact[moved[2 * j + 1]] &= (uint8_t)~2;

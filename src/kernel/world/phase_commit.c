@@ -9,6 +9,7 @@ void phase_commit(loom_world *w, const step_info *s) {
   }
   for (int g = 0; g < w->group_slots; g++)
     if (w->groups[g].alive) w->groups[g].offset = w->groups[g].target;
+  contacts_finish(w);
   w->time += s->dt;
   w->steps += 1;
   int frozen = 0;

@@ -86,6 +86,8 @@ typedef struct contact_buffer {
 /* Appends a contact (the buffer grows only when a substep finds more than any before); NULL when
  * out of memory: the contact is then dropped and counted. */
 loom_contact *contacts_push(struct loom_world *w, contact_work **work);
+/* Fills in the persistent ids of the buffer's contacts (at commit). */
+void contacts_finish(struct loom_world *w);
 /* Persistent id of a contact from its bodies and features: the same pair of features gets the
  * same id from step to step (for warm starts). */
 int contact_id(int body_a, int type_a, int feature_a, int body_b, int type_b, int feature_b);

@@ -25,10 +25,35 @@ static int cmp_pair(const void *pa, const void *pb) {
   return (a[1] > b[1]) - (a[1] < b[1]);
 }
 
+/* With few candidate pairs, boxes cost more than they save (each pair's narrow phase tests every
+ * vertex path against the obstacle's box anyway): every wanted pair is emitted in order, and the
+ * particle bodies' boxes are left unknown (infinite), which sends narrow phases to their linear
+ * pass. The result does not depend on which way was taken. */
+#define BROADPHASE_MIN_PAIRS 8
+
+static int all_pairs(loom_world *w) {
+  int count = 0;
+  for (int a = 0; a < w->order_count; a++)
+    for (int b = 0; b < w->order_count; b++)
+      if (a != b && pair_wanted(w, w->order[a], w->order[b])) count++;
+  if (count > BROADPHASE_MIN_PAIRS) return 0;
+  for (int a = 0; a < w->order_count; a++) {
+    particles *p = w->bodies[w->order[a]].pts;
+    if (p) {
+      p->sub_lo = v3(-INFINITY, -INFINITY, -INFINITY);
+      p->sub_hi = v3(INFINITY, INFINITY, INFINITY);
+    }
+    for (int b = 0; b < w->order_count; b++)
+      if (a != b && pair_wanted(w, w->order[a], w->order[b])) w->pairs[w->npairs++] = (body_pair){w->order[a], w->order[b]};
+  }
+  return 1;
+}
+
 void broadphase_pairs(loom_world *w, const step_info *s) {
   w->npairs = 0;
   const int n = w->order_count;
   if (n < 2 || !w->pairs) return; /* (a lone body has no pairs; nobody reads its box) */
+  if (all_pairs(w)) return;
   arena_mark mark = arena_get_mark(&w->scratch);
   box_ref *refs = ARENA_NEW(&w->scratch, box_ref, n, "broad-phase boxes");
   if (!refs) return;
