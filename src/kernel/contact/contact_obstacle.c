@@ -31,27 +31,6 @@ static int seg_cb(int t, void *ud) {
   return 0;
 }
 
-typedef struct near_ctx {
-  const loom_mesh *m;
-  vec3 p;
-  double best2;
-  int best;
-  vec3 q;
-} near_ctx;
-
-static int near_cb(int t, void *ud) {
-  near_ctx *c = ud;
-  const loom_mesh *m = c->m;
-  vec3 q = geom_closest_on_triangle(c->p, m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]], NULL);
-  double d2 = v3_dist2(q, c->p);
-  if (d2 < c->best2) {
-    c->best2 = d2;
-    c->best = t;
-    c->q = q;
-  }
-  return 0;
-}
-
 static double sgn(double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); }
 
 /* Mesh obstacle in its own frame: p0 -> p1 is the vertex path. Returns 1 and the corrected point
@@ -81,11 +60,14 @@ static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3 
   }
   /* 2. proximity: push out to `pad` from the nearest triangle (a few passes for corners) */
   for (int pass = 0; pass < 3; pass++) {
-    near_ctx nc = {m, p, pad * pad, -1, v3(0, 0, 0)};
-    vec3 e = v3(pad, pad, pad);
-    bvh_query_box(&r->tree, v3_sub(p, e), v3_add(p, e), near_cb, &nc);
-    if (nc.best < 0) break;
-    double d = sqrt(nc.best2);
+    double d;
+    vec3 q;
+    const int best = bvh_closest_triangle(&r->tree, m->v, m->tri, p, pad, &d, &q, NULL);
+    if (best < 0 || !(d < pad)) break;
+    struct {
+      int best;
+      vec3 q;
+    } nc = {best, q};
     if (pass > 0 && d >= pad * (1 - 1e-9)) break; /* resolved by the previous pass (up to rounding) */
     vec3 n = r->tri_normal[nc.best];
     double side0 = sgn(v3_dot(v3_sub(p0, nc.q), n));

@@ -193,49 +193,19 @@ vec3 rigid_point_velocity(const rigid_body *r, vec3 p) {
   return v3_add(r->vel, v3_cross(r->omega, v3_sub(p, r->target_pos)));
 }
 
-typedef struct closest_ctx {
-  const loom_mesh *m;
-  vec3 p;
-  double best2;
-  int best;
-  vec3 q;
-} closest_ctx;
-
-static int closest_cb(int t, void *ud) {
-  closest_ctx *c = ud;
-  const loom_mesh *m = c->m;
-  vec3 q = geom_closest_on_triangle(c->p, m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]], NULL);
-  double d2 = v3_dist2(q, c->p);
-  if (d2 < c->best2) {
-    c->best2 = d2;
-    c->best = t;
-    c->q = q;
-  }
-  return 0;
-}
-
 double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n) {
   if (r->shape_type != LOOM_SHAPE_MESH) return geom_shape_sdf(&r->shape, p, n);
-  /* Unsigned distance to the nearest triangle: grow a query box until something is found. */
-  closest_ctx c = {r->mesh, p, INFINITY, -1, v3(0, 0, 0)};
-  vec3 ext = v3_sub(r->local_hi, r->local_lo);
-  double rad = 1e-3 * (v3_len(ext) + 1e-9);
-  for (int it = 0; it < 40 && c.best < 0; it++, rad *= 4) {
-    vec3 e = v3(rad, rad, rad);
-    bvh_query_box(&r->tree, v3_sub(p, e), v3_add(p, e), closest_cb, &c);
-  }
-  if (c.best < 0) {
+  /* unsigned distance to the nearest triangle (branch and bound in the tree) */
+  double d;
+  vec3 q;
+  int best = bvh_closest_triangle(&r->tree, r->mesh->v, r->mesh->tri, p, INFINITY, &d, &q, NULL);
+  if (best < 0) {
     if (n) *n = v3(0, 0, 1);
     return INFINITY;
   }
-  /* the box search may miss a nearer triangle just outside the box: one exact pass */
-  double d = sqrt(c.best2);
-  vec3 e = v3(d, d, d);
-  bvh_query_box(&r->tree, v3_sub(p, e), v3_add(p, e), closest_cb, &c);
-  d = sqrt(c.best2);
   if (n) {
-    vec3 dir = v3_sub(p, c.q);
-    *n = d > 1e-12 ? v3_scale(dir, 1.0 / d) : r->tri_normal[c.best];
+    vec3 dir = v3_sub(p, q);
+    *n = d > 1e-12 ? v3_scale(dir, 1.0 / d) : r->tri_normal[best];
   }
   return d;
 }
