@@ -123,6 +123,8 @@ static int shape_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3
     /* The end is clear, but a fast vertex may have passed through a thin shape within the
      * substep. The distance changes by at most the path length: only long paths can cross. */
     double dmin;
+    /* a path no longer than the end's clearance cannot have crossed (saves the start's distance) */
+    if (!(v3_dist2(p0, p1) > d1 * d1)) return 0;
     d0 = geom_shape_sdf(&r->shape, p0, &n0);
     if (!(d0 > 0) || !(v3_dist(p0, p1) > d0 + d1)) return 0;
     hi = path_inside(&r->shape, p0, p1, &dmin);
@@ -130,8 +132,8 @@ static int shape_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3
     *depth = -dmin;
   } else {
     *depth = d1 < 0 ? -d1 : 0;
-    d0 = geom_shape_sdf(&r->shape, p0, &n0);
-    if (!(d1 < 0 && d0 > 0)) {
+    /* the start's distance matters only for an end inside the shape */
+    if (!(d1 < 0) || !((d0 = geom_shape_sdf(&r->shape, p0, &n0)) > 0)) {
       *out = v3_madd(p1, n1, pad - d1);
       *normal = n1;
       return 1;
