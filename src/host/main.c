@@ -98,6 +98,17 @@ static int parse_run(int argc, char **argv, int i, host_options *o) {
     } else if (!strcmp(a, "--export")) {
       NEED_ARG();
       o->export_dir = next;
+    } else if (!strcmp(a, "--format")) {
+      NEED_ARG();
+      if (strcmp(next, "obj") && strcmp(next, "ply")) return bad_option("--format needs obj or ply, got '%s'", next);
+      o->format = next;
+    } else if (!strcmp(a, "--track")) {
+      NEED_ARG();
+      const char *colon = strrchr(next, ':');
+      if (!colon || colon == next || parse_number(colon + 1, &v) || v < 0 || v != (long)v)
+        return bad_option("--track needs body:index (a vertex index >= 0), got '%s'", next);
+      if (o->ntracks >= HOST_MAX_PARAMS) return bad_option("too many --track options (%s)", "64 at most");
+      o->tracks[o->ntracks++] = next;
     } else if (!strcmp(a, "--stats")) {
       NEED_ARG();
       o->stats = next;
@@ -121,6 +132,48 @@ static int parse_run(int argc, char **argv, int i, host_options *o) {
   }
   if (!o->scene) return bad_option("%s", "no scene file given");
   if (o->watch && o->headless) o->realtime = 1;
+  if (o->format && !o->export_dir) return bad_option("--format %s needs --export DIR", o->format);
+  if (o->ntracks > 0 && !o->export_dir) return bad_option("--track %s needs --export DIR (the CSV goes there)", o->tracks[0]);
+  return 0;
+}
+
+/* The directory part of path ("." when there is none). */
+static void dir_of(const char *path, char *out, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(out, cap, ".");
+  else if (slash == path) snprintf(out, cap, "/");
+  else snprintf(out, cap, "%.*s", (int)(slash - path), path);
+}
+
+/* Every output place is made and checked once, before the scene runs: a run that cannot write its
+ * results stops here with one message instead of failing on every frame. */
+static int prepare_outputs(const host_options *o) {
+  char err[PATH_MAX + 160], dir[PATH_MAX];
+  const struct {
+    const char *opt, *path;
+    int is_file;
+  } outs[] = {{"--frames", o->frames, 0}, {"--export", o->export_dir, 0}, {"--stats", o->stats, 1}, {"--screenshot", o->screenshot, 1}};
+  for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+    if (!outs[i].path) continue;
+    if (outs[i].is_file) dir_of(outs[i].path, dir, sizeof dir);
+    else snprintf(dir, sizeof dir, "%s", outs[i].path);
+    if (host_mkdir_p(dir, err, sizeof err) != 0) {
+      fprintf(stderr, "loom: %s %s: %s\n", outs[i].opt, outs[i].path, err);
+      return 2;
+    }
+  }
+  if (o->stats) {
+    struct stat st;
+    int existed = stat(o->stats, &st) == 0;
+    FILE *f = existed && S_ISDIR(st.st_mode) ? NULL : fopen(o->stats, "a");
+    if (!f) {
+      fprintf(stderr, "loom: --stats %s: cannot write the file (%s)\n", o->stats,
+              existed && S_ISDIR(st.st_mode) ? "it is a directory" : strerror(errno));
+      return 2;
+    }
+    fclose(f);
+    if (!existed) remove(o->stats);
+  }
   return 0;
 }
 
@@ -130,6 +183,8 @@ static int cmd_run(const host_options *opt, const char *exe, const char *lua_dir
     fprintf(stderr, "loom: cannot open '%s' (%s)\n", opt->scene, errno ? strerror(errno) : "not a file");
     return 1;
   }
+  int prc = prepare_outputs(opt);
+  if (prc) return prc;
   if (!opt->headless) {
     int rc = host_run_window(opt, exe, lua_dir);
     if (rc != -2) return rc;
@@ -146,9 +201,8 @@ static int cmd_run(const host_options *opt, const char *exe, const char *lua_dir
     if (h.time <= 0 && h.steps <= 0) h.time = 5.0;
     fprintf(stderr, "loom: no display available; running headless for %.1f s and writing PNG frames to %s/\n",
             h.time > 0 ? h.time : 0.0, h.frames);
-    char cmd[PATH_MAX + 32];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", h.frames);
-    if (system(cmd) != 0) fprintf(stderr, "loom: cannot create %s\n", h.frames);
+    int hrc = prepare_outputs(&h);
+    if (hrc) return hrc;
     return host_run_headless(&h, exe, lua_dir);
   }
   return host_run_headless(opt, exe, lua_dir);
