@@ -320,6 +320,24 @@ static int cmd_exec(int argc, char **argv, int i, const char *exe, const char *l
   return rc ? 1 : 0;
 }
 
+static int cmd_new(int argc, char **argv, int i, const char *exe, const char *lua_dir) {
+  if (argc - i != 1) return bad_option("%s", "new needs exactly one NAME (loom new NAME)");
+  runner dummy;
+  host_options none;
+  memset(&none, 0, sizeof none);
+  runner_init(&dummy, &none, exe, lua_dir, 0);
+  lua_State *L = host_new_state(&dummy, "new", NULL);
+  lua_pushstring(L, argv[i]);
+  char err[4096];
+  int code = 1;
+  if (host_call_module(L, "loom.new", "main", 1, 1, err, sizeof err) != 0)
+    fprintf(stderr, "loom new: %s\n", err);
+  else
+    code = (int)lua_tonumber(L, -1);
+  lua_close(L);
+  return code;
+}
+
 static int cmd_bench(int argc, char **argv, int i, const char *exe, const char *lua_dir) {
   runner dummy;
   host_options none;
@@ -366,6 +384,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "test")) return cmd_test(argc, argv, 2, exe, lua_dir);
   if (!strcmp(cmd, "exec")) return cmd_exec(argc, argv, 2, exe, lua_dir);
   if (!strcmp(cmd, "bench")) return cmd_bench(argc, argv, 2, exe, lua_dir);
+  if (!strcmp(cmd, "new")) return cmd_new(argc, argv, 2, exe, lua_dir);
   host_options opt;
   int rc = !strcmp(cmd, "run") ? parse_run(argc, argv, 2, &opt) : parse_run(argc, argv, 1, &opt);
   if (rc) return rc;
