@@ -201,6 +201,18 @@ describe("--param", function()
 end)
 
 describe("--watch exit status", function()
+  it("is documented in loom --help with the new options", function()
+    local out, code = U.loom_run("--help")
+    assert.equal(0, code)
+    local status = out:match("exit status:\n(.*)$")
+    assert.truthy(status, out)
+    assert.truthy(status:find("--watch", 1, true), status)
+    assert.truthy(status:find("state at the end", 1, true), status)
+    for _, w in ipairs {"--format obj|ply", "--track BODY:INDEX", "loom new NAME"} do
+      assert.truthy(out:find(w, 1, true), "help lacks " .. w)
+    end
+  end)
+
   it("is 0 when a file broken during the run was fixed before the end", function()
     local d = U.tmpdir()
     local p = scene_file(d, "w.lua")
