@@ -67,6 +67,20 @@ describe("output directories", function()
     end)
   end
 
+  it("a frames directory that disappears during the run is reported once", function()
+    local f = d .. "/vanishing"
+    local out = U.sh(table.concat({
+      ("%q run scenes/hello_cloth.lua --headless --realtime --time 1.2 --every 6 --size 64x64 --quiet --frames %q > %q 2>&1 &"):format(U.loom, f, d .. "/log.txt"),
+      "pid=$!", "sleep 0.5", ("rm -rf %q"):format(f), "wait $pid", "echo status $?",
+    }, "\n"))
+    local log = U.read(d .. "/log.txt") or ""
+    assert.truthy(out:find("status 1", 1, true), out .. log)
+    local n = 0
+    for _ in log:gmatch("%-%-frames:") do n = n + 1 end
+    assert.equal(1, n, log)
+    assert.truthy(log:find("no more frames are written", 1, true), log)
+  end)
+
   it("creates nested directories without a shell", function()
     -- PATH leads nowhere: a `mkdir -p` through the shell would fail
     local out, code = U.sh(("env PATH=/nonexistent %q run scenes/hello_cloth.lua --headless --steps 2 --every 1 --size 64x64 --quiet --frames %q --export %q --stats %q"):format(
