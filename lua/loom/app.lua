@@ -12,12 +12,10 @@ local ui_mod = require "loom.ui"
 local input = require "loom.input"
 local util = require "loom.util"
 local mesh_mod = require "loom.mesh"
+local check = require "loom.check"
 
 local App = {}
 
-local function mkdir_p(dir)
-  if dir and dir ~= "" and dir ~= "." then os.execute(("mkdir -p %q"):format(dir)) end
-end
 local S = {notes = {}, errors = 0, watched = {}}
 
 ----------------------------------------------------------------------------------------------------
@@ -44,6 +42,21 @@ end
 -- A reload failed: the old scene keeps running and shows the error until the next good save.
 function App.show_error(msg)
   S.banner = msg
+end
+
+-- The notes the window shows now (newest last): {msg =, kind =} tables.
+function App.notes()
+  local now, out = C.loom_clock(), {}
+  for _, n in ipairs(S.notes) do
+    if n.until_t > now then out[#out + 1] = {msg = n.msg, kind = n.kind} end
+  end
+  return out
+end
+
+-- Shows msg in the window only (the host has already printed it on the terminal).
+local function toast(msg, kind)
+  table.insert(S.notes, {msg = msg, kind = kind or "info", until_t = C.loom_clock() + NOTE_SECONDS})
+  if #S.notes > 6 then table.remove(S.notes, 1) end
 end
 
 ----------------------------------------------------------------------------------------------------
@@ -89,8 +102,62 @@ local function camera_key(def)
     tostring(def.azimuth or def.azimuth_deg), tostring(def.elevation or def.elevation_deg), tostring(def.fov)}, ",")
 end
 
+-- --param names are checked here, before the scene's own check, to suggest the declared name a typo
+-- was meant to be (as unknown fields do).
+local function check_params(sc, params)
+  local names = {}
+  for n in pairs(sc._defaults) do names[#names + 1] = n end
+  table.sort(names)
+  for k in pairs(params) do
+    if sc._defaults[k] == nil then
+      local hint = check.suggest(k, names)
+      return ("unknown parameter '%s' (%sthe scene declares: %s)"):format(k,
+        hint and ("did you mean '" .. hint .. "'? ") or "", #names > 0 and table.concat(names, ", ") or "none")
+    end
+  end
+end
+
+local function params_text(params)
+  local t = {}
+  for k, v in pairs(params) do t[#t + 1] = ("--param %s=%s"):format(k, v) end
+  table.sort(t)
+  return table.concat(t, " ")
+end
+
+-- --track body:index → {body = name, vertex = index} after checking both against the world; returns
+-- nil and a message for a bad one (the host exits with status 2, as for any bad option).
+local function parse_tracks(W, specs)
+  local by_body, order = {}, {}
+  for _, spec in ipairs(specs or {}) do
+    local name, idx = spec:match("^(.*):(%d+)$")
+    idx = tonumber(idx)
+    local b = name and W._bodies[name]
+    if not b then
+      local names = {}
+      for _, bb in ipairs(W:bodies()) do names[#names + 1] = bb.name end
+      local hint = name and check.suggest(name, names)
+      return nil, ("--track %s: no body '%s' (%sbodies: %s)"):format(spec, tostring(name),
+        hint and ("did you mean '" .. hint .. "'? ") or "", #names > 0 and table.concat(names, ", ") or "none")
+    end
+    if b.kind ~= "cloth" then
+      return nil, ("--track %s: '%s' is a %s body; tracks follow cloth vertices"):format(spec, name, b.kind)
+    end
+    if idx >= b.n then
+      return nil, ("--track %s: vertex %d out of range (cloth '%s' has %d vertices, 0 to %d)"):format(spec, idx, name, b.n, b.n - 1)
+    end
+    if not by_body[name] then
+      by_body[name] = {body = name, vertices = {}}
+      order[#order + 1] = by_body[name]
+    end
+    table.insert(by_body[name].vertices, idx)
+  end
+  return order
+end
+
 -- opts (from the host): scene, mode ("window" | "headless"), canvas (lightuserdata), time, steps,
--- frames, every, export, stats, params (name → string), watch, realtime, quiet, progress, carry.
+-- frames, every, export, format ("obj" | "ply"), tracks ({"body:index", …}), stats, params
+-- (name → string), watch, realtime, quiet, progress, carry.
+-- Returns nothing, or a message when an option does not fit the scene (the host's status 2).
 function App.init(opts)
   S.opts = opts
   S.mode = opts.mode or "headless"
@@ -102,6 +169,8 @@ function App.init(opts)
 
   local sc = scene_mod.load_scene(opts.scene)
   if opts.params then
+    local perr = check_params(sc, opts.params)
+    if perr then error(opts.scene .. ": " .. perr, 0) end
     local ok, err = pcall(sc.set_params, sc, opts.params)
     if not ok then error(opts.scene .. ": " .. tostring(err):gsub("^[^:]*:%d+: ", ""), 0) end
   end
@@ -117,8 +186,16 @@ function App.init(opts)
     view_state = util.decode(carry.view or "")
   end
   S.scene = sc
-  S.world = sc:instantiate()
+  local ok, w = pcall(sc.instantiate, sc)
+  if not ok then
+    -- a value from the command line that build cannot use: say which values were given
+    if opts.params and next(opts.params) then error(tostring(w) .. " (with " .. params_text(opts.params) .. ")", 0) end
+    error(w, 0)
+  end
+  S.world = w
   S.dt = S.world.dt
+  local tracks, terr = parse_tracks(S.world, opts.tracks)
+  if not tracks then return terr end
 
   if carry and view_state.camera_key == camera_key(sc.camera) and view_state.distance then
     S.cam = view.camera {target = {view_state.tx, view_state.ty, view_state.tz}, distance = view_state.distance,
@@ -146,10 +223,19 @@ function App.init(opts)
   S.rate = 0
   S.rate_steps, S.rate_t = 0, C.loom_clock()
   S.every = opts.every or math.max(1, math.floor(1 / (30 * S.dt) + 0.5))
+  S.format = opts.format or "obj"
+  -- headless frames: plots take every step's value, not only the drawn frames' (the UI runs after
+  -- each step without drawing)
+  S.sample_ui = S.mode ~= "window" and opts.frames ~= nil and S.uictx ~= nil
+  if S.uictx then S.uictx.record_in_draw = not S.sample_ui end
   if opts.stats then App.open_stats(opts.stats, carry ~= nil) end
-  mkdir_p(opts.frames)
-  mkdir_p(opts.export)
-  return true
+  if #tracks > 0 then App.open_tracks(opts.export, tracks, carry ~= nil) end
+  for _, dir in ipairs {opts.frames or false, opts.export or false} do
+    if dir then
+      local mok, merr = host.mkdir_p(dir)
+      if not mok then error(merr, 0) end
+    end
+  end
 end
 
 -- State handed to the next Lua state on reload.
@@ -189,8 +275,14 @@ function App.error_count() return S.errors end
 ----------------------------------------------------------------------------------------------------
 -- outputs
 
+local write_stats
+
 function App.open_stats(path, append)
-  mkdir_p(path:match("^(.*)/[^/]*$"))
+  local dir = path:match("^(.*)/[^/]*$")
+  if dir and dir ~= "" then
+    local ok, merr = host.mkdir_p(dir)
+    if not ok then error("--stats: " .. merr, 0) end
+  end
   local f, err = io.open(path, append and "a" or "w")
   if not f then error("--stats: " .. tostring(err), 0) end
   S.stats_file = f
@@ -205,10 +297,11 @@ function App.open_stats(path, append)
       for _, c in ipairs {"cx", "cy", "cz", "vx", "vy", "vz"} do cols[#cols + 1] = name .. "_" .. c end
     end
     f:write(table.concat(cols, ","), "\n")
+    write_stats() -- the first row is the initial state, t = 0
   end
 end
 
-local function write_stats()
+function write_stats()
   local W = S.world
   local st, e = W:stats(), W:energy()
   local row = {("%d"):format(st.steps), ("%.6f"):format(st.time), ("%.9g"):format(e.kinetic), ("%.9g"):format(e.potential),
@@ -237,22 +330,106 @@ local function write_stats()
   S.stats_file:write(table.concat(row, ","), "\n")
 end
 
+-- --track: one CSV per cloth, DIR/NAME_track.csv, a row per step from t = 0 with the position and
+-- velocity of each tracked vertex.
+function App.open_tracks(dir, tracks, append)
+  S.tracks = {}
+  for _, tr in ipairs(tracks) do
+    local path = ("%s/%s_track.csv"):format(dir, tr.body)
+    local f, err = io.open(path, append and "a" or "w")
+    if not f then error("--track: " .. tostring(err), 0) end
+    tr.file = f
+    S.tracks[#S.tracks + 1] = tr
+    if not append then
+      local cols = {"t"}
+      for _, i in ipairs(tr.vertices) do
+        for _, c in ipairs {"x", "y", "z", "vx", "vy", "vz"} do cols[#cols + 1] = c .. "_" .. i end
+      end
+      f:write(table.concat(cols, ","), "\n")
+    end
+  end
+  if not append then App.write_tracks() end
+end
+
+function App.write_tracks()
+  local W = S.world
+  for _, tr in ipairs(S.tracks) do
+    local b = W._bodies[tr.body]
+    local row = {("%.6f"):format(W.time)}
+    for _, i in ipairs(tr.vertices) do
+      if b then
+        local x, v = b.x[i], b.v[i]
+        row[#row + 1] = ("%.9g,%.9g,%.9g,%.9g,%.9g,%.9g"):format(x.x, x.y, x.z, v.x, v.y, v.z)
+      else
+        row[#row + 1] = "nan,nan,nan,nan,nan,nan"
+      end
+    end
+    tr.file:write(table.concat(row, ","), "\n")
+  end
+end
+
+pcall(ffi.cdef, "typedef struct __attribute__((packed)) { uint8_t n; int32_t v[3]; } loom_ply_face;")
+local PLY_FORMAT = ffi.abi("le") and "binary_little_endian" or "binary_big_endian"
+
+-- Binary PLY: positions and velocities as doubles per vertex, triangles as a list property.
+local function save_ply(b, path, cache)
+  local n = b.n
+  if not cache.faces then
+    local tri, nt = b:triangles()
+    local faces = ffi.new("loom_ply_face[?]", nt)
+    for t = 0, nt - 1 do
+      faces[t].n = 3
+      faces[t].v[0], faces[t].v[1], faces[t].v[2] = tri[3 * t], tri[3 * t + 1], tri[3 * t + 2]
+    end
+    cache.faces, cache.nt = faces, nt
+    cache.verts = ffi.new("double[?]", 6 * n)
+  end
+  local vb = cache.verts
+  for i = 0, n - 1 do
+    local x, v = b.x[i], b.v[i]
+    vb[6 * i], vb[6 * i + 1], vb[6 * i + 2] = x.x, x.y, x.z
+    vb[6 * i + 3], vb[6 * i + 4], vb[6 * i + 5] = v.x, v.y, v.z
+  end
+  local f, err = io.open(path, "wb")
+  if not f then return nil, err end
+  f:write("ply\nformat ", PLY_FORMAT, " 1.0\n",
+    ("comment Loom cloth '%s' at t = %.9g s\n"):format(b.name, S.world.time),
+    ("element vertex %d\n"):format(n),
+    "property double x\nproperty double y\nproperty double z\n",
+    "property double vx\nproperty double vy\nproperty double vz\n",
+    ("element face %d\n"):format(cache.nt),
+    "property list uchar int vertex_indices\nend_header\n")
+  f:write(ffi.string(vb, 48 * n))
+  local ok, werr = f:write(ffi.string(cache.faces, ffi.sizeof("loom_ply_face") * cache.nt))
+  f:close()
+  if not ok then return nil, werr end
+  return true
+end
+
 local export_meshes = {}
 local function export_frame(dir, index)
   for _, b in ipairs(S.world:bodies()) do
     if b.kind == "cloth" then
-      local m = export_meshes[b]
-      if not m then
-        local tri, nt = b:triangles()
-        m = ffi.gc(C.loom_mesh_from_arrays(b.rest, b.n, tri, nt), C.loom_mesh_destroy)
-        export_meshes[b] = m
+      local cache = export_meshes[b]
+      if not cache then
+        cache = {}
+        export_meshes[b] = cache
       end
-      local path = ("%s/%s_%05d.obj"):format(dir, b.name, index)
-      if C.loom_mesh_save_obj(m, b.x, path) ~= 0 then
-        App.notify("--export: " .. ffi.string(C.loom_last_error()), "error")
+      local ok, err
+      if S.format == "ply" then
+        ok, err = save_ply(b, ("%s/%s_%05d.ply"):format(dir, b.name, index), cache)
+      else
+        if not cache.mesh then
+          local tri, nt = b:triangles()
+          cache.mesh = ffi.gc(C.loom_mesh_from_arrays(b.rest, b.n, tri, nt), C.loom_mesh_destroy)
+        end
+        ok = C.loom_mesh_save_obj(cache.mesh, b.x, ("%s/%s_%05d.obj"):format(dir, b.name, index)) == 0
+        if not ok then err = ffi.string(C.loom_last_error()) end
       end
+      if not ok then return nil, err end
     end
   end
+  return true
 end
 
 ----------------------------------------------------------------------------------------------------
@@ -298,6 +475,19 @@ local function draw_hud()
     C.loom_canvas_text(cv, (w - hw) / 2 + 12, (h - hh) / 2 + 10, help, 0xE6E6E6FF, 1.5)
   elseif not S.banner then
     C.loom_canvas_text(cv, w - 170, h - 20, "h: keys and mouse", 0x8A93A0FF, 1.5)
+  end
+end
+
+local function sample_ui()
+  if not (S.sample_ui and S.scene.ui) or S.ui_disabled then return end
+  S.uictx.begin_sample()
+  world_mod.busy("ui")
+  local ok, err = pcall(S.scene.ui, S.ui, S.world)
+  world_mod.busy(nil)
+  S.uictx.end_sample()
+  if not ok then
+    S.ui_disabled = true
+    App.notify(tostring(err) .. " (in ui; disabled until the scene is reloaded)", "error")
   end
 end
 
@@ -370,6 +560,8 @@ local function step_world(n)
     S.steps_done = S.steps_done + 1
     S.rate_steps = S.rate_steps + 1
     if S.stats_file then write_stats() end
+    if S.tracks then App.write_tracks() end
+    sample_ui()
   end
 end
 
@@ -390,14 +582,18 @@ local function handle_event(e)
     elseif k == "g" then S.show.grid = not S.show.grid
     elseif k == "h" then S.show.help = not S.show.help
     elseif k == "f" then
-      S.recording = not S.recording
-      if S.recording then
-        S.rec_dir = ("out/record-%d"):format(os.time())
-        S.rec_index = 0
-        os.execute(("mkdir -p %q"):format(S.rec_dir))
-        App.notify("recording frames to " .. S.rec_dir, "info")
+      if not S.recording then
+        local dir = ("out/record-%d"):format(os.time())
+        local ok, err = host.mkdir_p(dir)
+        if ok then
+          S.recording, S.rec_dir, S.rec_index = true, host.realpath(dir), 0
+          App.notify("recording frames to " .. S.rec_dir .. "/", "info")
+        else
+          App.notify("cannot record: " .. err, "error")
+        end
       else
-        App.notify(("recorded %d frames in %s"):format(S.rec_index, S.rec_dir), "info")
+        S.recording = false
+        App.notify(("recorded %d frames in %s/"):format(S.rec_index, S.rec_dir), "info")
       end
     end
   elseif e.type == "mouse_move" then
@@ -439,6 +635,8 @@ local function handle_event(e)
     S.cam.distance = math.max(0.05, S.cam.distance * (0.9 ^ e.dy))
   elseif e.type == "axis" then
     st.axes[e.index] = e.value
+  elseif e.type == "note" then
+    toast(e.text, "info")
   end
 end
 
@@ -468,17 +666,26 @@ local function finished()
   return false
 end
 
+-- Frame k shows the state after k × every steps: frame 0 is the initial state. An output that
+-- stops working (disk full, directory removed) is reported once and switched off.
 local function output_frame()
   local o = S.opts
   if (o.frames or o.export) and S.steps_done % S.every == 0 then
-    if o.frames and S.canvas ~= nil then
+    if o.frames and S.canvas ~= nil and not S.frames_failed then
       render()
       local path = ("%s/frame_%05d.png"):format(o.frames, S.frame_index)
       if C.loom_canvas_write_png(S.canvas, path) ~= 0 then
-        App.notify("--frames: " .. ffi.string(C.loom_last_error()), "error")
+        S.frames_failed = true
+        App.notify("--frames: " .. ffi.string(C.loom_last_error()) .. "; no more frames are written", "error")
       end
     end
-    if o.export then export_frame(o.export, S.frame_index) end
+    if o.export and not S.export_failed then
+      local ok, err = export_frame(o.export, S.frame_index)
+      if not ok then
+        S.export_failed = true
+        App.notify("--export: " .. tostring(err) .. "; no more meshes are written", "error")
+      end
+    end
     S.frame_index = S.frame_index + 1
   end
 end
@@ -487,6 +694,13 @@ end
 -- events. Returns "run" or "done".
 function App.frame(wall_dt, events)
   if events then for i = 1, #events do handle_event(events[i]) end end
+  if not S.started then
+    S.started = true
+    if S.steps_done == 0 and S.mode ~= "window" then
+      sample_ui()
+      output_frame()
+    end
+  end
   if grab then S.world:grab(grab.body, grab.vertex, grab.target, 8) end
 
   local realtime = S.mode == "window" or S.opts.realtime
@@ -523,8 +737,12 @@ function App.frame(wall_dt, events)
     render()
     if S.recording then
       local path = ("%s/frame_%05d.png"):format(S.rec_dir, S.rec_index)
-      C.loom_canvas_write_png(S.canvas, path)
-      S.rec_index = S.rec_index + 1
+      if C.loom_canvas_write_png(S.canvas, path) ~= 0 then
+        S.recording = false
+        App.notify(("recording stopped after %d frames: %s"):format(S.rec_index, ffi.string(C.loom_last_error())), "error")
+      else
+        S.rec_index = S.rec_index + 1
+      end
     end
     return "run"
   end
@@ -549,6 +767,8 @@ end
 
 function App.close()
   if S.stats_file then S.stats_file:close() S.stats_file = nil end
+  for _, tr in ipairs(S.tracks or {}) do tr.file:close() end
+  S.tracks = nil
 end
 
 return App

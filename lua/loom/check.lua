@@ -66,6 +66,13 @@ local function closest(name, spec)
   return best
 end
 
+-- The name in `names` (an array) closest to `name` within two edits, or nil: "did you mean" hints.
+function M.suggest(name, names)
+  local set = {}
+  for _, n in ipairs(names) do set[n] = true end
+  return closest(tostring(name), set)
+end
+
 function M.fields(def, spec)
   if type(def) ~= "table" then
     return nil, ("expected a table of fields, got %s"):format(describe(def))

@@ -23,6 +23,8 @@ function M.new(canvas)
     canvas = canvas, x = 10, y = 10, cursor = 0, cmds = {}, ncmd = 0,
     mouse = {x = -1, y = -1, down = false, pressed = false, released = false},
     active = nil, history = {}, panel = {0, 0, 0, 0}, wants_mouse = false, width = WIDTH,
+    sampling = false,      -- between begin_sample and end_sample: plots record, nothing is drawn
+    record_in_draw = true, -- false when plots are fed by begin_sample/end_sample instead
   }
   local ui = {}
 
@@ -140,7 +142,7 @@ function M.new(canvas)
       hist = {n = 0, at = 0, size = 240}
       ctx.history[label] = hist
     end
-    if type(value) == "number" and value == value then
+    if type(value) == "number" and value == value and (ctx.sampling or ctx.record_in_draw) then
       hist.at = hist.at % hist.size + 1
       hist[hist.at] = value
       if hist.n < hist.size then hist.n = hist.n + 1 end
@@ -173,6 +175,22 @@ function M.new(canvas)
     m.pressed = mouse.down and not m.down
     m.released = (not mouse.down) and m.down
     m.x, m.y, m.down = mouse.x, mouse.y, mouse.down
+  end
+
+  -- A pass that only samples: the scene's ui function runs so that plots record their values (once
+  -- per step in headless frames), the mouse is ignored and nothing is drawn.
+  function ctx.begin_sample()
+    ctx.cursor = 0
+    ctx.ncmd = 0
+    ctx.sampling = true
+    ctx.saved_mouse = {ctx.mouse.pressed, ctx.mouse.released}
+    ctx.mouse.pressed, ctx.mouse.released = false, false
+  end
+
+  function ctx.end_sample()
+    ctx.sampling = false
+    ctx.ncmd = 0
+    ctx.mouse.pressed, ctx.mouse.released = ctx.saved_mouse[1], ctx.saved_mouse[2]
   end
 
   local function draw_plot(cv, x, y, w, h, hist, lo, hi)

@@ -27,15 +27,20 @@ typedef struct host_options {
   int every;        /* --every N steps for frames/export; 0 = automatic */
   int width, height;
   const char *frames, *export_dir, *stats, *screenshot;
+  const char *format;  /* --format obj | ply for --export; NULL = obj */
   const char *params[HOST_MAX_PARAMS];
   int nparams;
+  const char *tracks[HOST_MAX_PARAMS]; /* --track body:index */
+  int ntracks;
 } host_options;
 
-typedef enum host_event_type { EV_KEY = 1, EV_MOVE, EV_BUTTON, EV_WHEEL, EV_AXIS } host_event_type;
+/* EV_NOTE: a message from the main thread (a screenshot was saved) for the window's notes. */
+typedef enum host_event_type { EV_KEY = 1, EV_MOVE, EV_BUTTON, EV_WHEEL, EV_AXIS, EV_NOTE } host_event_type;
 
 typedef struct host_event {
   int type;
   char key[32];
+  char text[512];
   int down, button, index;
   double x, y, dx, dy, value;
 } host_event;
@@ -76,7 +81,8 @@ typedef struct runner {
   int nqueue;
   double sim_time;
   int paused;
-  int errors;
+  int errors;            /* script errors of the Lua state running at the end */
+  int reload_failed;     /* the last reload failed: the file on disk is broken */
   char watch_copy[HOST_MAX_WATCH][1024]; /* the watch list, for the main thread */
   int nwatch_copy;
 } runner;
@@ -92,6 +98,9 @@ int host_call_app(lua_State *L, const char *fn, int nargs, int nres, char *err, 
 int host_call_module(lua_State *L, const char *module, const char *fn, int nargs, int nres, char *err, size_t errcap);
 /* Watchdog: asks the runner's Lua state to abort the callback it is stuck in. */
 void host_interrupt(runner *r);
+/* mkdir -p without a shell: creates path and its missing parents and checks that path is a
+ * writable directory; returns 0, or -1 with a message naming the component that failed. */
+int host_mkdir_p(const char *path, char *err, size_t cap);
 double host_now(void);
 void host_sleep(double seconds);
 /* Directory with loom/init.lua, found from the executable's location or $LOOM_LUA_DIR. */
@@ -115,6 +124,10 @@ int watch_changed(runner *r);
 /* Runs the scene in an SDL window; returns the exit status, or -2 when no display is available
  * (the caller falls back to headless). */
 int host_run_window(const host_options *opt, const char *exe, const char *lua_dir);
+/* Draws the "callback never returned" warning across the middle of canvas c (the window shows it
+ * over the stuck runner's last frame). */
+#define HOST_STUCK_BANNER_RGBA 0x8A1C1CF0u
+void host_draw_stuck_banner(loom_canvas *c, const char *label, double seconds);
 /* Headless run with the watchdog on the main thread; returns the exit status. */
 int host_run_headless(const host_options *opt, const char *exe, const char *lua_dir);
 

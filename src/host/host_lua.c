@@ -24,6 +24,40 @@ void host_sleep(double seconds) {
   }
 }
 
+int host_mkdir_p(const char *path, char *err, size_t cap) {
+  char buf[PATH_MAX];
+  if (!path || !*path) return 0;
+  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+    snprintf(err, cap, "cannot create directory '%s' (path too long)", path);
+    return -1;
+  }
+  /* mkdir -p: create each missing component in turn; an existing directory is fine, an existing
+   * file in the way is not */
+  for (char *p = buf + 1;; p++) {
+    if (*p == '/' || *p == 0) {
+      char saved = *p;
+      *p = 0;
+      if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, cap, "cannot create directory '%s' (%s)", buf, strerror(errno));
+        return -1;
+      }
+      struct stat st;
+      if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, cap, "cannot create directory '%s' (%s is not a directory)", path, buf);
+        return -1;
+      }
+      *p = saved;
+      if (saved == 0) break;
+      while (p[1] == '/') p++;
+    }
+  }
+  if (access(buf, W_OK) != 0) {
+    snprintf(err, cap, "cannot write into directory '%s' (%s)", path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
 static int file_exists(const char *p) {
   struct stat st;
   return stat(p, &st) == 0;
@@ -100,6 +134,26 @@ static int l_isatty(lua_State *L) {
   return 1;
 }
 
+/* host.mkdir_p(dir) → true, or nil and a message naming the component that could not be made. */
+static int l_mkdir_p(lua_State *L) {
+  char err[PATH_MAX + 128];
+  if (host_mkdir_p(luaL_checkstring(L, 1), err, sizeof err) != 0) {
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* host.realpath(path) → the absolute path, or the path unchanged when it cannot be resolved. */
+static int l_realpath(lua_State *L) {
+  const char *p = luaL_checkstring(L, 1);
+  char buf[PATH_MAX];
+  lua_pushstring(L, realpath(p, buf) ? buf : p);
+  return 1;
+}
+
 static void watchdog_hook(lua_State *L, lua_Debug *ar) {
   (void)ar;
   lua_sethook(L, NULL, 0, 0);
@@ -133,6 +187,10 @@ static int open_host(lua_State *L) {
   lua_setfield(L, -2, "sleep");
   lua_pushcfunction(L, l_isatty);
   lua_setfield(L, -2, "isatty");
+  lua_pushcfunction(L, l_mkdir_p);
+  lua_setfield(L, -2, "mkdir_p");
+  lua_pushcfunction(L, l_realpath);
+  lua_setfield(L, -2, "realpath");
   lua_getfield(L, LUA_REGISTRYINDEX, "loom.host.mode");
   lua_setfield(L, -2, "mode");
   lua_getfield(L, LUA_REGISTRYINDEX, "loom.host.exe");

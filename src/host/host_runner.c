@@ -48,6 +48,15 @@ static void push_options(lua_State *L, runner *r, const char *carry) {
   set_str(L, "frames", o->frames);
   set_str(L, "export", o->export_dir);
   set_str(L, "stats", o->stats);
+  set_str(L, "format", o->format);
+  if (o->ntracks > 0) {
+    lua_createtable(L, o->ntracks, 0);
+    for (int i = 0; i < o->ntracks; i++) {
+      lua_pushstring(L, o->tracks[i]);
+      lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "tracks");
+  }
   set_bool(L, "watch", o->watch || r->window);
   set_bool(L, "realtime", o->realtime);
   set_bool(L, "quiet", o->quiet);
@@ -66,6 +75,8 @@ static void push_options(lua_State *L, runner *r, const char *carry) {
   }
 }
 
+/* Returns 0, -1 for a script error, or -2 when init refused an option (a --track naming no such
+ * body, say): that is a bad option, status 2. */
 static int load_state(runner *r, const char *carry, lua_State **out, char *err, size_t cap) {
   lua_State *L = host_new_state(r, r->window ? "window" : "headless", r->opt.scene);
   if (!L) {
@@ -73,10 +84,16 @@ static int load_state(runner *r, const char *carry, lua_State **out, char *err, 
     return -1;
   }
   push_options(L, r, carry);
-  if (host_call_app(L, "init", 1, 0, err, cap) != 0) {
+  if (host_call_app(L, "init", 1, 1, err, cap) != 0) {
     lua_close(L);
     return -1;
   }
+  if (lua_isstring(L, -1)) {
+    snprintf(err, cap, "%s", lua_tostring(L, -1));
+    lua_close(L);
+    return -2;
+  }
+  lua_pop(L, 1);
   *out = L;
   return 0;
 }
@@ -121,10 +138,12 @@ static void reload(runner *r) {
     lua_pushstring(r->L, err);
     char e2[256];
     host_call_app(r->L, "show_error", 1, 0, e2, sizeof e2);
-    r->errors++;
+    r->reload_failed = 1;
     free(carry);
     return;
   }
+  /* the exit status reflects the version running at the end: a fixed file clears earlier errors */
+  r->reload_failed = 0;
   free(carry);
   double addr = 0;
   if (host_call_app(r->L, "world_address", 0, 1, err, sizeof err) == 0) {
@@ -137,7 +156,6 @@ static void reload(runner *r) {
   lua_State *old = r->L;
   r->L = L2;
   pthread_mutex_unlock(&r->mu);
-  r->errors += app_error_count(old);
   char e3[256];
   host_call_app(old, "close", 0, 0, e3, sizeof e3);
   lua_close(old);
@@ -203,6 +221,10 @@ static void push_events(runner *r, lua_State *L) {
       set_num(L, "index", e->index);
       set_num(L, "value", e->value);
       break;
+    case EV_NOTE:
+      set_str(L, "type", "note");
+      set_str(L, "text", e->text);
+      break;
     }
     lua_rawseti(L, -2, i + 1);
   }
@@ -254,11 +276,12 @@ void *runner_main(void *arg) {
     r->exit_code = 1;
     goto done;
   }
-  while (load_state(r, NULL, &r->L, err, sizeof err) != 0) {
+  int lrc;
+  while ((lrc = load_state(r, NULL, &r->L, err, sizeof err)) != 0) {
     fprintf(stderr, "loom: %s\n", err);
     fflush(stderr);
-    if (!r->window) {
-      r->exit_code = 1;
+    if (!r->window || lrc == -2) {
+      r->exit_code = lrc == -2 ? 2 : 1;
       goto done;
     }
     if (wait_for_fix(r, err) != 0) goto done;
@@ -317,7 +340,7 @@ void *runner_main(void *arg) {
     pthread_mutex_unlock(&r->mu);
     lua_close(L);
   }
-  if (r->exit_code == 0 && r->errors > 0) r->exit_code = 1;
+  if (r->exit_code == 0 && (r->errors > 0 || r->reload_failed)) r->exit_code = 1;
 done:
   loom_canvas_destroy(r->canvas);
   r->canvas = NULL;

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <SDL.h>
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,26 @@ static int save_screenshot(SDL_Renderer *ren, int w, int h, const char *path) {
   if (rc == 0) rc = loom_canvas_write_png(c, path);
   loom_canvas_destroy(c);
   return rc;
+}
+
+void host_draw_stuck_banner(loom_canvas *c, const char *label, double seconds) {
+  int w = loom_canvas_width(c), h = loom_canvas_height(c);
+  char msg[400];
+  snprintf(msg, sizeof msg, "%s has not returned for %.0f s.\nIt cannot be interrupted (a compiled loop).\n"
+                            "Press r or save a fix to restart the scene, Esc to quit.", label, seconds);
+  loom_canvas_rect(c, 0, h / 2 - 40, w, 80, HOST_STUCK_BANNER_RGBA);
+  loom_canvas_text(c, 16, h / 2 - 30, msg, 0xFFFFFFFF, 1.5);
+}
+
+/* Tells the runner's Lua side to show msg among the window's notes. */
+static void note(runner *r, const char *msg) {
+  host_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = EV_NOTE;
+  size_t n = strlen(msg);
+  if (n >= sizeof ev.text) n = sizeof ev.text - 1; /* a long path is cut, the terminal has it whole */
+  memcpy(ev.text, msg, n);
+  runner_push_event(r, &ev);
 }
 
 static long long newest_mtime(runner *r) {
@@ -194,7 +215,9 @@ int host_run_window(const host_options *opt, const char *exe, const char *lua_di
     }
 
     pthread_mutex_lock(&r->mu);
-    if (r->front && r->frame_seq != seen) {
+    /* A stuck runner publishes no frames, so the warning is drawn here over its last frame, and
+     * redrawn every time round (the seconds count up). */
+    if (r->front && (r->frame_seq != seen || stuck)) {
       if (!tex || tex_w != r->front_w || tex_h != r->front_h) {
         if (tex) SDL_DestroyTexture(tex);
         tex = SDL_CreateTexture(ren, SDL_PIXELFORMAT_RGBA32, SDL_TEXTUREACCESS_STREAMING, r->front_w, r->front_h);
@@ -203,24 +226,19 @@ int host_run_window(const host_options *opt, const char *exe, const char *lua_di
       }
       if (tex) {
         if (stuck) {
-          /* draw the warning over the last frame */
           if (!overlay || loom_canvas_width(overlay) != tex_w || loom_canvas_height(overlay) != tex_h) {
             loom_canvas_destroy(overlay);
             overlay = loom_canvas_create(tex_w, tex_h);
           }
           if (overlay) {
             memcpy(loom_canvas_pixels(overlay), r->front, (size_t)tex_w * tex_h * 4);
-            char msg[400];
-            snprintf(msg, sizeof msg, "%s has not returned for %.0f s.\nIt cannot be interrupted (a compiled loop).\n"
-                                      "Press r or save a fix to restart the scene, Esc to quit.", label, secs);
-            loom_canvas_rect(overlay, 0, tex_h / 2 - 40, tex_w, 80, 0x8A1C1CF0);
-            loom_canvas_text(overlay, 16, tex_h / 2 - 30, msg, 0xFFFFFFFF, 1.5);
+            host_draw_stuck_banner(overlay, label, secs);
             SDL_UpdateTexture(tex, NULL, loom_canvas_pixels(overlay), tex_w * 4);
           }
         } else {
           SDL_UpdateTexture(tex, NULL, r->front, tex_w * 4);
-          seen = r->frame_seq;
         }
+        seen = r->frame_seq;
       }
     }
     double sim_time = r->sim_time;
@@ -232,22 +250,31 @@ int host_run_window(const host_options *opt, const char *exe, const char *lua_di
     SDL_RenderClear(ren);
     if (tex) SDL_RenderCopy(ren, tex, NULL, NULL);
     if (shot_pending && tex) {
-      char path[1024];
+      char path[1024], err[1200] = "", dir[1024];
       const char *pct = opt->screenshot ? strstr(opt->screenshot, "%d") : NULL;
       if (pct) /* "%d" in the path numbers the screenshots (replaced by hand: no user format strings) */
         snprintf(path, sizeof path, "%.*s%d%s", (int)(pct - opt->screenshot), opt->screenshot, shots, pct + 2);
       else if (opt->screenshot)
         snprintf(path, sizeof path, "%s", opt->screenshot);
-      else {
-        mkdir("out", 0755);
+      else
         snprintf(path, sizeof path, "out/screenshot-%03d.png", shots);
-      }
+      const char *slash = strrchr(path, '/');
+      snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
       int ow, oh;
       SDL_GetRendererOutputSize(ren, &ow, &oh);
-      if (save_screenshot(ren, ow, oh, path) == 0)
-        printf("screenshot: %s (%dx%d, t = %.3f s, %s)\n", path, ow, oh, sim_time, paused ? "paused" : "running");
-      else
-        fprintf(stderr, "loom: screenshot failed: %s %s\n", SDL_GetError(), loom_last_error());
+      if (host_mkdir_p(dir, err, sizeof err) == 0 && save_screenshot(ren, ow, oh, path) == 0) {
+        char full[PATH_MAX], msg[PATH_MAX + 64];
+        if (!realpath(path, full)) snprintf(full, sizeof full, "%s", path);
+        printf("screenshot: %s (%dx%d, t = %.3f s, %s)\n", full, ow, oh, sim_time, paused ? "paused" : "running");
+        snprintf(msg, sizeof msg, "screenshot saved to %s", full);
+        note(r, msg);
+      } else {
+        char msg[1400];
+        if (!err[0]) snprintf(err, sizeof err, "%s%s", SDL_GetError(), loom_last_error());
+        snprintf(msg, sizeof msg, "screenshot %s failed: %s", path, err);
+        fprintf(stderr, "loom: %s\n", msg);
+        note(r, msg);
+      }
       fflush(stdout);
       shots++;
       shot_pending = 0;

@@ -20,20 +20,36 @@ static const char *usage =
     "      --headless                 no window\n"
     "      --time T                   stop after T simulated seconds\n"
     "      --steps N                  stop after N steps\n"
-    "      --frames DIR               write PNG frames to DIR\n"
+    "      --frames DIR               write PNG frames to DIR (frame 0 is t = 0)\n"
     "      --every N                  a frame (and exported mesh) every N steps\n"
     "      --size WxH                 canvas / window size (default 1280x720)\n"
-    "      --export DIR               write each cloth as OBJ per frame\n"
-    "      --stats FILE.csv           per-step statistics\n"
+    "      --export DIR               write each cloth as a mesh per frame: DIR/NAME_00000.obj, ...\n"
+    "      --format obj|ply           mesh format for --export; ply adds per-vertex velocity\n"
+    "      --track BODY:INDEX         one vertex's position and velocity every step, in\n"
+    "                                 DIR/BODY_track.csv of --export (repeatable)\n"
+    "      --stats FILE.csv           per-step statistics (first row: t = 0)\n"
     "      --param name=value         set a scene parameter (repeatable)\n"
     "      --watch                    hot reload headless runs too (paced in real time)\n"
     "      --realtime                 pace a headless run to the wall clock\n"
     "      --screenshot FILE.png      where F12 saves the window's picture (%d numbers them)\n"
     "      --quiet                    no progress line and no summary\n"
+    "  loom new NAME                  write a starter scene NAME.lua and its test NAME_test.lua\n"
     "  loom test [PATH ...]           run Lua test files (default tests/lua); last line \"N passed, M failed\"\n"
     "  loom exec FILE.lua [ARGS ...]  run a Lua program with require \"loom\" available\n"
     "  loom bench [CASE ...] [--json] run the benchmark suite\n"
-    "  loom --help | --version\n";
+    "  loom --help | --version\n"
+    "\n"
+    "Output directories are created (with their parents) before the run; one that cannot be made\n"
+    "or written stops the run at once.\n"
+    "\n"
+    "exit status:\n"
+    "  0  success\n"
+    "  1  script error: the scene does not load or build, a callback raised an error, a test failed.\n"
+    "     With --watch (and in the window) it is the state at the end that counts: an error in a\n"
+    "     version that was later fixed and reloaded does not; a file still broken at the end does.\n"
+    "  2  bad option: unknown option or value, an output that cannot be written, a --track that\n"
+    "     names no such body or vertex\n"
+    "  3  a callback never returned and could not be interrupted (headless)\n";
 
 static const char *exe_path(void) {
   static char buf[PATH_MAX];
@@ -98,6 +114,17 @@ static int parse_run(int argc, char **argv, int i, host_options *o) {
     } else if (!strcmp(a, "--export")) {
       NEED_ARG();
       o->export_dir = next;
+    } else if (!strcmp(a, "--format")) {
+      NEED_ARG();
+      if (strcmp(next, "obj") && strcmp(next, "ply")) return bad_option("--format needs obj or ply, got '%s'", next);
+      o->format = next;
+    } else if (!strcmp(a, "--track")) {
+      NEED_ARG();
+      const char *colon = strrchr(next, ':');
+      if (!colon || colon == next || parse_number(colon + 1, &v) || v < 0 || v != (long)v)
+        return bad_option("--track needs body:index (a vertex index >= 0), got '%s'", next);
+      if (o->ntracks >= HOST_MAX_PARAMS) return bad_option("too many --track options (%s)", "64 at most");
+      o->tracks[o->ntracks++] = next;
     } else if (!strcmp(a, "--stats")) {
       NEED_ARG();
       o->stats = next;
@@ -121,6 +148,48 @@ static int parse_run(int argc, char **argv, int i, host_options *o) {
   }
   if (!o->scene) return bad_option("%s", "no scene file given");
   if (o->watch && o->headless) o->realtime = 1;
+  if (o->format && !o->export_dir) return bad_option("--format %s needs --export DIR", o->format);
+  if (o->ntracks > 0 && !o->export_dir) return bad_option("--track %s needs --export DIR (the CSV goes there)", o->tracks[0]);
+  return 0;
+}
+
+/* The directory part of path ("." when there is none). */
+static void dir_of(const char *path, char *out, size_t cap) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(out, cap, ".");
+  else if (slash == path) snprintf(out, cap, "/");
+  else snprintf(out, cap, "%.*s", (int)(slash - path), path);
+}
+
+/* Every output place is made and checked once, before the scene runs: a run that cannot write its
+ * results stops here with one message instead of failing on every frame. */
+static int prepare_outputs(const host_options *o) {
+  char err[PATH_MAX + 160], dir[PATH_MAX];
+  const struct {
+    const char *opt, *path;
+    int is_file;
+  } outs[] = {{"--frames", o->frames, 0}, {"--export", o->export_dir, 0}, {"--stats", o->stats, 1}, {"--screenshot", o->screenshot, 1}};
+  for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
+    if (!outs[i].path) continue;
+    if (outs[i].is_file) dir_of(outs[i].path, dir, sizeof dir);
+    else snprintf(dir, sizeof dir, "%s", outs[i].path);
+    if (host_mkdir_p(dir, err, sizeof err) != 0) {
+      fprintf(stderr, "loom: %s %s: %s\n", outs[i].opt, outs[i].path, err);
+      return 2;
+    }
+  }
+  if (o->stats) {
+    struct stat st;
+    int existed = stat(o->stats, &st) == 0;
+    FILE *f = existed && S_ISDIR(st.st_mode) ? NULL : fopen(o->stats, "a");
+    if (!f) {
+      fprintf(stderr, "loom: --stats %s: cannot write the file (%s)\n", o->stats,
+              existed && S_ISDIR(st.st_mode) ? "it is a directory" : strerror(errno));
+      return 2;
+    }
+    fclose(f);
+    if (!existed) remove(o->stats);
+  }
   return 0;
 }
 
@@ -130,6 +199,8 @@ static int cmd_run(const host_options *opt, const char *exe, const char *lua_dir
     fprintf(stderr, "loom: cannot open '%s' (%s)\n", opt->scene, errno ? strerror(errno) : "not a file");
     return 1;
   }
+  int prc = prepare_outputs(opt);
+  if (prc) return prc;
   if (!opt->headless) {
     int rc = host_run_window(opt, exe, lua_dir);
     if (rc != -2) return rc;
@@ -146,9 +217,8 @@ static int cmd_run(const host_options *opt, const char *exe, const char *lua_dir
     if (h.time <= 0 && h.steps <= 0) h.time = 5.0;
     fprintf(stderr, "loom: no display available; running headless for %.1f s and writing PNG frames to %s/\n",
             h.time > 0 ? h.time : 0.0, h.frames);
-    char cmd[PATH_MAX + 32];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", h.frames);
-    if (system(cmd) != 0) fprintf(stderr, "loom: cannot create %s\n", h.frames);
+    int hrc = prepare_outputs(&h);
+    if (hrc) return hrc;
     return host_run_headless(&h, exe, lua_dir);
   }
   return host_run_headless(opt, exe, lua_dir);
@@ -266,6 +336,24 @@ static int cmd_exec(int argc, char **argv, int i, const char *exe, const char *l
   return rc ? 1 : 0;
 }
 
+static int cmd_new(int argc, char **argv, int i, const char *exe, const char *lua_dir) {
+  if (argc - i != 1) return bad_option("%s", "new needs exactly one NAME (loom new NAME)");
+  runner dummy;
+  host_options none;
+  memset(&none, 0, sizeof none);
+  runner_init(&dummy, &none, exe, lua_dir, 0);
+  lua_State *L = host_new_state(&dummy, "new", NULL);
+  lua_pushstring(L, argv[i]);
+  char err[4096];
+  int code = 1;
+  if (host_call_module(L, "loom.new", "main", 1, 1, err, sizeof err) != 0)
+    fprintf(stderr, "loom new: %s\n", err);
+  else
+    code = (int)lua_tonumber(L, -1);
+  lua_close(L);
+  return code;
+}
+
 static int cmd_bench(int argc, char **argv, int i, const char *exe, const char *lua_dir) {
   runner dummy;
   host_options none;
@@ -312,6 +400,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "test")) return cmd_test(argc, argv, 2, exe, lua_dir);
   if (!strcmp(cmd, "exec")) return cmd_exec(argc, argv, 2, exe, lua_dir);
   if (!strcmp(cmd, "bench")) return cmd_bench(argc, argv, 2, exe, lua_dir);
+  if (!strcmp(cmd, "new")) return cmd_new(argc, argv, 2, exe, lua_dir);
   host_options opt;
   int rc = !strcmp(cmd, "run") ? parse_run(argc, argv, 2, &opt) : parse_run(argc, argv, 1, &opt);
   if (rc) return rc;

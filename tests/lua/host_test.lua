@@ -164,7 +164,7 @@ describe("headless runs", function()
     local out, code = U.loom_run(("run scenes/hello_cloth.lua --headless --time 0.25 --every 20 --frames %q --export %q --stats %q --size 320x200 --quiet"):format(
       d .. "/frames", d .. "/meshes", d .. "/stats.csv"))
     assert.equal(0, code, out)
-    assert.truthy(U.read(d .. "/frames/frame_00002.png"), "frames missing")
+    assert.truthy(U.read(d .. "/frames/frame_00003.png"), "frames missing") -- steps 0, 20, 40, 60
     local png = require("loom").C.loom_canvas_read_png(d .. "/frames/frame_00000.png")
     assert.truthy(png ~= nil)
     assert.equal(320, loom.C.loom_canvas_width(png))
@@ -172,9 +172,10 @@ describe("headless runs", function()
     local m = loom.mesh.load(d .. "/meshes/cloth_00002.obj")
     assert.equal(33 * 33, m.vertex_count)
     local rows = U.csv(d .. "/stats.csv")
-    assert.equal(60, #rows)
-    assert.near(rows[60].time, 0.25, 1e-9)
-    assert.less(rows[60].cloth_cz, 1.0) -- it fell
+    assert.equal(61, #rows) -- the initial state and 60 steps
+    assert.equal(0, rows[1].time)
+    assert.near(rows[61].time, 0.25, 1e-9)
+    assert.less(rows[61].cloth_cz, 1.0) -- it fell
   end)
 
   it("falls back to headless frames when there is no display, and says so", function()

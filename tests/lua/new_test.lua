@@ -1,0 +1,42 @@
+-- `loom new NAME`: a starter scene and its test next to it, which run and pass as written, from
+-- any directory; existing files are never overwritten.
+package.path = "tests/lua/support/?.lua;" .. package.path
+local U = require "util"
+
+describe("loom new", function()
+  it("writes a scene that runs headless and a test that passes", function()
+    local d = U.tmpdir()
+    local out, code = U.loom_run(("new %q"):format(d .. "/scenes/banner"))
+    assert.equal(0, code, out)
+    local scene, test = U.read(d .. "/scenes/banner.lua"), U.read(d .. "/scenes/banner_test.lua")
+    assert.truthy(scene and test, out)
+    assert.truthy(scene:find('loom.scene {', 1, true))
+    assert.truthy(scene:find("\n%-%- ") ~= nil, "the scene is commented")
+    assert.truthy(out:find(d .. "/scenes/banner.lua", 1, true), out)
+    out, code = U.loom_run(("run %q --headless --time 0.5 --every 60 --frames %q --param wind=4"):format(d .. "/scenes/banner.lua", d .. "/frames"))
+    assert.equal(0, code, out)
+    assert.truthy(out:find("120 steps", 1, true), out)
+    assert.truthy(U.read(d .. "/frames/frame_00002.png"), "no frames")
+    -- its test, run from elsewhere (another directory than the scene's)
+    out, code = U.sh(("cd / && %q test %q"):format(U.loom, d .. "/scenes/banner_test.lua"))
+    assert.equal(0, code, out)
+    assert.truthy(out:match("\n2 passed, 0 failed\n$"), out)
+  end)
+
+  it("refuses to overwrite and refuses names the test could not require", function()
+    local d = U.tmpdir()
+    U.write(d .. "/mine_test.lua", "-- my own test\n")
+    local out, code = U.loom_run(("new %q"):format(d .. "/mine"))
+    assert.equal(1, code, out)
+    assert.truthy(out:find("mine_test.lua already exists", 1, true), out)
+    assert.equal("-- my own test\n", U.read(d .. "/mine_test.lua"))
+    assert.is_nil(U.read(d .. "/mine.lua"))       -- nothing written, not even the other file
+    out, code = U.loom_run(("new %q"):format(d .. "/2fast"))
+    assert.equal(2, code, out)
+    out, code = U.loom_run(("new %q"):format(d .. "/string"))
+    assert.equal(2, code, out)
+    assert.truthy(out:find("name of a Lua module", 1, true), out)
+    out, code = U.loom_run("new")
+    assert.equal(2, code, out)
+  end)
+end)
