@@ -80,7 +80,7 @@ describe("SCENE_NAME", function()
     local cloth = world:body "cloth"
     local pinned = {}
     for i = 0, cloth.n - 1 do
-      if cloth.m[i] == 0 then pinned[#pinned + 1] = {i, cloth.x[i].x, cloth.x[i].y, cloth.x[i].z} end
+      if cloth:pinned(i) then pinned[#pinned + 1] = {i, cloth.x[i].x, cloth.x[i].y, cloth.x[i].z} end
     end
     assert.equal(2, #pinned)
     world:run(1.5)

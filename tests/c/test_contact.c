@@ -10,7 +10,7 @@
  * analytic shapes, unsigned for meshes). */
 static double min_gap(loom_world *w, int cloth, int obstacle) {
   const vec3 *x = loom_body_x(w, cloth);
-  const double *m = loom_body_m(w, cloth);
+  const double *m = loom_body_inv_mass(w, cloth); /* pinned vertices (0) are skipped */
   double g = INFINITY;
   for (int i = 0; i < loom_body_vertex_count(w, cloth); i++) {
     if (m[i] == 0) continue;
