@@ -58,13 +58,22 @@ function A.not_nil(v, msg)
   if v == nil then fail(msg or "expected a value, got nil") end
 end
 
--- assert.near(a, b, tol): |a - b| <= tol
+-- assert.near(actual, expected, tol): |actual - expected| <= tol
+local function num(x)
+  -- the shortest of %.15g / %.17g that reads back as the same number
+  local s = ("%.15g"):format(x)
+  if tonumber(s) ~= x then s = ("%.17g"):format(x) end
+  return s
+end
+
 function A.near(a, b, tol, msg)
   if type(a) ~= "number" or type(b) ~= "number" or type(tol) ~= "number" then
-    fail("assert.near needs three numbers")
+    fail(("assert.near needs three numbers (actual, expected, tolerance), got %s, %s, %s"):format(
+      describe_value(a), describe_value(b), describe_value(tol)))
   end
   if not (math.abs(a - b) <= tol) then
-    fail(("%s%.17g and %.17g differ by %.3g > %.3g"):format(msg and msg .. ": " or "", a, b, math.abs(a - b), tol))
+    fail(("%sexpected %s ± %s, got %s (off by %.3g)"):format(msg and msg .. ": " or "", num(b), num(tol), num(a),
+      math.abs(a - b)))
   end
 end
 
