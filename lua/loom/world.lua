@@ -174,6 +174,7 @@ function World:cloth(def)
   cd.self_collision = d.self_collision and 1 or 0
   local h = C.loom_cloth_create(self._w, cd)
   if h == 0 then error(last_error(), 2) end
+  self._body_serial = (rawget(self, "_body_serial") or 0) + 1
   return wrap(self, h)
 end
 
@@ -228,6 +229,7 @@ function World:rigid(def)
   if d.thickness then rd.thickness = d.thickness end
   local h = C.loom_rigid_create(self._w, rd)
   if h == 0 then error(last_error(), 2) end
+  self._body_serial = (rawget(self, "_body_serial") or 0) + 1
   return wrap(self, h)
 end
 
@@ -260,6 +262,7 @@ end
 function World:remove(b)
   if getmetatable(b) ~= BodyMT or b.world ~= self then check.raise_n(1, "remove", "expected a body of this world") end
   if C.loom_body_destroy(self._w, b.handle) ~= 0 then error(last_error(), 2) end
+  self._body_serial = (rawget(self, "_body_serial") or 0) + 1
   self._bodies[b.name] = nil
   b.x, b.v, b.f, b.m, b.rest, b.n, b.dead = nil, nil, nil, nil, nil, 0, true
 end
@@ -377,6 +380,33 @@ local function field_names(fields, names)
   return n
 end
 
+-- What a force field wrote is checked when it returns (one pass over f per particle body): a
+-- non-finite force is the field's error, not a divergence of the body. The forces from before the
+-- field ran are put back and the field is disabled like a field that raised an error.
+local function particle_bodies(W)
+  local list = rawget(W, "_particle_list")
+  local count = C.loom_world_body_count(W._w)
+  local serial = rawget(W, "_body_serial") or 0
+  if list and list.count == count and list.serial == serial then return list end
+  list = {count = count, serial = serial}
+  for _, b in ipairs(W:bodies()) do
+    if b.kind ~= "rigid" and b.n > 0 then
+      list[#list + 1] = {body = b, f = C.loom_body_f(W._w, b.handle), n = b.n, backup = ffi.new("loom_vec3[?]", b.n)}
+    end
+  end
+  W._particle_list = list
+  return list
+end
+
+local inf = math.huge
+local function first_bad_force(f, n)
+  for i = 0, n - 1 do
+    local s = f[i].x + f[i].y + f[i].z
+    if s ~= s or s == inf or s == -inf then return i end
+  end
+  return nil
+end
+
 local function run_fields(W, fields, t)
   if not fields then return end
   local names = W._field_names
@@ -386,10 +416,30 @@ local function run_fields(W, fields, t)
     local fn = fields[name]
     if fn and not W._disabled[fn] then
       local lbl = label(W, "force field", tostring(name))
+      local bodies = particle_bodies(W)
+      for k = 1, #bodies do
+        local e = bodies[k]
+        ffi.copy(e.backup, e.f, e.n * 24)
+      end
       M.busy(lbl)
       local ok, err = pcall(fn, W, t)
       M.busy(nil)
-      if not ok then W:_callback_error(fn, lbl, err) end
+      if not ok then
+        W:_callback_error(fn, lbl, err)
+      else
+        for k = 1, #bodies do
+          local e = bodies[k]
+          local v = first_bad_force(e.f, e.n)
+          if v then
+            local fv = e.f[v]
+            local msg = ("%s wrote a non-finite force on %s '%s' at vertex %d at t = %.4f s: (%s, %s, %s)")
+              :format(lbl, e.body.kind, e.body.name, v, t, tostring(fv.x), tostring(fv.y), tostring(fv.z))
+            for q = 1, #bodies do ffi.copy(bodies[q].f, bodies[q].backup, bodies[q].n * 24) end
+            W:_callback_error(fn, lbl, msg)
+            break
+          end
+        end
+      end
     end
   end
 end
