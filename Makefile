@@ -30,7 +30,7 @@ LIB_OBJ    = $(KERNEL_OBJ) $(RENDER_OBJ)
 
 WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
 
-.PHONY: all deps run test test-only bench asan check install uninstall clean cdef valgrind help
+.PHONY: all deps run test test-only bench asan check install uninstall clean cdef valgrind help fuzz
 
 all: $(BUILD)/loom $(BUILD)/libloom.so $(BUILD)/test_kernel
 
@@ -116,6 +116,37 @@ valgrind: deps
 	LOOM_VALGRIND=1 $(VALGRIND) ./$(BUILD)/loom test tests/lua/api_test.lua
 	@for s in scenes/*.lua; do echo "valgrind: $$s"; \
 	  $(VALGRIND) ./$(BUILD)/loom run $$s --headless --time 0.05 --quiet || exit 1; done
+
+# libFuzzer targets (clang from Debian): every tests/fuzz/fuzz_NAME.c is a target, run for
+# FUZZ_SECONDS on a scratch corpus seeded from tests/fuzz/corpus/fuzz_NAME. Adding a target is
+# adding one file (and its seeds). Findings are written to build/fuzz/ as crash-*/leak-* files.
+FUZZ_SECONDS ?= 60
+FUZZ_SRC     = $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN     = $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_CFLAGS  = -std=c11 -O1 -g -fno-omit-frame-pointer -ffp-contract=off -Isrc -Isrc/kernel -DLOOM_CHECKED
+FUZZ_OBJ     = $(KERNEL_SRC:%.c=$(BUILD)/fuzz/obj/%.o)
+
+.SECONDARY: $(FUZZ_OBJ)
+
+$(BUILD)/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_mesh.h $(FUZZ_OBJ)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $< $(FUZZ_OBJ) -lm -o $@
+
+fuzz: deps
+	@command -v clang >/dev/null || { echo "installing clang"; apt-get install -y -q clang >/dev/null; }
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+	@for b in $(FUZZ_BIN); do n=$$(basename $$b); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
+	  echo "== $$n ($(FUZZ_SECONDS) s)"; \
+	  (cd $(BUILD)/fuzz && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ./$$n -max_total_time=$(FUZZ_SECONDS) \
+	    -print_final_stats=1 -max_len=65536 corpus/$$n ../../tests/fuzz/corpus/$$n >$$n.log 2>&1); \
+	  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec" $(BUILD)/fuzz/$$n.log; \
+	  if grep -qE "ERROR|SUMMARY|Test unit written" $(BUILD)/fuzz/$$n.log; then \
+	    grep -E "ERROR|SUMMARY|Test unit written" $(BUILD)/fuzz/$$n.log; echo "fuzz: $$n found a problem (build/fuzz/$$n.log)"; exit 1; fi; \
+	done
 
 # Layer rules and FFI declarations in sync.
 check: all

@@ -154,3 +154,39 @@ TEST(kinds_test_kind_pins_parameters_snapshots_and_checkpoints) {
   free(buf);
   loom_world_destroy(w);
 }
+
+/* Found by the checkpoint fuzzer: a state naming a grabbed vertex that does not exist crashed the
+ * next step. Such a state is refused and the world left as it was. */
+TEST(kinds_state_with_an_invalid_grab_or_nan_is_refused) {
+  loom_world *w = fx_world(1.0 / 200);
+  vec3 x[2] = {v3(0, 0, 1), v3(1, 0, 1)};
+  int h = fp_add(w, "dust", x, 2);
+  vec3 target = v3(0, 0, 2);
+  CHECK(loom_world_set_grab(w, h, 1, &target, 5) == 0);
+  int size = loom_world_state_size(w);
+  unsigned char *buf = malloc((size_t)size);
+  CHECK(loom_world_save_state(w, buf, size) == size);
+  char before[17], after[17];
+  fx_hash(w, before);
+  /* the grab is the state's last 40 bytes: slot, vertex, target, omega */
+  int bad_vertex = 1000000;
+  memcpy(buf + size - 36, &bad_vertex, sizeof bad_vertex);
+  CHECK(loom_world_load_state(w, buf, size) != 0);
+  CHECK_STR_CONTAINS(loom_last_error(), "mouse grab");
+  int one = 1;
+  memcpy(buf + size - 36, &one, sizeof one);
+  double nan = NAN;
+  /* a NaN position: particles come right after the header, the bodies' name and counts */
+  CHECK(loom_world_load_state(w, buf, size) == 0);
+  loom_body_x(w, h)[0].x = nan;
+  CHECK(loom_world_save_state(w, buf, size) == size);
+  loom_body_x(w, h)[0].x = 0;
+  fx_hash(w, before);
+  CHECK(loom_world_load_state(w, buf, size) != 0);
+  CHECK_STR_CONTAINS(loom_last_error(), "non-finite position");
+  fx_hash(w, after);
+  CHECK(strcmp(before, after) == 0);
+  loom_world_step(w);
+  free(buf);
+  loom_world_destroy(w);
+}

@@ -28,7 +28,7 @@ typedef struct out {
 } out;
 
 static void put(out *o, const void *src, size_t n) {
-  if (o->p && o->at + n <= o->cap) memcpy(o->p + o->at, src, n);
+  if (n && o->p && o->at + n <= o->cap) memcpy(o->p + o->at, src, n);
   o->at += n;
 }
 static void put_u32(out *o, uint32_t v) { put(o, &v, sizeof v); }

@@ -107,10 +107,42 @@ static int walk(walker *k, loom_world *w) {
     field(k, &q->target, sizeof q->target);
     field(k, q->rest, sizeof(vec3) * (size_t)q->count);
   }
-  field(k, &w->grab_slot, sizeof w->grab_slot);
-  field(k, &w->grab_vertex, sizeof w->grab_vertex);
-  field(k, &w->grab_target, sizeof w->grab_target);
-  field(k, &w->grab_omega, sizeof w->grab_omega);
+  /* the grab goes through locals: a state read from outside is checked before it is applied */
+  int gs = w->grab_slot, gv = w->grab_vertex;
+  vec3 gt = w->grab_target;
+  double go = w->grab_omega;
+  int apply = k->apply;
+  k->apply = 1;
+  field(k, &gs, sizeof gs);
+  field(k, &gv, sizeof gv);
+  field(k, &gt, sizeof gt);
+  field(k, &go, sizeof go);
+  k->apply = apply;
+  if (k->in && !k->bad) {
+    int ok = gs == -1 || (gs >= 0 && gs < w->body_slots && w->bodies[gs].ops && w->bodies[gs].pts && gv >= 0 &&
+                          gv < w->bodies[gs].pts->n && v3_isfinite(gt) && go > 0 && isfinite(go));
+    if (!ok) return loom_fail("load_state: the state's mouse grab names no vertex of this world");
+  }
+  if (!k->in || k->apply) {
+    w->grab_slot = gs;
+    w->grab_vertex = gv;
+    w->grab_target = gt;
+    w->grab_omega = go;
+  }
+  return 0;
+}
+
+/* A state read from outside must be finite where the world's is: positions and velocities of
+ * particles (a diverged body was put back to finite values before it froze). */
+static int check_finite(const loom_world *w) {
+  for (int o = 0; o < w->order_count; o++) {
+    const body_slot *b = &w->bodies[w->order[o]];
+    if (!b->pts) continue;
+    for (int i = 0; i < b->pts->n; i++)
+      if (!v3_isfinite(b->pts->x[i]) || !v3_isfinite(b->pts->v[i]))
+        return loom_fail("load_state: %s '%s' has a non-finite position or velocity at vertex %d in the state",
+                         b->ops->name, b->name, i);
+  }
   return 0;
 }
 
@@ -149,8 +181,28 @@ LOOM_API int loom_world_save_state(const loom_world *w, void *buf, int size) {
 }
 
 /* Two passes: the first only checks, the second copies; a mismatch never half-restores a world. */
+static int load_state_raw(loom_world *w, const void *buf, int size);
+
+/* A state that loads but is not finite is refused and the world put back as it was. */
 LOOM_API int loom_world_load_state(loom_world *w, const void *buf, int size) {
   if (!w || !buf || size < 0) return loom_fail("load_state: bad arguments");
+  int n = loom_world_state_size(w);
+  if (n < 0) return -1;
+  arena_mark mark = arena_get_mark(&w->scratch);
+  unsigned char *save = ARENA_NEW(&w->scratch, unsigned char, n, "state before load");
+  int rc = save && loom_world_save_state(w, save, n) == n ? load_state_raw(w, buf, size) : -1;
+  if (rc == 0 && check_finite(w) != 0) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", loom_last_error());
+    load_state_raw(w, save, n);
+    loom_fail("%s", msg);
+    rc = -1;
+  }
+  arena_release(&w->scratch, mark);
+  return rc;
+}
+
+static int load_state_raw(loom_world *w, const void *buf, int size) {
   for (int apply = 0; apply < 2; apply++) {
     walker k = {0};
     k.in = buf;
