@@ -75,6 +75,111 @@ static long long newest_mtime(runner *r) {
   return best;
 }
 
+/* F12: the window's pixels as PNG (numbered with "%d" in --screenshot, else out/screenshot-NNN.png);
+ * where it went is printed and shown in the window. */
+static void take_screenshot(SDL_Renderer *ren, const host_options *opt, runner *r, int shots, double sim_time,
+                            int paused) {
+  char path[1024], err[1200] = "", dir[1024];
+  const char *pct = opt->screenshot ? strstr(opt->screenshot, "%d") : NULL;
+  if (pct) /* "%d" in the path numbers the screenshots (replaced by hand: no user format strings) */
+    snprintf(path, sizeof path, "%.*s%d%s", (int)(pct - opt->screenshot), opt->screenshot, shots, pct + 2);
+  else if (opt->screenshot)
+    snprintf(path, sizeof path, "%s", opt->screenshot);
+  else
+    snprintf(path, sizeof path, "out/screenshot-%03d.png", shots);
+  const char *slash = strrchr(path, '/');
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+  int ow, oh;
+  SDL_GetRendererOutputSize(ren, &ow, &oh);
+  if (host_mkdir_p(dir, err, sizeof err) == 0 && save_screenshot(ren, ow, oh, path) == 0) {
+    char full[PATH_MAX], msg[PATH_MAX + 64];
+    if (!realpath(path, full)) snprintf(full, sizeof full, "%s", path);
+    printf("screenshot: %s (%dx%d, t = %.3f s, %s)\n", full, ow, oh, sim_time, paused ? "paused" : "running");
+    snprintf(msg, sizeof msg, "screenshot saved to %s", full);
+    note(r, msg);
+  } else {
+    char msg[1400];
+    if (!err[0]) snprintf(err, sizeof err, "%s%s", SDL_GetError(), loom_last_error());
+    snprintf(msg, sizeof msg, "screenshot %s failed: %s", path, err);
+    fprintf(stderr, "loom: %s\n", msg);
+    note(r, msg);
+  }
+  fflush(stdout);
+}
+
+/* SDL events into the runner's queue; Esc quits, F12 asks for a screenshot, r restarts a stuck
+ * run. Mouse positions are scaled from window to frame pixels. */
+static void pump_events(SDL_Window *win, runner *r, int tex_w, int tex_h, int *quit, int *shot_pending, int *stuck) {
+SDL_Event e;
+  while (SDL_PollEvent(&e)) {
+    host_event ev;
+    memset(&ev, 0, sizeof ev);
+    int ww, wh;
+    SDL_GetWindowSize(win, &ww, &wh);
+    double sx = tex_w > 0 && ww > 0 ? (double)tex_w / ww : 1.0, sy = tex_h > 0 && wh > 0 ? (double)tex_h / wh : 1.0;
+    switch (e.type) {
+    case SDL_QUIT: *quit = 1; break;
+    case SDL_KEYDOWN:
+    case SDL_KEYUP:
+      key_name(e.key.keysym.sym, ev.key, sizeof ev.key);
+      if (e.type == SDL_KEYDOWN && !strcmp(ev.key, "escape")) {
+        *quit = 1;
+        break;
+      }
+      if (e.type == SDL_KEYDOWN && !strcmp(ev.key, "f12")) {
+        *shot_pending = 1;
+        break;
+      }
+      if (*stuck && e.type == SDL_KEYDOWN && !strcmp(ev.key, "r")) {
+        *stuck = 2; /* restart below */
+        break;
+      }
+      if (e.key.repeat && strcmp(ev.key, ".")) break;
+      ev.type = EV_KEY;
+      ev.down = e.type == SDL_KEYDOWN;
+      runner_push_event(r, &ev);
+      break;
+    case SDL_MOUSEMOTION:
+      ev.type = EV_MOVE;
+      ev.x = e.motion.x * sx;
+      ev.y = e.motion.y * sy;
+      ev.dx = e.motion.xrel;
+      ev.dy = e.motion.yrel;
+      runner_push_event(r, &ev);
+      break;
+    case SDL_MOUSEBUTTONDOWN:
+    case SDL_MOUSEBUTTONUP:
+      ev.type = EV_BUTTON;
+      ev.button = e.button.button;
+      ev.down = e.type == SDL_MOUSEBUTTONDOWN;
+      ev.x = e.button.x * sx;
+      ev.y = e.button.y * sy;
+      runner_push_event(r, &ev);
+      break;
+    case SDL_MOUSEWHEEL:
+      ev.type = EV_WHEEL;
+      ev.dy = e.wheel.y;
+      runner_push_event(r, &ev);
+      break;
+    case SDL_JOYAXISMOTION:
+      ev.type = EV_AXIS;
+      ev.index = e.jaxis.axis + 1;
+      ev.value = e.jaxis.value / 32767.0;
+      runner_push_event(r, &ev);
+      break;
+    case SDL_WINDOWEVENT:
+      if (e.window.event == SDL_WINDOWEVENT_SIZE_CHANGED) {
+        pthread_mutex_lock(&r->mu);
+        r->want_w = e.window.data1 > 0 ? e.window.data1 : 1;
+        r->want_h = e.window.data2 > 0 ? e.window.data2 : 1;
+        pthread_mutex_unlock(&r->mu);
+      }
+      break;
+    default: break;
+    }
+  }
+}
+
 int host_run_window(const host_options *opt, const char *exe, const char *lua_dir) {
   if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) return -2;
   if (SDL_Init(SDL_INIT_VIDEO) != 0) {
@@ -116,74 +221,7 @@ int host_run_window(const host_options *opt, const char *exe, const char *lua_di
   loom_canvas *overlay = NULL;
 
   while (!quit) {
-    SDL_Event e;
-    while (SDL_PollEvent(&e)) {
-      host_event ev;
-      memset(&ev, 0, sizeof ev);
-      int ww, wh;
-      SDL_GetWindowSize(win, &ww, &wh);
-      double sx = tex_w > 0 && ww > 0 ? (double)tex_w / ww : 1.0, sy = tex_h > 0 && wh > 0 ? (double)tex_h / wh : 1.0;
-      switch (e.type) {
-      case SDL_QUIT: quit = 1; break;
-      case SDL_KEYDOWN:
-      case SDL_KEYUP:
-        key_name(e.key.keysym.sym, ev.key, sizeof ev.key);
-        if (e.type == SDL_KEYDOWN && !strcmp(ev.key, "escape")) {
-          quit = 1;
-          break;
-        }
-        if (e.type == SDL_KEYDOWN && !strcmp(ev.key, "f12")) {
-          shot_pending = 1;
-          break;
-        }
-        if (stuck && e.type == SDL_KEYDOWN && !strcmp(ev.key, "r")) {
-          stuck = 2; /* restart below */
-          break;
-        }
-        if (e.key.repeat && strcmp(ev.key, ".")) break;
-        ev.type = EV_KEY;
-        ev.down = e.type == SDL_KEYDOWN;
-        runner_push_event(r, &ev);
-        break;
-      case SDL_MOUSEMOTION:
-        ev.type = EV_MOVE;
-        ev.x = e.motion.x * sx;
-        ev.y = e.motion.y * sy;
-        ev.dx = e.motion.xrel;
-        ev.dy = e.motion.yrel;
-        runner_push_event(r, &ev);
-        break;
-      case SDL_MOUSEBUTTONDOWN:
-      case SDL_MOUSEBUTTONUP:
-        ev.type = EV_BUTTON;
-        ev.button = e.button.button;
-        ev.down = e.type == SDL_MOUSEBUTTONDOWN;
-        ev.x = e.button.x * sx;
-        ev.y = e.button.y * sy;
-        runner_push_event(r, &ev);
-        break;
-      case SDL_MOUSEWHEEL:
-        ev.type = EV_WHEEL;
-        ev.dy = e.wheel.y;
-        runner_push_event(r, &ev);
-        break;
-      case SDL_JOYAXISMOTION:
-        ev.type = EV_AXIS;
-        ev.index = e.jaxis.axis + 1;
-        ev.value = e.jaxis.value / 32767.0;
-        runner_push_event(r, &ev);
-        break;
-      case SDL_WINDOWEVENT:
-        if (e.window.event == SDL_WINDOWEVENT_SIZE_CHANGED) {
-          pthread_mutex_lock(&r->mu);
-          r->want_w = e.window.data1 > 0 ? e.window.data1 : 1;
-          r->want_h = e.window.data2 > 0 ? e.window.data2 : 1;
-          pthread_mutex_unlock(&r->mu);
-        }
-        break;
-      default: break;
-      }
-    }
+    pump_events(win, r, tex_w, tex_h, &quit, &shot_pending, &stuck);
 
     /* watchdog */
     double secs;
@@ -250,33 +288,7 @@ int host_run_window(const host_options *opt, const char *exe, const char *lua_di
     SDL_RenderClear(ren);
     if (tex) SDL_RenderCopy(ren, tex, NULL, NULL);
     if (shot_pending && tex) {
-      char path[1024], err[1200] = "", dir[1024];
-      const char *pct = opt->screenshot ? strstr(opt->screenshot, "%d") : NULL;
-      if (pct) /* "%d" in the path numbers the screenshots (replaced by hand: no user format strings) */
-        snprintf(path, sizeof path, "%.*s%d%s", (int)(pct - opt->screenshot), opt->screenshot, shots, pct + 2);
-      else if (opt->screenshot)
-        snprintf(path, sizeof path, "%s", opt->screenshot);
-      else
-        snprintf(path, sizeof path, "out/screenshot-%03d.png", shots);
-      const char *slash = strrchr(path, '/');
-      snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-      int ow, oh;
-      SDL_GetRendererOutputSize(ren, &ow, &oh);
-      if (host_mkdir_p(dir, err, sizeof err) == 0 && save_screenshot(ren, ow, oh, path) == 0) {
-        char full[PATH_MAX], msg[PATH_MAX + 64];
-        if (!realpath(path, full)) snprintf(full, sizeof full, "%s", path);
-        printf("screenshot: %s (%dx%d, t = %.3f s, %s)\n", full, ow, oh, sim_time, paused ? "paused" : "running");
-        snprintf(msg, sizeof msg, "screenshot saved to %s", full);
-        note(r, msg);
-      } else {
-        char msg[1400];
-        if (!err[0]) snprintf(err, sizeof err, "%s%s", SDL_GetError(), loom_last_error());
-        snprintf(msg, sizeof msg, "screenshot %s failed: %s", path, err);
-        fprintf(stderr, "loom: %s\n", msg);
-        note(r, msg);
-      }
-      fflush(stdout);
-      shots++;
+      take_screenshot(ren, opt, r, shots++, sim_time, paused);
       shot_pending = 0;
     }
     SDL_RenderPresent(ren);
