@@ -1209,6 +1209,19 @@ TEST(mesh_load_merges_within_relative_tolerance) {
   }
 }
 
+TEST(mesh_load_extreme_extent) {
+  /* Found while writing the fuzz targets (their message check flags it): finite coordinates
+   * near +-DBL_MAX on all three axes made the merge tolerance (1e-9 x the diagonal) infinite,
+   * and the file was refused with "merge tolerance must be finite". It loads with its four
+   * distinct corners. */
+  loom_mesh *m = load_data("extreme_extent.obj");
+  if (!m) return;
+  CHECK_EQ_INT(loom_mesh_vertex_count(m), 4);
+  CHECK_EQ_INT(loom_mesh_triangle_count(m), 2);
+  CHECK(m->v[0].x == -1.7e308 && m->v[1].y == 1.7e308 && m->v[2].z == 0 && m->v[3].z == -1.7e308);
+  loom_mesh_destroy(m);
+}
+
 /* ---- loading: malformed files ---------------------------------------------------------------- */
 
 TEST(mesh_load_malformed_files_report_file_line_problem) {

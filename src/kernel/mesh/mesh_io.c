@@ -236,6 +236,10 @@ static loom_mesh *finish_load(const char *name, loom_mesh *m) {
   /* Duplicates closer than 1e-9 of the bounding-box diagonal are the same point written twice
    * (STL stores every corner per facet); halves avoid overflow near DBL_MAX. */
   double tol = 2e-9 * hypot(hypot(0.5 * hi.x - 0.5 * lo.x, 0.5 * hi.y - 0.5 * lo.y), 0.5 * hi.z - 0.5 * lo.z);
+  /* Half extents up to DBL_MAX on all three axes still overflow the diagonal (sqrt 3 DBL_MAX);
+   * quarters cannot. Only such meshes take this path, so every other tolerance is unchanged. */
+  if (!isfinite(tol))
+    tol = 4e-9 * hypot(hypot(0.25 * hi.x - 0.25 * lo.x, 0.25 * hi.y - 0.25 * lo.y), 0.25 * hi.z - 0.25 * lo.z);
   if (mesh_merge_vertices(m, tol)) {
     loom_error_prefix(name);
     loom_mesh_destroy(m);
