@@ -137,7 +137,8 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_mesh.h $(FUZZ_OBJ)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined $< $(FUZZ_OBJ) -lm -o $@
 
 fuzz: deps
-	@command -v clang >/dev/null || { echo "installing clang"; apt-get install -y -q clang >/dev/null; }
+	@# clang's libFuzzer runtime is only a recommended package on Debian 12: name it
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="clang libclang-rt-14-dev"
 	@$(MAKE) --no-print-directory $(FUZZ_BIN)
 	@for b in $(FUZZ_BIN); do n=$$(basename $$b); mkdir -p $(BUILD)/fuzz/corpus/$$n; \
 	  echo "== $$n ($(FUZZ_SECONDS) s)"; \
