@@ -98,7 +98,7 @@ static void take_screenshot(SDL_Renderer *ren, const host_options *opt, runner *
     snprintf(msg, sizeof msg, "screenshot saved to %s", full);
     note(r, msg);
   } else {
-    char msg[1400];
+    char msg[2400];
     if (!err[0]) snprintf(err, sizeof err, "%s%s", SDL_GetError(), loom_last_error());
     snprintf(msg, sizeof msg, "screenshot %s failed: %s", path, err);
     fprintf(stderr, "loom: %s\n", msg);

@@ -144,7 +144,7 @@ describe("window", function()
     assert.truthy(dir, log)
     assert.equal(d .. "/out/record-", dir:sub(1, #d + 12))
     local frames = tonumber(log:match("recorded (%d+) frames in " .. dir:gsub("%p", "%%%0") .. "/"))
-    assert.less(5, frames or 0, log)
+    assert.less(1, frames or 0, log) -- at least two (a sanitizer build records fewer per second)
     assert.truthy(U.read(("%s/frame_%05d.png"):format(dir, frames - 1)), "last recorded frame missing")
     assert.truthy(log:find("screenshot: " .. d .. "/out/screenshot-001.png", 1, true), log)
     -- the notes at the bottom left: light text that was not there before
