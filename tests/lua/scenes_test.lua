@@ -2,13 +2,7 @@
 package.path = "tests/lua/support/?.lua;" .. package.path
 local loom = require "loom"
 
-local function scene_files()
-  local p = io.popen("ls scenes/*.lua")
-  local list = {}
-  for f in p:lines() do list[#list + 1] = f end
-  p:close()
-  return list
-end
+local scene_files = require("golden").scenes
 
 local function min_distance(rigid, cloth)
   local best = math.huge

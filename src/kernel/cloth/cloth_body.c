@@ -233,22 +233,16 @@ static const state_field cloth_state[] = {
   {"prev_h", offsetof(cloth_body, prev_h), sizeof(double), 0},
 };
 
-static uint64_t mix(uint64_t h, const void *p, size_t n) {
-  const unsigned char *c = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
-  return h;
-}
-
 /* Topology, rest shape, masses and the choices fixed at creation (model, integrator). */
 static uint64_t cloth_model_hash(const body_slot *s, uint64_t h) {
   const cloth_body *b = cloth_of(s);
-  h = mix(h, &b->p.n, sizeof b->p.n);
-  h = mix(h, &b->p.nt, sizeof b->p.nt);
-  h = mix(h, b->p.tri, sizeof(int32_t) * 3 * (size_t)b->p.nt);
-  h = mix(h, b->p.rest, sizeof(vec3) * (size_t)b->p.n);
-  h = mix(h, b->p.m, sizeof(double) * (size_t)b->p.n);
-  h = mix(h, &b->model, sizeof b->model);
-  h = mix(h, &b->integrator, sizeof b->integrator);
+  h = core_fnv1a(h, &b->p.n, sizeof b->p.n);
+  h = core_fnv1a(h, &b->p.nt, sizeof b->p.nt);
+  h = core_fnv1a(h, b->p.tri, sizeof(int32_t) * 3 * (size_t)b->p.nt);
+  h = core_fnv1a(h, b->p.rest, sizeof(vec3) * (size_t)b->p.n);
+  h = core_fnv1a(h, b->p.m, sizeof(double) * (size_t)b->p.n);
+  h = core_fnv1a(h, &b->model, sizeof b->model);
+  h = core_fnv1a(h, &b->integrator, sizeof b->integrator);
   return h;
 }
 

@@ -188,3 +188,9 @@ void core_assert_fail(const char *cond, const char *msg, const char *file, int l
   fprintf(stderr, "%s:%d: internal invariant broken: %s (%s)\n", file, line, msg, cond);
   abort();
 }
+
+uint64_t core_fnv1a(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+  return h;
+}

@@ -16,6 +16,10 @@
 int loom_fail(const char *fmt, ...) LOOM_PRINTF(1, 2);
 /* Prefixes the current error message with "prefix: ". */
 void loom_error_prefix(const char *prefix);
+/* FNV-1a (64-bit) of n bytes continuing from h (start with CORE_FNV_START): the kernel's one hash
+ * for model hashes, state hashes and checkpoint checksums. */
+#define CORE_FNV_START 1469598103934665603ull
+uint64_t core_fnv1a(uint64_t h, const void *p, size_t n);
 /* A broken internal invariant (LOOM_ASSERT in checked builds): prints and aborts. */
 void core_assert_fail(const char *cond, const char *msg, const char *file, int line);
 

@@ -25,22 +25,16 @@ static const state_field rigid_state[] = {
   {"has_target", offsetof(rigid_body, has_target), sizeof(int), 0},
 };
 
-static uint64_t mix(uint64_t h, const void *p, size_t n) {
-  const unsigned char *c = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
-  return h;
-}
-
 static uint64_t rigid_model_hash(const body_slot *b, uint64_t h) {
   const rigid_body *r = rigid_of_slot(b);
-  h = mix(h, &r->shape_type, sizeof r->shape_type);
-  h = mix(h, &r->motion, sizeof r->motion);
-  h = mix(h, &r->shape.radius, sizeof r->shape.radius);
-  h = mix(h, &r->shape.half, sizeof r->shape.half);
-  h = mix(h, &r->shape.half_h, sizeof r->shape.half_h);
+  h = core_fnv1a(h, &r->shape_type, sizeof r->shape_type);
+  h = core_fnv1a(h, &r->motion, sizeof r->motion);
+  h = core_fnv1a(h, &r->shape.radius, sizeof r->shape.radius);
+  h = core_fnv1a(h, &r->shape.half, sizeof r->shape.half);
+  h = core_fnv1a(h, &r->shape.half_h, sizeof r->shape.half_h);
   if (r->mesh) {
-    h = mix(h, r->mesh->v, sizeof(vec3) * (size_t)r->mesh->nv);
-    h = mix(h, r->mesh->tri, sizeof(int32_t) * 3 * (size_t)r->mesh->nt);
+    h = core_fnv1a(h, r->mesh->v, sizeof(vec3) * (size_t)r->mesh->nv);
+    h = core_fnv1a(h, r->mesh->tri, sizeof(int32_t) * 3 * (size_t)r->mesh->nt);
   }
   return h;
 }

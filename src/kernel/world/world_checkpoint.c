@@ -38,15 +38,8 @@ static void put_str(out *o, const char *s) {
   put(o, s, n);
 }
 
-static uint64_t fnv(const unsigned char *p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-
 static uint64_t model_hash(const body_slot *b) {
-  uint64_t h = 1469598103934665603ull;
-  return b->ops->model_hash ? b->ops->model_hash(b, h) : h;
+  return b->ops->model_hash ? b->ops->model_hash(b, CORE_FNV_START) : CORE_FNV_START;
 }
 
 static uint32_t live_params(const body_kind *k) {
@@ -104,7 +97,7 @@ static int write_all(const loom_world *w, const void *extra, int extra_len, out 
   if (o->p) {
     uint32_t total = (uint32_t)o->at;
     memcpy(o->p + 12, &total, sizeof total);
-    uint64_t sum = fnv(o->p + CKPT_HEADER, o->at - CKPT_HEADER);
+    uint64_t sum = core_fnv1a(CORE_FNV_START, o->p + CKPT_HEADER, o->at - CKPT_HEADER);
     memcpy(o->p + 16, &sum, sizeof sum);
   }
   return 0;
@@ -169,7 +162,7 @@ static int check_frame(const unsigned char *p, size_t size) {
     return loom_fail("checkpoint format version %u, this Loom reads version %u", version, CKPT_VERSION);
   if (total != size)
     return loom_fail("truncated or extended checkpoint: %zu bytes, the header says %u", size, total);
-  if (fnv(p + CKPT_HEADER, size - CKPT_HEADER) != sum) return loom_fail("corrupted checkpoint (checksum mismatch)");
+  if (core_fnv1a(CORE_FNV_START, p + CKPT_HEADER, size - CKPT_HEADER) != sum) return loom_fail("corrupted checkpoint (checksum mismatch)");
   return 0;
 }
 

@@ -26,10 +26,7 @@ typedef struct walker {
 
 static void field(walker *k, void *p, size_t n) {
   if (k->hashing) {
-    const unsigned char *c = p;
-    uint64_t h = k->hash;
-    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
-    k->hash = h;
+    k->hash = core_fnv1a(k->hash, p, n);
     return;
   }
   if (k->in) {
@@ -220,7 +217,7 @@ LOOM_API int loom_world_hash(const loom_world *w, char *out, int cap) {
   if (!w || !out || cap < 17) return loom_fail("loom_world_hash: need a world and a 17-byte buffer");
   walker k = {0};
   k.hashing = 1;
-  k.hash = 1469598103934665603ull;
+  k.hash = CORE_FNV_START;
   walk(&k, (loom_world *)w);
   snprintf(out, (size_t)cap, "%016llx", (unsigned long long)k.hash);
   return 0;
