@@ -478,17 +478,22 @@ local function draw_hud()
   end
 end
 
-local function sample_ui()
-  if not (S.sample_ui and S.scene.ui) or S.ui_disabled then return end
-  S.uictx.begin_sample()
+-- The scene's ui under pcall (an error disables it until the next reload).
+local function call_ui()
   world_mod.busy("ui")
   local ok, err = pcall(S.scene.ui, S.ui, S.world)
   world_mod.busy(nil)
-  S.uictx.end_sample()
   if not ok then
     S.ui_disabled = true
     App.notify(tostring(err) .. " (in ui; disabled until the scene is reloaded)", "error")
   end
+end
+
+local function sample_ui()
+  if not (S.sample_ui and S.scene.ui) or S.ui_disabled then return end
+  S.uictx.begin_sample()
+  call_ui()
+  S.uictx.end_sample()
 end
 
 local function render()
@@ -498,14 +503,8 @@ local function render()
   if S.uictx and S.scene.ui and not S.ui_disabled then
     local m = input._state.mouse
     S.uictx.begin_frame(m)
-    world_mod.busy("ui")
-    local ok, err = pcall(S.scene.ui, S.ui, S.world)
-    world_mod.busy(nil)
+    call_ui()
     S.uictx.end_frame()
-    if not ok then
-      S.ui_disabled = true
-      App.notify(tostring(err) .. " (in ui; disabled until the scene is reloaded)", "error")
-    end
   end
   if S.mode == "window" then draw_hud() end
 end

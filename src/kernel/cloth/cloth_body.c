@@ -129,7 +129,6 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   memcpy(b->p.x, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.rest, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.tri, mesh->tri, sizeof(int32_t) * 3 * (size_t)b->p.nt);
-  for (int i = 0; i < b->p.n; i++) b->p.pin_group[i] = -1;
   b->model = def->model;
   b->integrator = def->integrator;
   b->stretch = def->stretch;

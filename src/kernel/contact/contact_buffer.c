@@ -4,23 +4,24 @@
 
 #include "world/world.h"
 
+int contacts_reserve(loom_world *w, int cap) {
+  contact_buffer *c = &w->contacts;
+  if (c->cap >= cap) return 0;
+  loom_contact *items = core_realloc(c->items, (size_t)cap, sizeof(loom_contact));
+  if (!items) return -1;
+  c->items = items;
+  contact_work *wk = core_realloc(c->work, (size_t)cap, sizeof(contact_work));
+  if (!wk) return -1;
+  c->work = wk;
+  c->cap = cap;
+  return 0;
+}
+
 loom_contact *contacts_push(loom_world *w, contact_work **work) {
   contact_buffer *c = &w->contacts;
-  if (c->count == c->cap) {
-    int cap = c->cap ? 2 * c->cap : 256;
-    loom_contact *items = core_realloc(c->items, (size_t)cap, sizeof(loom_contact));
-    if (!items) {
-      c->dropped++;
-      return NULL;
-    }
-    c->items = items;
-    contact_work *wk = core_realloc(c->work, (size_t)cap, sizeof(contact_work));
-    if (!wk) {
-      c->dropped++;
-      return NULL;
-    }
-    c->work = wk;
-    c->cap = cap;
+  if (c->count == c->cap && contacts_reserve(w, c->cap ? 2 * c->cap : 256) != 0) {
+    c->dropped++;
+    return NULL;
   }
   /* no clearing: every family fills every field of its records */
   loom_contact *k = &c->items[c->count];

@@ -235,17 +235,7 @@ int world_reserve_scratch(loom_world *w) {
   }
   /* the contact buffer: room for every vertex touching something, grown later only if a substep
    * finds more contacts than that */
-  contact_buffer *c = &w->contacts;
-  if (c->cap < vertices + 256) {
-    int cap = vertices + 256;
-    loom_contact *items = core_realloc(c->items, (size_t)cap, sizeof(loom_contact));
-    if (!items) return -1;
-    c->items = items;
-    contact_work *wk = core_realloc(c->work, (size_t)cap, sizeof(contact_work));
-    if (!wk) return -1;
-    c->work = wk;
-    c->cap = cap;
-  }
+  if (contacts_reserve(w, vertices + 256) != 0) return -1;
   return arena_reserve(&w->scratch, need);
 }
 

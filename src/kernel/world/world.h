@@ -86,6 +86,8 @@ typedef struct contact_buffer {
 /* Appends a contact (the buffer grows only when a substep finds more than any before); NULL when
  * out of memory: the contact is then dropped and counted. */
 loom_contact *contacts_push(struct loom_world *w, contact_work **work);
+/* Room for at least cap contacts (0, or -1 when out of memory). */
+int contacts_reserve(struct loom_world *w, int cap);
 /* Fills in the persistent ids of the buffer's contacts (at commit). */
 void contacts_finish(struct loom_world *w);
 /* Persistent id of a contact from its bodies and features: the same pair of features gets the

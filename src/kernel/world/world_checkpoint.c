@@ -284,11 +284,9 @@ LOOM_API int loom_world_checkpoint_read(loom_world *w, const void *buf, int size
       w->gravity = g;
       w->wind = wind;
       for (int i = 0; i < npend && rc == 0; i++) {
-        body_slot *b = &w->bodies[pend[i].slot];
         if (loom_body_set_param(w, world_handle(w, pend[i].slot), pend[i].spec->name, pend[i].value) != 0) {
           loom_error_prefix("checkpoint");
           rc = -1;
-          (void)b;
         }
       }
       if (rc != 0) loom_world_load_state(w, save, n); /* a parameter out of range: back to where it was */

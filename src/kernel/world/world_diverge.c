@@ -61,13 +61,12 @@ void world_diverged(loom_world *w, int slot, int vertex, const char *what, const
     snprintf(line, sizeof line, "it was in contact with %s '%s'", w->bodies[other].ops->name, w->bodies[other].name);
     add(causes, sizeof causes, line);
   }
-  double user = 0, stable = 0;
+  double stable = 0;
   if (loom_body_get_param(w, h, "stable_substep", &stable) == 0 && stable > 0 && s->h > stable * 1.0001) {
     snprintf(line, sizeof line, "its substep %.3g s is above the stable %.3g s: raise 'substeps' or set it to 0 "
                                 "(automatic)", s->h, stable);
     add(causes, sizeof causes, line);
   }
-  (void)user;
   if (!causes[0]) add(causes, sizeof causes, "reduce dt or stiffness, or look for forces that grow without bound");
   world_message(w, LOOM_ERROR, slot, "%s '%s' diverged at t = %.3f s (%s at vertex %d): %s", b->ops->name, b->name,
                 w->time + s->dt, what, vertex, causes);
