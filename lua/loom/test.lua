@@ -6,8 +6,19 @@ local M = {}
 local ok_ffi, C = pcall(function() return require("loom.lib") end)
 local clock = ok_ffi and function() return C.loom_clock() end or os.clock
 
+-- The shortest decimal that reads back as the same number (0.865, not 0.86499999999999999), so
+-- a message shows the value the test wrote.
+local function number_text(x)
+  for digits = 6, 17 do
+    local s = ("%." .. digits .. "g"):format(x)
+    if tonumber(s) == x then return s end
+  end
+  return tostring(x)
+end
+
 local function describe_value(v)
   if type(v) == "string" then return ("%q"):format(v) end
+  if type(v) == "number" then return number_text(v) end
   return tostring(v)
 end
 
@@ -58,13 +69,15 @@ function A.not_nil(v, msg)
   if v == nil then fail(msg or "expected a value, got nil") end
 end
 
--- assert.near(a, b, tol): |a - b| <= tol
-function A.near(a, b, tol, msg)
-  if type(a) ~= "number" or type(b) ~= "number" or type(tol) ~= "number" then
-    fail("assert.near needs three numbers")
+-- assert.near(actual, expected, tol): |actual - expected| <= tol
+function A.near(actual, expected, tol, msg)
+  if type(actual) ~= "number" or type(expected) ~= "number" or type(tol) ~= "number" then
+    fail(("assert.near(actual, expected, tolerance) needs three numbers, got %s, %s, %s"):format(
+      describe_value(actual), describe_value(expected), describe_value(tol)))
   end
-  if not (math.abs(a - b) <= tol) then
-    fail(("%s%.17g and %.17g differ by %.3g > %.3g"):format(msg and msg .. ": " or "", a, b, math.abs(a - b), tol))
+  if not (math.abs(actual - expected) <= tol) then
+    fail(("%sexpected %s ± %s, got %s (off by %.3g)"):format(msg and msg .. ": " or "", number_text(expected),
+      number_text(tol), number_text(actual), math.abs(actual - expected)))
   end
 end
 
