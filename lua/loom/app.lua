@@ -221,7 +221,7 @@ local function write_stats()
     end
     if b and b.kind == "cloth" then
       local m, cx, cy, cz, vx, vy, vz = 0, 0, 0, 0, 0, 0, 0
-      local mass = ffi.cast("double*", b.m)
+      local mass = b:raw "m"
       for i = 0, b.n - 1 do
         local mi = mass[i] > 0 and mass[i] or 1e-300
         local x, v = b.x[i], b.v[i]
@@ -244,11 +244,11 @@ local function export_frame(dir, index)
       local m = export_meshes[b]
       if not m then
         local tri, nt = b:triangles()
-        m = ffi.gc(C.loom_mesh_from_arrays(b.rest, b.n, tri, nt), C.loom_mesh_destroy)
+        m = ffi.gc(C.loom_mesh_from_arrays(b:raw "rest", b.n, tri, nt), C.loom_mesh_destroy)
         export_meshes[b] = m
       end
       local path = ("%s/%s_%05d.obj"):format(dir, b.name, index)
-      if C.loom_mesh_save_obj(m, b.x, path) ~= 0 then
+      if C.loom_mesh_save_obj(m, b:raw "x", path) ~= 0 then
         App.notify("--export: " .. ffi.string(C.loom_last_error()), "error")
       end
     end

@@ -2,13 +2,15 @@
 --
 -- A world is a Lua table holding the kernel world (freed by the GC) and the Lua-side state that a
 -- cdata cannot hold: force fields, trajectory closures, body wrappers. Body wrappers keep the
--- kernel's arrays as plain fields (body.x, body.v, body.f, body.m: 0-based FFI pointers, no
--- copies), so a force field's inner loop compiles to direct loads and stores.
+-- kernel's arrays as plain fields (body.x, body.v, body.f, body.m, body.rest: 0-based
+-- bounds-checked views from loom.array, no copies), so a force field's inner loop compiles to
+-- direct loads and stores plus two compares per access.
 local ffi = require "ffi"
 local C = require "loom.lib"
 local check = require "loom.check"
 local mesh_mod = require "loom.mesh"
 local shape_mod = require "loom.shape"
+local array = require "loom.array"
 
 local M = {}
 
@@ -114,12 +116,14 @@ local function wrap(W, h)
   local b = {world = W, handle = h, name = name}
   if kind == C.LOOM_KIND_CLOTH then
     b.kind = "cloth"
-    b.n = C.loom_body_vertex_count(w, h)
-    b.x = C.loom_body_x(w, h)
-    b.v = C.loom_body_v(w, h)
-    b.f = C.loom_body_f(w, h)
-    b.m = C.loom_body_m(w, h)
-    b.rest = C.loom_body_rest(w, h)
+    local n = C.loom_body_vertex_count(w, h)
+    local owner = ("cloth '%s'"):format(name)
+    b.n = n
+    b._raw = {x = C.loom_body_x(w, h), v = C.loom_body_v(w, h), f = C.loom_body_f(w, h), m = C.loom_body_m(w, h),
+              rest = C.loom_body_rest(w, h)}
+    for _, k in ipairs {"x", "v", "f"} do b[k] = array.vec3(b._raw[k], n, owner, k) end
+    b.m = array.double(b._raw.m, n, owner, "m")
+    b.rest = array.const_vec3(b._raw.rest, n, owner, "rest")
   else
     b.kind = "rigid"
     b.n = 0
@@ -264,7 +268,11 @@ function World:remove(b)
   if getmetatable(b) ~= BodyMT or b.world ~= self then check.raise_n(1, "remove", "expected a body of this world") end
   if C.loom_body_destroy(self._w, b.handle) ~= 0 then error(last_error(), 2) end
   self._bodies[b.name] = nil
-  b.x, b.v, b.f, b.m, b.rest, b.n, b.dead = nil, nil, nil, nil, nil, 0, true
+  -- views kept by user code refuse every index from now on instead of reading freed memory
+  for _, k in ipairs {"x", "v", "f", "m", "rest"} do
+    if b[k] then array.invalidate(b[k]) end
+  end
+  b.x, b.v, b.f, b.m, b.rest, b._raw, b.n, b.dead = nil, nil, nil, nil, nil, nil, 0, true
 end
 
 ----------------------------------------------------------------------------------------------------
@@ -624,6 +632,17 @@ function Body:unpin(list)
   local r = C.loom_pins_unpin(self.world._w, self.handle, arr, n)
   if r < 0 then error(last_error(), 2) end
   return r
+end
+
+-- body:raw(name) → the unchecked kernel pointer behind body[name] ("x", "v", "f", "m", "rest"):
+-- loom_vec3* (double* for "m"), valid until the body is removed. Indexing it does no bounds check.
+local raw_names = {x = true, v = true, f = true, m = true, rest = true}
+function Body:raw(name)
+  need_cloth(self, "raw")
+  if not raw_names[name] then
+    check.raise_n(1, "raw", "expected \"x\", \"v\", \"f\", \"m\" or \"rest\", got " .. check.describe(name))
+  end
+  return self._raw[name]
 end
 
 -- body:aabb() → {xmin, ymin, zmin}, {xmax, ymax, zmax}
