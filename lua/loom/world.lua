@@ -60,6 +60,7 @@ function M.new(def)
     _seen = 0,           -- kernel messages already reported
     _field_names = {},
     _labels = {},
+    _cloths = {},        -- cloth wrappers in creation order (force fields' output is checked on them)
   }
   return setmetatable(W, WorldMT)
 end
@@ -124,6 +125,10 @@ local function wrap(W, h)
     for _, k in ipairs {"x", "v", "f"} do b[k] = array.vec3(b._raw[k], n, owner, k) end
     b.m = array.double(b._raw.m, n, owner, "m")
     b.rest = array.const_vec3(b._raw.rest, n, owner, "rest")
+    local list = W._cloths
+    local k = #list + 1
+    for i = 1, #list do if list[i].handle == h then k = i end end
+    list[k] = b
   else
     b.kind = "rigid"
     b.n = 0
@@ -268,6 +273,7 @@ function World:remove(b)
   if getmetatable(b) ~= BodyMT or b.world ~= self then check.raise_n(1, "remove", "expected a body of this world") end
   if C.loom_body_destroy(self._w, b.handle) ~= 0 then error(last_error(), 2) end
   self._bodies[b.name] = nil
+  for i = #self._cloths, 1, -1 do if self._cloths[i] == b then table.remove(self._cloths, i) end end
   -- views kept by user code refuse every index from now on instead of reading freed memory
   for _, k in ipairs {"x", "v", "f", "m", "rest"} do
     if b[k] then array.invalidate(b[k]) end
@@ -387,6 +393,55 @@ local function field_names(fields, names)
   return n
 end
 
+local function number_text(x)
+  if x ~= x then return "nan" end
+  if x == math.huge then return "inf" end
+  if x == -math.huge then return "-inf" end
+  return ("%.6g"):format(x)
+end
+
+-- The first vertex of f[0..n-1] with a non-finite component, or nil. x * 0 is 0 for finite x and
+-- NaN for NaN or ±inf; each vertex's test is independent of the others, so the loop is not bound
+-- by a chain of additions (about 10 µs for 16 384 vertices).
+local function first_non_finite(f, n)
+  for i = 0, n - 1 do
+    local fi = f[i]
+    local d = fi.x * 0 + fi.y * 0 + fi.z * 0
+    if d ~= d then return i end
+  end
+  return nil
+end
+
+-- After a force field returns: one pass over f of every cloth. The forces of the bad vertices are
+-- zeroed for this step (the kernel would otherwise freeze the body as diverged); the first one is
+-- described.
+local function check_forces(W)
+  local first
+  local cloths = W._cloths
+  for k = 1, #cloths do
+    local b = cloths[k]
+    local f = b._raw.f
+    local start = first_non_finite(f, b.n)
+    if start then
+      local bad = 0
+      for i = start, b.n - 1 do
+        local fi = f[i]
+        local x, y, z = fi.x, fi.y, fi.z
+        if (x * 0 + y * 0 + z * 0) ~= 0 then
+          bad = bad + 1
+          if not first then
+            first = ("non-finite force at vertex %d of cloth '%s': f = (%s, %s, %s)"):format(i, b.name,
+              number_text(x), number_text(y), number_text(z))
+          end
+          fi.x, fi.y, fi.z = 0, 0, 0
+        end
+      end
+      if bad > 1 then first = first .. (" (%d vertices in all)"):format(bad) end
+    end
+  end
+  return first
+end
+
 local function run_fields(W, fields, t)
   if not fields then return end
   local names = W._field_names
@@ -399,7 +454,12 @@ local function run_fields(W, fields, t)
       M.busy(lbl)
       local ok, err = pcall(fn, W, t)
       M.busy(nil)
-      if not ok then W:_callback_error(fn, lbl, err) end
+      local bad = check_forces(W)
+      if not ok then
+        W:_callback_error(fn, lbl, err)
+      elseif bad then
+        W:_callback_error(fn, lbl, bad .. "; zeroed for this step")
+      end
     end
   end
 end
