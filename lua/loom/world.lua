@@ -11,6 +11,7 @@ local check = require "loom.check"
 local mesh_mod = require "loom.mesh"
 local shape_mod = require "loom.shape"
 local array = require "loom.array"
+local select_mod = require "loom.select"
 
 local M = {}
 
@@ -185,7 +186,10 @@ function World:cloth(def)
   cd.self_collision = d.self_collision and 1 or 0
   local h = C.loom_cloth_create(self._w, cd)
   if h == 0 then error(last_error(), 2) end
-  return wrap(self, h)
+  local b = wrap(self, h)
+  local gx, gy = ffi.new("int[1]"), ffi.new("int[1]")
+  if C.loom_mesh_grid_dims(d.mesh, gx, gy) == 1 and gx[0] * gy[0] == b.n then b._grid = {gx[0], gy[0]} end
+  return b
 end
 
 local shape_kinds = {sphere = C.LOOM_SHAPE_SPHERE, box = C.LOOM_SHAPE_BOX, capsule = C.LOOM_SHAPE_CAPSULE,
@@ -660,8 +664,11 @@ end
 
 local function index_list(b, fname, list)
   if type(list) == "number" then list = {list} end
-  if type(list) ~= "table" or #list == 0 then
+  if type(list) ~= "table" then
     check.raise_n(1, fname, "expected a vertex index or a table of 0-based vertex indices, got " .. check.describe(list), 3)
+  end
+  if #list == 0 then
+    check.raise_n(1, fname, "the list of vertices is empty (did the selection match nothing?)", 3)
   end
   local arr = ffi.new("int32_t[?]", #list)
   for i, v in ipairs(list) do
@@ -692,6 +699,65 @@ function Body:unpin(list)
   local r = C.loom_pins_unpin(self.world._w, self.handle, arr, n)
   if r < 0 then error(last_error(), 2) end
   return r
+end
+
+-- Selections: tables of 0-based vertex indices in increasing order, for pin, unpin and loops.
+
+-- body:select(pred) → indices i with pred(x[i], i) true (x[i]: the current position, .x .y .z)
+function Body:select(pred)
+  need_cloth(self, "select")
+  local mt = getmetatable(pred)
+  if type(pred) ~= "function" and not (mt and mt.__call) then
+    check.raise_n(1, "select", "expected a function(p, i) returning true for the vertices to select, got " .. check.describe(pred))
+  end
+  return select_mod.predicate(self, pred)
+end
+
+-- body:select_box(lo, hi) → indices of the vertices with lo <= x <= hi (component-wise)
+function Body:select_box(lo, hi)
+  need_cloth(self, "select_box")
+  local lx, ly, lz = check.vec3(lo, "lo")
+  if not lx then check.raise_n(1, "select_box", ly) end
+  local hx, hy, hz = check.vec3(hi, "hi")
+  if not hx then check.raise_n(2, "select_box", hy) end
+  if lx > hx or ly > hy or lz > hz then
+    check.raise_n(2, "select_box", ("'hi' must be >= 'lo' in every component, got lo = {%g, %g, %g}, hi = {%g, %g, %g}"):format(
+      lx, ly, lz, hx, hy, hz))
+  end
+  return select_mod.box(self, lx, ly, lz, hx, hy, hz)
+end
+
+-- body:select_near(point, radius) → indices of the vertices at most radius from point
+function Body:select_near(p, r)
+  need_cloth(self, "select_near")
+  local x, y, z = check.vec3(p, "point")
+  if not x then check.raise_n(1, "select_near", y) end
+  if not (check.is_finite(r) and r >= 0) then
+    check.raise_n(2, "select_near", "expected a radius >= 0 in metres, got " .. check.describe(r))
+  end
+  return select_mod.near(self, x, y, z, r)
+end
+
+-- body:boundary() → indices of the vertices on the mesh's open rim (edges with one triangle)
+function Body:boundary()
+  need_cloth(self, "boundary")
+  return select_mod.boundary(self)
+end
+
+-- body:edge(name) → the vertices along a side of a grid cloth: "left", "right", "bottom", "top"
+function Body:edge(name)
+  need_cloth(self, "edge")
+  local valid = false
+  for _, e in ipairs(select_mod.edge_names) do if e == name then valid = true end end
+  if not valid then
+    check.raise_n(1, "edge", "expected \"left\", \"right\", \"bottom\" or \"top\", got " .. check.describe(name))
+  end
+  local g = rawget(self, "_grid")
+  if not g then
+    error(("edge: cloth '%s' was not made from loom.mesh.grid, so it has no named edges; use body:boundary(), " ..
+      "body:select_box or body:select"):format(self.name), 2)
+  end
+  return select_mod.edge(g[1], g[2], name)
 end
 
 -- body:raw(name) → the unchecked kernel pointer behind body[name] ("x", "v", "f", "m", "rest"):
