@@ -6,6 +6,7 @@ local world = require "loom.world"
 local mesh = require "loom.mesh"
 local util = require "loom.util"
 
+local caller = require "loom.caller"
 local M = {}
 local Scene = {}
 local SceneMT = {__index = Scene, __tostring = function(s) return "loom.scene '" .. s.title .. "'" end}
@@ -67,20 +68,20 @@ function Scene:set_params(t)
       local names = {}
       for n in pairs(self._defaults) do names[#names + 1] = n end
       table.sort(names)
-      error(("unknown parameter '%s' (the scene declares: %s)"):format(tostring(k),
-        #names > 0 and table.concat(names, ", ") or "none"), 2)
+      caller.error(("unknown parameter '%s' (the scene declares: %s)"):format(tostring(k),
+        #names > 0 and table.concat(names, ", ") or "none"))
     end
     local want = type(default)
     if type(v) == "string" and want == "number" then
       local n = tonumber(v)
-      if not check.is_finite(n) then error(("parameter '%s' must be a number, got %q"):format(k, v), 2) end
+      if not check.is_finite(n) then caller.error(("parameter '%s' must be a number, got %q"):format(k, v)) end
       v = n
     elseif type(v) == "string" and want == "boolean" then
       if v == "true" or v == "1" then v = true elseif v == "false" or v == "0" then v = false
-      else error(("parameter '%s' must be true or false, got %q"):format(k, v), 2) end
+      else caller.error(("parameter '%s' must be true or false, got %q"):format(k, v)) end
     end
     if type(v) ~= want then
-      error(("parameter '%s' must be a %s, got %s"):format(k, want, check.describe(v)), 2)
+      caller.error(("parameter '%s' must be a %s, got %s"):format(k, want, check.describe(v)))
     end
     self.params[k] = v
   end
@@ -92,7 +93,7 @@ function Scene:instantiate(overrides)
   if overrides ~= nil then
     if type(overrides) ~= "table" then check.raise_n(1, "instantiate", "expected a table of parameters") end
     local ok, err = pcall(self.set_params, self, overrides)
-    if not ok then error(err, 2) end
+    if not ok then error(err, 0) end   -- set_params put the user's line in it already
   end
   local W = world.new {dt = self.dt, gravity = self.gravity, wind = self.wind}
   rawset(W, "_scene", self)
@@ -101,9 +102,11 @@ function Scene:instantiate(overrides)
   return W
 end
 
--- loom.load_scene(path [, params]) → scene. Errors carry the file and line.
+-- loom.load_scene(path [, params]) → scene. Errors carry the file and line. A relative path is
+-- looked up next to the file that calls load_scene first, then in the current directory.
 function M.load_scene(path, params)
   if type(path) ~= "string" then check.raise_n(1, "load_scene", "expected a file path, got " .. check.describe(path)) end
+  path = caller.resolve(path)
   local chunk, err = loadfile(path)
   if not chunk then error(err, 0) end
   mesh.loaded_files[#mesh.loaded_files + 1] = path
@@ -129,11 +132,11 @@ function world.World:save(path)
   if type(path) ~= "string" then check.raise_n(1, "save", "expected a file path") end
   local sc = rawget(self, "_scene")
   if not sc or not sc.path then
-    error("world:save: this world was not made from a scene file; use world:snapshot() for an in-memory state", 2)
+    caller.error("world:save: this world was not made from a scene file; use world:snapshot() for an in-memory state")
   end
   local state = self:snapshot()
   local f, ferr = io.open(path, "wb")
-  if not f then error("world:save: " .. tostring(ferr), 2) end
+  if not f then caller.error("world:save: " .. tostring(ferr)) end
   local params = util.encode(sc.params)
   f:write(MAGIC, "scene ", sc.path, "\n", "params ", #params, "\n", params, "state ", #state, "\n", state)
   f:close()
@@ -142,11 +145,12 @@ end
 -- loom.world_load(path) → world: rebuilds the scene with the saved parameters, then restores the state.
 function M.world_load(path)
   if type(path) ~= "string" then check.raise_n(1, "world_load", "expected a file path") end
+  path = caller.resolve(path)
   local f, ferr = io.open(path, "rb")
-  if not f then error("loom.world_load: " .. tostring(ferr), 2) end
+  if not f then caller.error("loom.world_load: " .. tostring(ferr)) end
   local data = f:read("*a")
   f:close()
-  local bad = function(what) error(("loom.world_load: %s: %s"):format(path, what), 3) end
+  local bad = function(what) caller.error(("loom.world_load: %s: %s"):format(path, what)) end
   if data:sub(1, #MAGIC) ~= MAGIC then bad("not a Loom checkpoint") end
   local pos = #MAGIC + 1
   local scene_path, p2 = data:match("^scene ([^\n]*)\n()", pos)

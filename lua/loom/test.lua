@@ -1,5 +1,7 @@
 -- loom.test — a small busted-style test runner: describe/it blocks, assert.equal, is_true,
 -- is_false, near, error, not_nil. `loom test` runs each file in a fresh Lua state.
+local caller = require "loom.caller"
+
 local M = {}
 
 -- wall time (tests that run subprocesses spend little CPU time of their own)
@@ -102,6 +104,33 @@ end
 
 M.assert = A
 
+-- An error in a test as the user wants to read it (called in the message handler, with the stack of
+-- the error still there): the message at the user's line — not at a line inside Loom — and, when the
+-- error went through more than one of the user's functions, those frames only. LOOM_TRACEBACK=1
+-- gives Loom's frames too.
+local function user_error(e)
+  local msg
+  if type(e) == "string" then msg = e
+  else
+    local mt = getmetatable(e)
+    msg = (mt and mt.__tostring) and tostring(e) or ("error object is a %s value"):format(type(e))
+  end
+  local frames = {}
+  for level = 3, 200 do
+    local i = debug.getinfo(level, "Sln")
+    if not i then break end
+    if caller.is_user(i) then
+      frames[#frames + 1] = ("%s:%d: in %s"):format(i.short_src, i.currentline,
+        i.name and ("function '" .. i.name .. "'") or (i.what == "main" and "the main chunk" or "a function"))
+    end
+  end
+  msg = caller.relocate(msg)
+  if #frames > 1 then
+    msg = msg .. "\nyour code (LOOM_TRACEBACK=1 for every frame):\n\t" .. table.concat(frames, "\n\t")
+  end
+  return msg
+end
+
 -- Runs one test file; prints a line per test; returns passed, failed.
 function M.run_file(path)
   local tests = {}
@@ -142,7 +171,8 @@ function M.run_file(path)
         end
         return (info and (info.short_src .. ":" .. info.currentline .. ": ") or "") .. e.msg
       end
-      return debug.traceback(tostring(e), 2)
+      if os.getenv("LOOM_TRACEBACK") then return debug.traceback(tostring(e), 2) end
+      return user_error(e)
     end)
     local dt = clock() - t0
     if tok then

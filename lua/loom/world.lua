@@ -12,6 +12,7 @@ local mesh_mod = require "loom.mesh"
 local shape_mod = require "loom.shape"
 local array = require "loom.array"
 local select_mod = require "loom.select"
+local caller = require "loom.caller"
 
 local M = {}
 
@@ -49,7 +50,7 @@ function M.new(def)
   wd.gravity.x, wd.gravity.y, wd.gravity.z = d.gravity[1], d.gravity[2], d.gravity[3]
   wd.wind.x, wd.wind.y, wd.wind.z = d.wind[1], d.wind[2], d.wind[3]
   local ptr = C.loom_world_create(wd)
-  if ptr == nil then error("loom.world: " .. last_error(), 2) end
+  if ptr == nil then caller.error("loom.world: " .. last_error()) end
   local W = {
     _w = ffi.gc(ptr, C.loom_world_destroy),
     _bodies = {},        -- name -> wrapper
@@ -85,16 +86,16 @@ end
 WorldMT.__newindex = function(W, k, v)
   if k == "dt" then
     if not (check.is_finite(v) and v > 0 and v <= 1) then
-      error(("bad value for 'dt' (must be a number in (0, 1], got %s)"):format(check.describe(v)), 2)
+      caller.error(("bad value for 'dt' (must be a number in (0, 1], got %s)"):format(check.describe(v)))
     end
     C.loom_world_set_dt(W._w, v)
   elseif k == "gravity" or k == "wind" then
     local x, y, z = check.vec3(v, k)
-    if not x then error("bad value for '" .. k .. "' (" .. y .. ")", 2) end
+    if not x then caller.error("bad value for '" .. k .. "' (" .. y .. ")") end
     tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
     if k == "gravity" then C.loom_world_set_gravity(W._w, tmp) else C.loom_world_set_wind(W._w, tmp) end
   elseif k == "time" then
-    error("world.time is read-only", 2)
+    caller.error("world.time is read-only")
   else
     rawset(W, k, v)
   end
@@ -185,7 +186,7 @@ function World:cloth(def)
   if d.substeps == nil and rawget(self, "_default_substeps") then cd.substeps = self._default_substeps end
   cd.self_collision = d.self_collision and 1 or 0
   local h = C.loom_cloth_create(self._w, cd)
-  if h == 0 then error(last_error(), 2) end
+  if h == 0 then caller.error(last_error()) end
   local b = wrap(self, h)
   local gx, gy = ffi.new("int[1]"), ffi.new("int[1]")
   if C.loom_mesh_grid_dims(d.mesh, gx, gy) == 1 and gx[0] * gy[0] == b.n then b._grid = {gx[0], gy[0]} end
@@ -243,7 +244,7 @@ function World:rigid(def)
   if d.restitution then rd.restitution = d.restitution end
   if d.thickness then rd.thickness = d.thickness end
   local h = C.loom_rigid_create(self._w, rd)
-  if h == 0 then error(last_error(), 2) end
+  if h == 0 then caller.error(last_error()) end
   return wrap(self, h)
 end
 
@@ -256,7 +257,7 @@ function World:body(name)
   if h == 0 then
     local names = {}
     for _, bb in ipairs(self:bodies()) do names[#names + 1] = bb.name end
-    error(("world:body: no body named '%s' (bodies: %s)"):format(name, #names > 0 and table.concat(names, ", ") or "none"), 2)
+    caller.error(("world:body: no body named '%s' (bodies: %s)"):format(name, #names > 0 and table.concat(names, ", ") or "none"))
   end
   return wrap(self, h)
 end
@@ -275,7 +276,7 @@ end
 -- world:remove(body)
 function World:remove(b)
   if getmetatable(b) ~= BodyMT or b.world ~= self then check.raise_n(1, "remove", "expected a body of this world") end
-  if C.loom_body_destroy(self._w, b.handle) ~= 0 then error(last_error(), 2) end
+  if C.loom_body_destroy(self._w, b.handle) ~= 0 then caller.error(last_error()) end
   self._bodies[b.name] = nil
   for i = #self._cloths, 1, -1 do if self._cloths[i] == b then table.remove(self._cloths, i) end end
   -- views kept by user code refuse every index from now on instead of reading freed memory
@@ -335,7 +336,7 @@ local function drive_pins(W, t)
     if g.traj and not g.dead then
       local lbl = g.label
       M.busy(lbl)
-      local ok, x, y, z = pcall(g.traj, t)
+      local ok, x, y, z = xpcall(g.traj, caller.relocate, t)
       M.busy(nil)
       if not ok then
         g.traj = nil
@@ -358,7 +359,7 @@ local function drive_pins(W, t)
     if b.traj and not b.dead then
       local lbl = b._traj_label
       M.busy(lbl)
-      local ok, x, y, z, qw, qx, qy, qz = pcall(b.traj, t)
+      local ok, x, y, z, qw, qx, qy, qz = xpcall(b.traj, caller.relocate, t)
       M.busy(nil)
       if not ok then
         b.traj = nil
@@ -456,7 +457,7 @@ local function run_fields(W, fields, t)
     if fn and not W._disabled[fn] then
       local lbl = label(W, "force field", tostring(name))
       M.busy(lbl)
-      local ok, err = pcall(fn, W, t)
+      local ok, err = xpcall(fn, caller.relocate, W, t)
       M.busy(nil)
       local bad = check_forces(W)
       if not ok then
@@ -488,7 +489,7 @@ function World:step(n)
     local on_step = scene and scene.on_step or rawget(self, "on_step")
     if on_step and not self._disabled[on_step] then
       M.busy("on_step")
-      local ok, err = pcall(on_step, self, C.loom_world_time(w))
+      local ok, err = xpcall(on_step, caller.relocate, self, C.loom_world_time(w))
       M.busy(nil)
       if not ok then self:_callback_error(on_step, "on_step", err) end
     end
@@ -540,7 +541,7 @@ end
 
 function World:interpenetrations()
   local n = C.loom_world_interpenetrations(self._w)
-  if n < 0 then error("interpenetrations: " .. last_error(), 2) end
+  if n < 0 then caller.error("interpenetrations: " .. last_error()) end
   return n
 end
 
@@ -581,21 +582,21 @@ function World:grab(b, vertex, target, omega)
   local x, y, z = check.vec3(target, "target")
   if not x then check.raise_n(3, "grab", y) end
   tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
-  if C.loom_world_set_grab(self._w, b.handle, vertex, tmp, omega or 8) ~= 0 then error(last_error(), 2) end
+  if C.loom_world_set_grab(self._w, b.handle, vertex, tmp, omega or 8) ~= 0 then caller.error(last_error()) end
 end
 
 -- world:snapshot() → string; world:restore(s) continues bit-identically from it.
 function World:snapshot()
   local n = C.loom_world_state_size(self._w)
-  if n < 0 then error(last_error(), 2) end
+  if n < 0 then caller.error(last_error()) end
   local buf = ffi.new("uint8_t[?]", n)
-  if C.loom_world_save_state(self._w, buf, n) < 0 then error(last_error(), 2) end
+  if C.loom_world_save_state(self._w, buf, n) < 0 then caller.error(last_error()) end
   return ffi.string(buf, n)
 end
 
 function World:restore(s)
   if type(s) ~= "string" then check.raise_n(1, "restore", "expected a snapshot string") end
-  if C.loom_world_load_state(self._w, s, #s) ~= 0 then error("restore: " .. last_error(), 2) end
+  if C.loom_world_load_state(self._w, s, #s) ~= 0 then caller.error("restore: " .. last_error()) end
   return self
 end
 
@@ -636,7 +637,7 @@ BodyMT.__index = function(b, k)
   if m ~= nil then return m end
   local p = body_props[k]
   if p then
-    if b.dead then error("body '" .. b.name .. "' was removed", 2) end
+    if b.dead then caller.error("body '" .. b.name .. "' was removed") end
     if k ~= "frozen" and b.kind ~= "rigid" then return nil end
     return p(b)
   end
@@ -645,12 +646,12 @@ end
 BodyMT.__tostring = function(b) return ("loom.body %s '%s'"):format(b.kind, b.name) end
 
 local function alive(b, fname)
-  if b.dead then error(fname .. ": body '" .. b.name .. "' was removed", 3) end
+  if b.dead then caller.error(fname .. ": body '" .. b.name .. "' was removed") end
 end
 
 local function need_cloth(b, fname)
   alive(b, fname)
-  if b.kind ~= "cloth" then error(("%s: '%s' is a rigid body, not a cloth"):format(fname, b.name), 3) end
+  if b.kind ~= "cloth" then caller.error(("%s: '%s' is a rigid body, not a cloth"):format(fname, b.name)) end
 end
 
 -- body:vertex_near{x, y, z} → 0-based index of the nearest vertex
@@ -665,15 +666,15 @@ end
 local function index_list(b, fname, list)
   if type(list) == "number" then list = {list} end
   if type(list) ~= "table" then
-    check.raise_n(1, fname, "expected a vertex index or a table of 0-based vertex indices, got " .. check.describe(list), 3)
+    check.raise_n(1, fname, "expected a vertex index or a table of 0-based vertex indices, got " .. check.describe(list))
   end
   if #list == 0 then
-    check.raise_n(1, fname, "the list of vertices is empty (did the selection match nothing?)", 3)
+    check.raise_n(1, fname, "the list of vertices is empty (did the selection match nothing?)")
   end
   local arr = ffi.new("int32_t[?]", #list)
   for i, v in ipairs(list) do
     if not (check.is_finite(v) and v == math.floor(v) and v >= 0 and v < b.n) then
-      check.raise_n(1, fname, ("index %d is %s; vertices are 0..%d"):format(i, check.describe(v), b.n - 1), 3)
+      check.raise_n(1, fname, ("index %d is %s; vertices are 0..%d"):format(i, check.describe(v), b.n - 1))
     end
     arr[i - 1] = v
   end
@@ -686,7 +687,7 @@ function Body:pin(list)
   need_cloth(self, "pin")
   local arr, n = index_list(self, "pin", list)
   local h = C.loom_pins_create(self.world._w, self.handle, arr, n)
-  if h == 0 then error(last_error(), 2) end
+  if h == 0 then caller.error(last_error()) end
   local g = setmetatable({world = self.world, body = self, handle = h, count = n,
                           label = ("trajectory of a pin group of '%s'"):format(self.name)}, GroupMT)
   return g
@@ -697,7 +698,7 @@ function Body:unpin(list)
   need_cloth(self, "unpin")
   local arr, n = index_list(self, "unpin", list)
   local r = C.loom_pins_unpin(self.world._w, self.handle, arr, n)
-  if r < 0 then error(last_error(), 2) end
+  if r < 0 then caller.error(last_error()) end
   return r
 end
 
@@ -754,8 +755,8 @@ function Body:edge(name)
   end
   local g = rawget(self, "_grid")
   if not g then
-    error(("edge: cloth '%s' was not made from loom.mesh.grid, so it has no named edges; use body:boundary(), " ..
-      "body:select_box or body:select"):format(self.name), 2)
+    caller.error(("edge: cloth '%s' was not made from loom.mesh.grid, so it has no named edges; use body:boundary(), " ..
+      "body:select_box or body:select"):format(self.name))
   end
   return select_mod.edge(g[1], g[2], name)
 end
@@ -784,14 +785,14 @@ function Body:set(name, value)
   alive(self, "set")
   if type(name) ~= "string" then check.raise_n(1, "set", "expected a parameter name") end
   if not check.is_finite(value) then check.raise_n(2, "set", ("'%s' must be a finite number, got %s"):format(name, check.describe(value))) end
-  if C.loom_body_set_param(self.world._w, self.handle, name, value) ~= 0 then error(last_error(), 2) end
+  if C.loom_body_set_param(self.world._w, self.handle, name, value) ~= 0 then caller.error(last_error()) end
   return self
 end
 
 function Body:get(name)
   alive(self, "get")
   local out = ffi.new("double[1]")
-  if C.loom_body_get_param(self.world._w, self.handle, name, out) ~= 0 then error(last_error(), 2) end
+  if C.loom_body_get_param(self.world._w, self.handle, name, out) ~= 0 then caller.error(last_error()) end
   return out[0]
 end
 
@@ -841,7 +842,7 @@ end
 -- after it) the kinematic body reaches at time t.
 function Body:follow(traj)
   alive(self, "follow")
-  if self.kind ~= "rigid" then error("follow: pin vertices of a cloth with cloth:pin{...}, then group:follow(traj)", 2) end
+  if self.kind ~= "rigid" then caller.error("follow: pin vertices of a cloth with cloth:pin{...}, then group:follow(traj)") end
   local mt = getmetatable(traj)
   if type(traj) ~= "function" and not (mt and mt.__call) then
     check.raise_n(1, "follow", "expected a trajectory function, got " .. check.describe(traj))
@@ -864,7 +865,7 @@ function Body:set_pose(pos, q)
     tmpq[0].w, tmpq[0].x, tmpq[0].y, tmpq[0].z = q[1] or q.w, q[2] or q.x, q[3] or q.y, q[4] or q.z
     qq = tmpq
   end
-  if C.loom_rigid_set_pose(self.world._w, self.handle, tmp, qq) ~= 0 then error(last_error(), 2) end
+  if C.loom_rigid_set_pose(self.world._w, self.handle, tmp, qq) ~= 0 then caller.error(last_error()) end
 end
 
 -- rigid:distance{x, y, z} → signed distance (m), outward normal {x, y, z}
@@ -874,13 +875,13 @@ function Body:distance(p)
   if not x then check.raise_n(1, "distance", y) end
   tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
   local d = ffi.new("double[1]")
-  if C.loom_rigid_distance(self.world._w, self.handle, tmp, d, tmp + 1) ~= 0 then error(last_error(), 2) end
+  if C.loom_rigid_distance(self.world._w, self.handle, tmp, d, tmp + 1) ~= 0 then caller.error(last_error()) end
   return d[0], {tmp[1].x, tmp[1].y, tmp[1].z}
 end
 
 local function no_dynamics(self, fname)
-  error(("%s: rigid '%s' is %s: forces and impulses do not move it (dynamic rigid bodies are not available yet)"):format(
-    fname, self.name, "static or kinematic"), 3)
+  caller.error(("%s: rigid '%s' is %s: forces and impulses do not move it (dynamic rigid bodies are not available yet)"):format(
+    fname, self.name, "static or kinematic"))
 end
 function Body:apply_force() no_dynamics(self, "apply_force") end
 function Body:apply_impulse() no_dynamics(self, "apply_impulse") end
