@@ -11,10 +11,8 @@ local scene = loom.scene {
   camera = { target = {0, 0, 0.6}, distance = 2.8, azimuth = 35, elevation = 22 },
 }
 
-local here = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./")
-
 function scene.build(world, p)
-  world:rigid { name = "table", shape = loom.shape.mesh(loom.mesh.load(here .. "meshes/table.obj")), static = true }
+  world:rigid { name = "table", shape = loom.shape.mesh(loom.mesh.load("meshes/table.obj")), static = true }
   world:rigid { name = "floor", shape = loom.shape.box(2, 2, 0.05), position = {0, 0, -0.05}, static = true }
   local cloth = world:cloth {
     name = "cloth",

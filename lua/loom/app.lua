@@ -314,7 +314,7 @@ function write_stats()
     end
     if b and b.kind == "cloth" then
       local m, cx, cy, cz, vx, vy, vz = 0, 0, 0, 0, 0, 0, 0
-      local mass = ffi.cast("double*", b.m)
+      local mass = b:raw "m"
       for i = 0, b.n - 1 do
         local mi = mass[i] > 0 and mass[i] or 1e-300
         local x, v = b.x[i], b.v[i]
@@ -421,9 +421,9 @@ local function export_frame(dir, index)
       else
         if not cache.mesh then
           local tri, nt = b:triangles()
-          cache.mesh = ffi.gc(C.loom_mesh_from_arrays(b.rest, b.n, tri, nt), C.loom_mesh_destroy)
+          cache.mesh = ffi.gc(C.loom_mesh_from_arrays(b:raw "rest", b.n, tri, nt), C.loom_mesh_destroy)
         end
-        ok = C.loom_mesh_save_obj(cache.mesh, b.x, ("%s/%s_%05d.obj"):format(dir, b.name, index)) == 0
+        ok = C.loom_mesh_save_obj(cache.mesh, b:raw "x", ("%s/%s_%05d.obj"):format(dir, b.name, index)) == 0
         if not ok then err = ffi.string(C.loom_last_error()) end
       end
       if not ok then return nil, err end

@@ -102,38 +102,124 @@ case("cloth_on_pegs_50", function(runs)
           contacts = st.contacts, interpenetrations = W:interpenetrations()}
 end)
 
--- force_field_lua_vs_c: one per-vertex force, f += m a for a constant a, written as a Lua force
--- field (the arithmetic of loom_body_add_acceleration, component for component) and in C, on the
--- drape scene's 128 x 128 cloth; ratio = Lua / C. scene_field_ms times the scene's own wind field
--- (x component only).
-case("force_field_lua_vs_c", function(runs)
-  local sc = loom.load_scene("scenes/drape.lua")
-  local W = sc:instantiate {cells = 127, wind = 3}
-  local body = W:body "cloth"
-  local ax, ay, az = 3, 0.5, -1
-  local function lua_field(world)
-    local c = world:body "cloth"
-    local f, m = c.f, c.m
-    for i = 0, c.n - 1 do
-      f[i].x = f[i].x + ax * m[i]
-      f[i].y = f[i].y + ay * m[i]
-      f[i].z = f[i].z + az * m[i]
+-- force_field_lua_vs_c: Lua force fields over the bounds-checked body arrays (body.x, body.f, …),
+-- over the raw pointers (body:raw "x", …) and in C, on the drape scene's 128 x 128 cloth.
+--   simple: f += m a for a constant a — the arithmetic of loom_body_add_acceleration component for
+--     component, so checked / C and raw / C compare the same work.
+--   wind: a realistic field — area-weighted vertex normals from the triangles, a gust with
+--     math.sin along the cloth, pressure (u . n) n on the wind relative to each vertex. Kernel C
+--     has no twin of it, so it is compared with itself over raw pointers (checked / raw).
+-- Each variant is compiled from the same source text separately, so one does not inherit the
+-- other's traces.
+local simple_src = [[
+local raw = ...
+local ax, ay, az = 3, 0.5, -1
+return function(world)
+  local c = world:body "cloth"
+  local f, m = c.f, c.m
+  if raw then f, m = c:raw "f", c:raw "m" end
+  for i = 0, c.n - 1 do
+    f[i].x = f[i].x + ax * m[i]
+    f[i].y = f[i].y + ay * m[i]
+    f[i].z = f[i].z + az * m[i]
+  end
+end
+]]
+
+local wind_src = [[
+local raw = ...
+local ffi = require "ffi"
+local sin, sqrt = math.sin, math.sqrt
+local normals, ncount
+return function(world, t)
+  local c = world:body "cloth"
+  local x, v, f = c.x, c.v, c.f
+  if raw then x, v, f = c:raw "x", c:raw "v", c:raw "f" end
+  local n = c.n
+  if ncount ~= n then normals, ncount = ffi.new("loom_vec3[?]", n), n end
+  local N = normals
+  for i = 0, n - 1 do N[i].x, N[i].y, N[i].z = 0, 0, 0 end
+  local tri, nt = c:triangles()
+  for k = 0, nt - 1 do
+    local a, b, d = tri[3 * k], tri[3 * k + 1], tri[3 * k + 2]
+    local xa, xb, xd = x[a], x[b], x[d]
+    local ux, uy, uz = xb.x - xa.x, xb.y - xa.y, xb.z - xa.z
+    local wx, wy, wz = xd.x - xa.x, xd.y - xa.y, xd.z - xa.z
+    -- a third of the triangle's area vector to each corner
+    local cx, cy, cz = (uy * wz - uz * wy) / 6, (uz * wx - ux * wz) / 6, (ux * wy - uy * wx) / 6
+    N[a].x, N[a].y, N[a].z = N[a].x + cx, N[a].y + cy, N[a].z + cz
+    N[b].x, N[b].y, N[b].z = N[b].x + cx, N[b].y + cy, N[b].z + cz
+    N[d].x, N[d].y, N[d].z = N[d].x + cx, N[d].y + cy, N[d].z + cz
+  end
+  local rho = 1.2   -- air density, kg/m^3
+  for i = 0, n - 1 do
+    local p, vel = x[i], v[i]
+    local gust = 4 * (1 + 0.5 * sin(2 * t + 3 * p.x))
+    local rx, ry, rz = gust - vel.x, 0.3 * gust - vel.y, -vel.z
+    local nx, ny, nz = N[i].x, N[i].y, N[i].z
+    local area = sqrt(nx * nx + ny * ny + nz * nz)
+    if area > 0 then
+      local un = (rx * nx + ry * ny + rz * nz) / area
+      local s = 0.5 * rho * un * (un < 0 and -un or un) / area
+      f[i].x = f[i].x + s * nx
+      f[i].y = f[i].y + s * ny
+      f[i].z = f[i].z + s * nz
     end
   end
+end
+]]
+
+local function compile(src, name, raw)
+  return assert(loadstring(src, "=" .. name))(raw)
+end
+
+case("force_field_lua_vs_c", function(runs)
+  local sc = loom.load_scene("scenes/drape.lua")
+  local W = sc:instantiate {cells = 127}
+  W:run(0.1)   -- a draped, moving cloth: normals and velocities are not all alike
+  local body = W:body "cloth"
+  local acc = {3, 0.5, -1}
   local reps = 200
   local function timed(fn)
     return function()
       local t0 = C.loom_clock()
-      for _ = 1, reps do fn() end
+      for r = 1, reps do fn(W, r * 1e-3) end
       return (C.loom_clock() - t0) / reps * 1000
     end
   end
-  local acc = {ax, ay, az}
-  local lua_med, lua_lo, lua_hi = sample(runs, 2, timed(function() lua_field(W) end))
-  local c_med, c_lo, c_hi = sample(runs, 2, timed(function() body:add_acceleration(acc) end))
-  local s_med = sample(runs, 2, timed(function() sc.forces.wind(W, 0) end))
-  return {size = "128x128", median = lua_med, min = lua_lo, max = lua_hi, c_median = c_med, c_min = c_lo,
-          c_max = c_hi, ratio = lua_med / c_med, scene_field_ms = s_med}
+  local simple_checked = compile(simple_src, "simple_checked", false)
+  local simple_raw = compile(simple_src, "simple_raw", true)
+  local wind_checked = compile(wind_src, "wind_checked", false)
+  local wind_raw = compile(wind_src, "wind_raw", true)
+  -- checked and raw must compute the same forces, or the comparison means nothing
+  for _, pair in ipairs {{simple_checked, simple_raw}, {wind_checked, wind_raw}} do
+    C.loom_world_clear_forces(W:ptr())
+    pair[1](W, 0.5)
+    local a = ffi.new("loom_vec3[?]", body.n)
+    ffi.copy(a, body:raw "f", ffi.sizeof("loom_vec3") * body.n)
+    C.loom_world_clear_forces(W:ptr())
+    pair[2](W, 0.5)
+    local f = body:raw "f"
+    for i = 0, body.n - 1 do
+      if a[i].x ~= f[i].x or a[i].y ~= f[i].y or a[i].z ~= f[i].z then
+        error("force_field_lua_vs_c: checked and raw fields differ at vertex " .. i)
+      end
+    end
+  end
+  -- interleave the variants run by run, so drift of a shared machine hits them alike
+  local xs = {sc = {}, sr = {}, c = {}, wc = {}, wr = {}}
+  local fns = {sc = timed(simple_checked), sr = timed(simple_raw), wc = timed(wind_checked), wr = timed(wind_raw),
+               c = timed(function() body:add_acceleration(acc) end)}
+  local order = {"sc", "sr", "c", "wc", "wr"}
+  for _ = 1, 2 do for _, k in ipairs(order) do fns[k]() end end
+  for _ = 1, runs do for _, k in ipairs(order) do local v = fns[k]() table.insert(xs[k], v) end end
+  local r = {}
+  for k, list in pairs(xs) do r[k] = {stats(list)} end
+  return {size = "128x128", median = r.sc[1], min = r.sc[2], max = r.sc[3],
+          raw_median = r.sr[1], c_median = r.c[1], c_min = r.c[2], c_max = r.c[3],
+          ratio = r.sc[1] / r.c[1], raw_ratio = r.sr[1] / r.c[1],
+          wind_median = r.wc[1], wind_min = r.wc[2], wind_max = r.wc[3], wind_raw_median = r.wr[1],
+          wind_ratio = r.wc[1] / r.wr[1]}
 end)
 
 -- render_1280x720: a draped 128 x 128 cloth over the sphere, one full frame (clear, grid,

@@ -1,7 +1,8 @@
 -- loom.check — argument validation with messages in Lua's style:
 --   bad argument to 'cloth' ('stretch' must be a number >= 0, got -3)
 -- Validators return the checked value, or nil and a message; API functions raise the message with
--- error(msg, 2) so that it points at the user's own file and line.
+-- caller.error(msg) so that it points at the user's own file and line.
+local caller = require "loom.caller"
 local M = {}
 
 local function describe(v)
@@ -15,14 +16,15 @@ M.describe = describe
 local function is_finite(x) return type(x) == "number" and x == x and x ~= math.huge and x ~= -math.huge end
 M.is_finite = is_finite
 
--- Raises "bad argument to 'fname' (msg)" at the caller of the API function that calls this one.
-function M.raise(fname, msg, level)
-  error(("bad argument to '%s' (%s)"):format(fname, msg), (level or 2) + 1)
+-- Raises "bad argument to 'fname' (msg)" at the user's line: the innermost frame outside Loom's
+-- modules, however deep inside Loom the check runs.
+function M.raise(fname, msg)
+  caller.error(("bad argument to '%s' (%s)"):format(fname, msg))
 end
 
 -- Raises "bad argument #n to 'fname' (msg)".
-function M.raise_n(n, fname, msg, level)
-  error(("bad argument #%d to '%s' (%s)"):format(n, fname, msg), (level or 2) + 1)
+function M.raise_n(n, fname, msg)
+  caller.error(("bad argument #%d to '%s' (%s)"):format(n, fname, msg))
 end
 
 -- A 3-vector from {x, y, z} (or a loom_vec3 cdata). Returns x, y, z or nil, message.

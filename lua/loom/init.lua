@@ -21,6 +21,31 @@ local loom = {
 -- Monotonic clock in seconds.
 function loom.clock() return C.loom_clock() end
 
+local caller = require "loom.caller"
+
+-- loom.resolve(path) → the path a loader would use: absolute paths unchanged; a relative one next
+-- to the calling file if it exists there, else as given (relative to the current directory).
+function loom.resolve(path)
+  if type(path) ~= "string" then
+    require("loom.check").raise_n(1, "loom.resolve", "expected a file path, got " .. require("loom.check").describe(path))
+  end
+  return caller.resolve(path)
+end
+
+-- loom.dofile(path, ...) → what the file returns: dofile with paths resolved like loom.resolve,
+-- and the file watched for hot reload like a loaded mesh.
+function loom.dofile(path, ...)
+  if type(path) ~= "string" then
+    require("loom.check").raise_n(1, "loom.dofile", "expected a file path, got " .. require("loom.check").describe(path))
+  end
+  path = caller.resolve(path)
+  local chunk, err = loadfile(path)
+  if not chunk then error(err, 0) end
+  local files = loom.mesh.loaded_files
+  files[#files + 1] = path
+  return chunk(...)
+end
+
 local lazy = {ui = "loom.ui", view = "loom.view", test = "loom.test", util = "loom.util"}
 return setmetatable(loom, {
   __index = function(t, k)

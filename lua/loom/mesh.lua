@@ -3,6 +3,7 @@
 local ffi = require "ffi"
 local C = require "loom.lib"
 local check = require "loom.check"
+local caller = require "loom.caller"
 
 local M = {}
 
@@ -11,8 +12,8 @@ M.loaded_files = {}
 
 local function last_error() return ffi.string(C.loom_last_error()) end
 
-local function own(ptr, fname, level)
-  if ptr == nil then error(fname .. ": " .. last_error(), (level or 2) + 1) end
+local function own(ptr, fname)
+  if ptr == nil then caller.error(fname .. ": " .. last_error()) end
   return ffi.gc(ptr, C.loom_mesh_destroy)
 end
 
@@ -61,7 +62,7 @@ function Mesh.transform(m, t)
 end
 function Mesh.save_obj(m, path)
   if type(path) ~= "string" then check.raise_n(1, "save_obj", "expected a file path") end
-  if C.loom_mesh_save_obj(m, nil, path) ~= 0 then error("mesh:save_obj: " .. last_error(), 2) end
+  if C.loom_mesh_save_obj(m, nil, path) ~= 0 then caller.error("mesh:save_obj: " .. last_error()) end
 end
 
 ffi.metatype("struct loom_mesh", {
@@ -180,9 +181,11 @@ function M.torus(def)
   return place(own(C.loom_mesh_torus(d.major, d.minor, a, b), "loom.mesh.torus"), d.center)
 end
 
--- load(path): OBJ or STL (ASCII or binary), duplicate vertices merged.
+-- load(path): OBJ or STL (ASCII or binary), duplicate vertices merged. A relative path is looked
+-- up next to the file that calls load first (the scene or test), then in the current directory.
 function M.load(path)
   if type(path) ~= "string" then check.raise_n(1, "loom.mesh.load", "expected a file path, got " .. check.describe(path)) end
+  path = caller.resolve(path)
   M.loaded_files[#M.loaded_files + 1] = path
   return own(C.loom_mesh_load(path), "loom.mesh.load")
 end

@@ -8,6 +8,7 @@ local world = require "loom.world"
 local mesh = require "loom.mesh"
 local util = require "loom.util"
 
+local caller = require "loom.caller"
 local M = {}
 local Scene = {}
 local SceneMT = {__index = Scene, __tostring = function(s) return "loom.scene '" .. s.title .. "'" end}
@@ -69,20 +70,20 @@ function Scene:set_params(t)
       local names = {}
       for n in pairs(self._defaults) do names[#names + 1] = n end
       table.sort(names)
-      error(("unknown parameter '%s' (the scene declares: %s)"):format(tostring(k),
-        #names > 0 and table.concat(names, ", ") or "none"), 2)
+      caller.error(("unknown parameter '%s' (the scene declares: %s)"):format(tostring(k),
+        #names > 0 and table.concat(names, ", ") or "none"))
     end
     local want = type(default)
     if type(v) == "string" and want == "number" then
       local n = tonumber(v)
-      if not check.is_finite(n) then error(("parameter '%s' must be a number, got %q"):format(k, v), 2) end
+      if not check.is_finite(n) then caller.error(("parameter '%s' must be a number, got %q"):format(k, v)) end
       v = n
     elseif type(v) == "string" and want == "boolean" then
       if v == "true" or v == "1" then v = true elseif v == "false" or v == "0" then v = false
-      else error(("parameter '%s' must be true or false, got %q"):format(k, v), 2) end
+      else caller.error(("parameter '%s' must be true or false, got %q"):format(k, v)) end
     end
     if type(v) ~= want then
-      error(("parameter '%s' must be a %s, got %s"):format(k, want, check.describe(v)), 2)
+      caller.error(("parameter '%s' must be a %s, got %s"):format(k, want, check.describe(v)))
     end
     self.params[k] = v
   end
@@ -94,7 +95,7 @@ function Scene:instantiate(overrides)
   if overrides ~= nil then
     if type(overrides) ~= "table" then check.raise_n(1, "instantiate", "expected a table of parameters") end
     local ok, err = pcall(self.set_params, self, overrides)
-    if not ok then error(err, 2) end
+    if not ok then error(err, 0) end   -- set_params put the user's line in it already
   end
   local W = world.new {dt = self.dt, gravity = self.gravity, wind = self.wind}
   rawset(W, "_scene", self)
@@ -103,9 +104,11 @@ function Scene:instantiate(overrides)
   return W
 end
 
--- loom.load_scene(path [, params]) → scene. Errors carry the file and line.
+-- loom.load_scene(path [, params]) → scene. Errors carry the file and line. A relative path is
+-- looked up next to the file that calls load_scene first, then in the current directory.
 function M.load_scene(path, params)
   if type(path) ~= "string" then check.raise_n(1, "load_scene", "expected a file path, got " .. check.describe(path)) end
+  path = caller.resolve(path)
   local chunk, err = loadfile(path)
   if not chunk then error(err, 0) end
   mesh.loaded_files[#mesh.loaded_files + 1] = path
@@ -128,7 +131,7 @@ end
 
 local function read_file(path, fname)
   local f, ferr = io.open(path, "rb")
-  if not f then error(("%s: cannot open '%s' (%s)"):format(fname, path, tostring(ferr)), 3) end
+  if not f then caller.error(("%s: cannot open '%s' (%s)"):format(fname, path, tostring(ferr))) end
   local data = f:read("*a")
   f:close()
   return data
@@ -141,16 +144,16 @@ function world.World:save(path)
   local extra = ""
   if sc and sc.path then extra = "scene " .. sc.path .. "\n" .. util.encode(sc.params) end
   local n = C.loom_world_checkpoint_size(self._w, #extra)
-  if n < 0 then error("world:save: " .. ffi.string(C.loom_last_error()), 2) end
+  if n < 0 then caller.error("world:save: " .. ffi.string(C.loom_last_error())) end
   local buf = ffi.new("uint8_t[?]", n)
   if C.loom_world_checkpoint_write(self._w, extra, #extra, buf, n) < 0 then
-    error("world:save: " .. ffi.string(C.loom_last_error()), 2)
+    caller.error("world:save: " .. ffi.string(C.loom_last_error()))
   end
   local f, ferr = io.open(path, "wb")
-  if not f then error(("world:save: cannot write '%s' (%s)"):format(path, tostring(ferr)), 2) end
+  if not f then caller.error(("world:save: cannot write '%s' (%s)"):format(path, tostring(ferr))) end
   local ok, werr = f:write(ffi.string(buf, n))
   f:close()
-  if not ok then error(("world:save: writing '%s' failed (%s)"):format(path, tostring(werr)), 2) end
+  if not ok then caller.error(("world:save: writing '%s' failed (%s)"):format(path, tostring(werr))) end
   return self
 end
 
@@ -161,9 +164,10 @@ function world.World:load(path, opts)
   if type(path) ~= "string" then check.raise_n(1, "load", "expected a file path, got " .. check.describe(path)) end
   if opts ~= nil and type(opts) ~= "table" then check.raise_n(2, "load", "expected a table of options ({force = true})") end
   local force = opts and opts.force and 1 or 0
+  path = caller.resolve(path)
   local data = read_file(path, "world:load")
   if C.loom_world_checkpoint_read(self._w, data, #data, force) ~= 0 then
-    error(("world:load: %s: %s"):format(path, ffi.string(C.loom_last_error())), 2)
+    caller.error(("world:load: %s: %s"):format(path, ffi.string(C.loom_last_error())))
   end
   return self
 end
@@ -172,16 +176,17 @@ end
 -- parameters, then loads the state.
 function M.world_load(path, opts)
   if type(path) ~= "string" then check.raise_n(1, "world_load", "expected a file path, got " .. check.describe(path)) end
+  path = caller.resolve(path)
   local data = read_file(path, "loom.world_load")
   local off, len = ffi.new("int[1]"), ffi.new("int[1]")
   if C.loom_world_checkpoint_extra(data, #data, off, len) ~= 0 then
-    error(("loom.world_load: %s: %s"):format(path, ffi.string(C.loom_last_error())), 2)
+    caller.error(("loom.world_load: %s: %s"):format(path, ffi.string(C.loom_last_error())))
   end
   local extra = data:sub(off[0] + 1, off[0] + len[0])
   local scene_path, rest = extra:match("^scene ([^\n]*)\n(.*)$")
   if not scene_path then
-    error(("loom.world_load: %s was saved from a world without a scene file; build that world and use "
-      .. "world:load(path)"):format(path), 2)
+    caller.error(("loom.world_load: %s was saved from a world without a scene file; build that world and use "
+      .. "world:load(path)"):format(path))
   end
   local W = M.load_scene(scene_path, util.decode(rest)):instantiate()
   W:load(path, opts)

@@ -2,6 +2,7 @@
 local check = require "loom.check"
 local mesh = require "loom.mesh"
 
+local caller = require "loom.caller"
 local M = {}
 local Shape = {}
 Shape.__index = Shape
@@ -11,7 +12,7 @@ function M.is_shape(v) return getmetatable(v) == Shape end
 
 local function positive(fname, n, v, what)
   if not (check.is_finite(v) and v > 0) then
-    check.raise_n(n, fname, ("'%s' must be a positive number, got %s"):format(what, check.describe(v)), 3)
+    check.raise_n(n, fname, ("'%s' must be a positive number, got %s"):format(what, check.describe(v)))
   end
 end
 
@@ -51,8 +52,8 @@ function M.mesh(m)
 end
 
 function M.convex()
-  error("loom.shape.convex is not available yet: convex hulls come with dynamic rigid bodies; " ..
-    "use loom.shape.mesh(m) for a static or kinematic obstacle", 2)
+  caller.error("loom.shape.convex is not available yet: convex hulls come with dynamic rigid bodies; " ..
+    "use loom.shape.mesh(m) for a static or kinematic obstacle")
 end
 
 return M

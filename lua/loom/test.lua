@@ -1,13 +1,26 @@
 -- loom.test — a small busted-style test runner: describe/it blocks, assert.equal, is_true,
 -- is_false, near, error, not_nil. `loom test` runs each file in a fresh Lua state.
+local caller = require "loom.caller"
+
 local M = {}
 
 -- wall time (tests that run subprocesses spend little CPU time of their own)
 local ok_ffi, C = pcall(function() return require("loom.lib") end)
 local clock = ok_ffi and function() return C.loom_clock() end or os.clock
 
+-- The shortest decimal that reads back as the same number (0.865, not 0.86499999999999999), so
+-- a message shows the value the test wrote.
+local function number_text(x)
+  for digits = 6, 17 do
+    local s = ("%." .. digits .. "g"):format(x)
+    if tonumber(s) == x then return s end
+  end
+  return tostring(x)
+end
+
 local function describe_value(v)
   if type(v) == "string" then return ("%q"):format(v) end
+  if type(v) == "number" then return number_text(v) end
   return tostring(v)
 end
 
@@ -59,21 +72,14 @@ function A.not_nil(v, msg)
 end
 
 -- assert.near(actual, expected, tol): |actual - expected| <= tol
-local function num(x)
-  -- the shortest of %.15g / %.17g that reads back as the same number
-  local s = ("%.15g"):format(x)
-  if tonumber(s) ~= x then s = ("%.17g"):format(x) end
-  return s
-end
-
-function A.near(a, b, tol, msg)
-  if type(a) ~= "number" or type(b) ~= "number" or type(tol) ~= "number" then
-    fail(("assert.near needs three numbers (actual, expected, tolerance), got %s, %s, %s"):format(
-      describe_value(a), describe_value(b), describe_value(tol)))
+function A.near(actual, expected, tol, msg)
+  if type(actual) ~= "number" or type(expected) ~= "number" or type(tol) ~= "number" then
+    fail(("assert.near(actual, expected, tolerance) needs three numbers, got %s, %s, %s"):format(
+      describe_value(actual), describe_value(expected), describe_value(tol)))
   end
-  if not (math.abs(a - b) <= tol) then
-    fail(("%sexpected %s ± %s, got %s (off by %.3g)"):format(msg and msg .. ": " or "", num(b), num(tol), num(a),
-      math.abs(a - b)))
+  if not (math.abs(actual - expected) <= tol) then
+    fail(("%sexpected %s ± %s, got %s (off by %.3g)"):format(msg and msg .. ": " or "", number_text(expected),
+      number_text(tol), number_text(actual), math.abs(actual - expected)))
   end
 end
 
@@ -97,6 +103,33 @@ function A.less(a, b, msg)
 end
 
 M.assert = A
+
+-- An error in a test as the user wants to read it (called in the message handler, with the stack of
+-- the error still there): the message at the user's line — not at a line inside Loom — and, when the
+-- error went through more than one of the user's functions, those frames only. LOOM_TRACEBACK=1
+-- gives Loom's frames too.
+local function user_error(e)
+  local msg
+  if type(e) == "string" then msg = e
+  else
+    local mt = getmetatable(e)
+    msg = (mt and mt.__tostring) and tostring(e) or ("error object is a %s value"):format(type(e))
+  end
+  local frames = {}
+  for level = 3, 200 do
+    local i = debug.getinfo(level, "Sln")
+    if not i then break end
+    if caller.is_user(i) then
+      frames[#frames + 1] = ("%s:%d: in %s"):format(i.short_src, i.currentline,
+        i.name and ("function '" .. i.name .. "'") or (i.what == "main" and "the main chunk" or "a function"))
+    end
+  end
+  msg = caller.relocate(msg)
+  if #frames > 1 then
+    msg = msg .. "\nyour code (LOOM_TRACEBACK=1 for every frame):\n\t" .. table.concat(frames, "\n\t")
+  end
+  return msg
+end
 
 -- Runs one test file; prints a line per test; returns passed, failed.
 function M.run_file(path)
@@ -138,7 +171,8 @@ function M.run_file(path)
         end
         return (info and (info.short_src .. ":" .. info.currentline .. ": ") or "") .. e.msg
       end
-      return debug.traceback(tostring(e), 2)
+      if os.getenv("LOOM_TRACEBACK") then return debug.traceback(tostring(e), 2) end
+      return user_error(e)
     end)
     local dt = clock() - t0
     if tok then

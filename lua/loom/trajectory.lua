@@ -15,7 +15,7 @@ local function times(fname, d)
   local t0, t1 = d.t0 or 0, d.t1 or 1
   if not (check.is_finite(t0) and check.is_finite(t1) and t1 > t0) then
     check.raise(fname, ("'t0' and 't1' must be finite numbers with t1 > t0, got %s, %s"):format(
-      check.describe(t0), check.describe(t1)), 3)
+      check.describe(t0), check.describe(t1)))
   end
   return t0, t1
 end
@@ -55,10 +55,10 @@ local function sorted_blocks(fname, list, allow_false)
   local out = {}
   for i, e in ipairs(list) do
     if type(e) ~= "table" or not check.is_finite(e[1]) then
-      check.raise(fname, ("entry %d must be {t, {x, y, z}}"):format(i), 3)
+      check.raise(fname, ("entry %d must be {t, {x, y, z}}"):format(i))
     end
     if i > 1 and not (e[1] > out[i - 1].t) then
-      check.raise(fname, ("entry %d: times must increase (%s after %s)"):format(i, tostring(e[1]), tostring(out[i - 1].t)), 3)
+      check.raise(fname, ("entry %d: times must increase (%s after %s)"):format(i, tostring(e[1]), tostring(out[i - 1].t)))
     end
     local v = e[2]
     if v == false and allow_false then

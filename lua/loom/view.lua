@@ -105,11 +105,12 @@ function M.draw(canvas, world, cam, opts)
     else
       local tri, nt = b:triangles()
       local frozen = C.loom_body_frozen(w, b.handle) == 1
-      C.loom_canvas_mesh(canvas, b.x, b.n, tri, nt, nil, nil,
+      local xs = b:raw "x"
+      C.loom_canvas_mesh(canvas, xs, b.n, tri, nt, nil, nil,
         frozen and M.colors.frozen or M.colors.cloth_front, M.colors.cloth_back, nil, flags)
       if opts.pins ~= false then
         for i = 0, b.n - 1 do
-          if b.inv_m[i] == 0 then C.loom_canvas_point3(canvas, b.x + i, 5, M.colors.pin) end
+          if b.inv_m[i] == 0 then C.loom_canvas_point3(canvas, xs + i, 5, M.colors.pin) end
         end
       end
       if opts.velocities then
@@ -117,7 +118,7 @@ function M.draw(canvas, world, cam, opts)
         for i = 0, b.n - 1 do
           local x, v = b.x[i], b.v[i]
           e.x, e.y, e.z = x.x + 0.05 * v.x, x.y + 0.05 * v.y, x.z + 0.05 * v.z
-          C.loom_canvas_line3(canvas, b.x + i, e, M.colors.velocity)
+          C.loom_canvas_line3(canvas, xs + i, e, M.colors.velocity)
         end
       end
     end

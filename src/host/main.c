@@ -244,6 +244,15 @@ static int cmd_test(int argc, char **argv, int i, const char *exe, const char *l
   for (int p = 0; p < np; p++) {
     struct stat st;
     if (stat(paths[p], &st) != 0) {
+      if (paths == defaults) {
+        /* no path given: say where the default was looked for and how to name tests */
+        char cwd[PATH_MAX];
+        fprintf(stderr,
+                "loom test: no test path given and no '%s' directory in %s\n"
+                "  give test files or directories: loom test PATH [PATH ...]  (e.g. loom test my_test.lua tests/)\n",
+                paths[p], getcwd(cwd, sizeof cwd) ? cwd : "the current directory");
+        return 1;
+      }
       fprintf(stderr, "loom test: cannot open '%s' (%s)\n", paths[p], strerror(errno));
       return 1;
     }

@@ -1,0 +1,74 @@
+-- Errors name the user's file and line, not a line inside Loom: argument errors through tail calls
+-- and nested helpers, load errors during build, runtime errors inside Loom, test failures (whose
+-- report leaves out the harness's frames unless LOOM_TRACEBACK=1).
+package.path = "tests/lua/support/?.lua;" .. package.path
+local loom = require "loom"
+local U = require "util"
+
+local function err_of(fn)
+  local ok, err = pcall(fn)
+  assert.is_false(ok, "expected an error")
+  return tostring(err)
+end
+
+local MISSING = [[
+local loom = require "loom"
+local scene = loom.scene { title = "missing mesh" }
+function scene.build(world)
+  world:rigid { name = "t", shape = loom.shape.mesh(loom.mesh.load("meshes/nothere.obj")), static = true }
+end
+return scene
+]]
+
+describe("errors at the user's line", function()
+  it("for argument errors of functions that end in a tail call", function()
+    local line = U.line() + 1
+    local e = err_of(function() local m = loom.mesh.grid { cells = {0, 3} } return m end)
+    assert.truthy(e:find("errors_test.lua:" .. line .. ": ", 1, true), e)
+    line = U.line() + 1
+    e = err_of(function() loom.mesh.load("tests/data/no_such_file.obj") end)
+    assert.truthy(e:find("errors_test.lua:" .. line .. ": loom.mesh.load: ", 1, true), e)
+  end)
+
+  it("for a missing mesh in a scene's build, from loom run and from a test", function()
+    local dir = U.tmpdir()
+    U.write(dir .. "/missing.lua", MISSING)
+    local out, code = U.loom_run(("run %q --headless --time 0.05"):format(dir .. "/missing.lua"))
+    assert.equal(1, code, out)
+    assert.truthy(out:find("missing.lua:4: loom.mesh.load: ", 1, true), out)
+    assert.is_nil(out:find("loom/scene.lua", 1, true), out)
+
+    U.write(dir .. "/missing_test.lua", ([[
+local loom = require "loom"
+it("builds", function()
+  loom.load_scene(%q):instantiate()
+end)
+it("fails inside Loom", function()
+  loom.util.decode(5)
+end)
+]]):format(dir .. "/missing.lua"))
+    out, code = U.loom_run(("test %q"):format(dir .. "/missing_test.lua"))
+    assert.equal(1, code, out)
+    assert.truthy(out:find("missing.lua:4: loom.mesh.load: ", 1, true), out)
+    assert.truthy(out:find("missing_test.lua:3: in", 1, true), out)      -- the user's frames, …
+    assert.truthy(out:find("missing_test.lua:6: attempt to index", 1, true), out)
+    assert.is_nil(out:find("lua/loom/", 1, true), out)                   -- … none of Loom's
+    assert.is_nil(out:find("xpcall", 1, true), out)
+
+    out = U.sh(("LOOM_TRACEBACK=1 %q test %q"):format(U.loom, dir .. "/missing_test.lua"))
+    assert.truthy(out:find("lua/loom/", 1, true), out)
+  end)
+
+  it("for errors raised inside Loom by a force field", function()
+    local W = loom.world {}
+    W:cloth { name = "c", mesh = loom.mesh.grid { size = {0.2, 0.2}, cells = {2, 2} } }
+    local line
+    W:force("bad", function(world)
+      line = U.line() + 1
+      loom.util.decode(5)
+    end)
+    W:step()
+    local e = W:errors()[1]
+    assert.truthy(e:find("errors_test.lua:" .. line .. ": attempt to index", 1, true), e)
+  end)
+end)
