@@ -239,6 +239,7 @@ function World:rigid(def)
   local h = C.loom_rigid_create(self._w, rd)
   if h == 0 then caller.error(last_error()) end
   self._body_serial = (rawget(self, "_body_serial") or 0) + 1
+  self:_report_messages()   -- pins already inside the new body's contact margin are warned about
   return wrap(self, h)
 end
 
@@ -297,12 +298,48 @@ function World:_callback_error(key, where, err)
   M.report(msg, "error")
 end
 
+-- The names of the force fields that ran in the last step (not disabled), sorted.
+local function active_fields(W)
+  local names = {}
+  local scene = rawget(W, "_scene")
+  for _, fields in ipairs {scene and scene.forces or {}, W._fields} do
+    for name, fn in pairs(fields) do
+      if type(fn) == "function" and not W._disabled[fn] then names[#names + 1] = ("'%s'"):format(tostring(name)) end
+    end
+  end
+  table.sort(names)
+  return names
+end
+
+-- Force fields are Lua's, so the kernel's divergence report cannot name them: when the external
+-- force the fields left on the diverged vertex is far above its weight, the message says so.
+local function field_cause(W, seq, msg)
+  local vertex = tonumber(msg:match("diverged at t = [^(]*%(.- at vertex (%d+)%)"))
+  local h = C.loom_world_message_body(W._w, seq)
+  if not vertex or h <= 0 or C.loom_body_vertex_count(W._w, h) <= vertex then return msg end
+  local f, m = C.loom_body_f(W._w, h), C.loom_body_m(W._w, h)
+  if f == nil or m == nil then return msg end
+  local fv = f[vertex]
+  local force = math.sqrt(fv.x * fv.x + fv.y * fv.y + fv.z * fv.z)
+  local weight = m[vertex] * 9.81
+  local names = active_fields(W)
+  if #names == 0 or not (force > 100 * weight) then return msg end
+  local cause = ("force field%s %s pushed vertex %d with %.3g N, %.3g times its weight: check what %s"):format(
+    #names > 1 and "s" or "", table.concat(names, ", "), vertex, force, force / weight,
+    #names > 1 and "they compute" or "it computes")
+  -- the kernel's generic advice gives way to the cause found here
+  local generic = ": reduce dt or stiffness, or look for forces that grow without bound"
+  if msg:sub(-#generic) == generic then return msg:sub(1, -#generic - 1) .. ": " .. cause end
+  return msg .. "; " .. cause
+end
+
 function World:_report_messages()
   local count = C.loom_world_message_count(self._w)
   for seq = self._seen + 1, count do
     local m = C.loom_world_message(self._w, seq)
     if m ~= nil then
       local msg = ffi.string(m)
+      if C.loom_world_message_severity(self._w, seq) == C.LOOM_ERROR then msg = field_cause(self, seq, msg) end
       self._errors[#self._errors + 1] = msg
       -- the kernel says how serious it is (a divergence that froze a body is an error: a batch run
       -- ends with status 1)
@@ -732,6 +769,7 @@ function Body:pin(list)
   local arr, n = index_list(self, "pin", list)
   local h = C.loom_pins_create(self.world._w, self.handle, arr, n)
   if h == 0 then caller.error(last_error()) end
+  self.world:_report_messages()   -- pins inside an obstacle's contact margin are warned about
   local g = setmetatable({world = self.world, body = self, handle = h, count = n,
                           label = ("trajectory of a pin group of '%s'"):format(self.name)}, GroupMT)
   return g

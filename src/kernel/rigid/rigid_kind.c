@@ -91,6 +91,11 @@ static void rigid_bounds(const loom_world *w, const body_slot *b, const step_inf
 
 static void rigid_aabb(const body_slot *b, vec3 *lo, vec3 *hi) { rigid_swept_aabb(rigid_of_slot(b), 0, lo, hi); }
 
+static double rigid_surface_distance(const body_slot *b, vec3 p) {
+  const rigid_body *r = rigid_of_slot(b);
+  return rigid_local_distance(r, q_rotate_inv(r->q, v3_sub(p, r->pos)), NULL) - r->thickness;
+}
+
 LOOM_API int loom_rigid_create(loom_world *w, const loom_rigid_def *def) {
   if (!w) return loom_fail("rigid: world is NULL"), 0;
   if (!def) return loom_fail("rigid: definition is NULL"), 0;
@@ -112,4 +117,5 @@ const body_kind rigid_kind = {
   .commit = rigid_commit,
   .bounds = rigid_bounds,
   .aabb = rigid_aabb,
+  .surface_distance = rigid_surface_distance,
 };

@@ -202,6 +202,9 @@ int world_add_body(loom_world *w, const body_kind *k, const char *name, int (*cr
   }
   w->order[w->order_count++] = slot;
   if (k->param_changed) k->param_changed(w, b, NULL);
+  if (k->surface_distance)
+    for (int o = 0; o < w->order_count - 1; o++)
+      if (w->bodies[w->order[o]].pts) pins_warn_margin(w, w->order[o], -1, slot);
   int h = world_handle(w, slot);
   if (world_reserve_scratch(w) != 0) {
     loom_body_destroy(w, h);

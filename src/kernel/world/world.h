@@ -160,6 +160,9 @@ typedef struct body_kind {
   /* world box of the body now (no padding) */
   void (*aabb)(const struct body_slot *b, vec3 *lo, vec3 *hi);
   double (*elastic_energy)(const struct body_slot *b);
+  /* distance from the world point p to the body's contact surface (its shape grown by its skin),
+   * negative inside where the kind can tell; NULL = particles never touch this kind's surface */
+  double (*surface_distance)(const struct body_slot *b, vec3 p);
 } body_kind;
 
 typedef struct body_slot {
@@ -255,5 +258,16 @@ void world_diverged(loom_world *w, int slot, int vertex, const char *what, const
 /* ---- pins (world_pins.c) ------------------------------------------------------------------------ */
 /* Puts every held pin of body `slot` at rest + lerp(offset, target, a), velocity = change / dt. */
 void pins_apply(const loom_world *w, int slot, double a, double dt);
+
+/* Pinned vertices of particle body `slot` (of pin group `group`, or all when group < 0) that lie
+ * within the contact margin (the particle thickness) of another body's surface (`other`, or any
+ * body when other < 0): how many, and the deepest one. */
+typedef struct pin_margin {
+  int count, vertex, other; /* other: the body's slot */
+  double distance, margin;  /* of `vertex` from the other body's surface; the margin it is within */
+} pin_margin;
+int pins_in_margin(const loom_world *w, int slot, int group, int other, pin_margin *out);
+/* The same as a warning message naming both bodies, the distance and the margin. */
+void pins_warn_margin(loom_world *w, int slot, int group, int other);
 
 #endif

@@ -32,25 +32,9 @@ void world_diverged(loom_world *w, int slot, int vertex, const char *what, const
     }
     if (other < 0) other = handle_slot(c->body_b);
   }
-  /* pins inside another body's margin: found from the pins' positions */
-  int pinned_in = -1;
-  if (b->pts && b->ops->bounds) {
-    const particles *p = b->pts;
-    for (int o = 0; o < w->order_count && pinned_in < 0; o++) {
-      const body_slot *r = &w->bodies[w->order[o]];
-      if (r == b || r->pts || !r->ops->aabb) continue;
-      vec3 lo, hi;
-      r->ops->aabb(r, &lo, &hi);
-      double pad = p->thickness;
-      for (int i = 0; i < p->n && pinned_in < 0; i++) {
-        if (p->inv_m[i] != 0) continue;
-        vec3 x = p->x[i];
-        if (x.x > lo.x - pad && x.x < hi.x + pad && x.y > lo.y - pad && x.y < hi.y + pad && x.z > lo.z - pad &&
-            x.z < hi.z + pad)
-          pinned_in = w->order[o];
-      }
-    }
-  }
+  /* pins inside another body's margin */
+  pin_margin pm;
+  const int pinned_in = pins_in_margin(w, slot, -1, -1, &pm) > 0 ? pm.other : -1;
   if (pinned_in >= 0) {
     snprintf(line, sizeof line, "pinned vertices lie within %s '%s''s contact margin: move the pins away from it or "
                                 "reduce the thicknesses",

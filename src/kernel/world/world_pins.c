@@ -87,6 +87,7 @@ LOOM_API int loom_pins_create(loom_world *w, int body, const int32_t *vertices, 
     p->rest[k] = b->x[vertices[k]];
     set_pinned(b, vertices[k], g);
   }
+  pins_warn_margin(w, slot, g, -1);
   return group_handle(w, g);
 }
 
@@ -212,4 +213,53 @@ void pins_apply(const loom_world *w, int slot, double a, double dt) {
       b->v[i] = vel;
     }
   }
+}
+
+/* ---- pins inside another body's contact margin -------------------------------------------------- */
+
+/* A pinned vertex does not move for contacts (it has nothing to resolve), so a pin inside an
+ * obstacle's margin stays there; the free vertices next to it are pushed out to the margin. The
+ * user is told when that starts (pin creation, obstacle creation) and when a body diverges. */
+int pins_in_margin(const loom_world *w, int slot, int group, int other, pin_margin *out) {
+  const particles *p = w->bodies[slot].pts;
+  pin_margin best = {0, -1, -1, INFINITY, p ? p->thickness : 0};
+  if (!p) {
+    if (out) *out = best;
+    return 0;
+  }
+  for (int o = 0; o < w->order_count; o++) {
+    const int os = w->order[o];
+    const body_slot *r = &w->bodies[os];
+    if (os == slot || (other >= 0 && os != other) || !r->ops->surface_distance || !r->ops->aabb) continue;
+    vec3 lo, hi;
+    r->ops->aabb(r, &lo, &hi);
+    const double pad = p->thickness + 1.0; /* the skin is inside surface_distance; 1 m is ample for the box test */
+    for (int i = 0; i < p->n; i++) {
+      if (p->inv_m[i] != 0 || (group >= 0 && p->pin_group[i] != group)) continue;
+      const vec3 x = p->x[i];
+      if (x.x < lo.x - pad || x.x > hi.x + pad || x.y < lo.y - pad || x.y > hi.y + pad || x.z < lo.z - pad ||
+          x.z > hi.z + pad)
+        continue;
+      const double d = r->ops->surface_distance(r, x);
+      if (!(d < p->thickness)) continue;
+      best.count++;
+      if (d < best.distance) {
+        best.distance = d;
+        best.vertex = i;
+        best.other = os;
+      }
+    }
+  }
+  if (out) *out = best;
+  return best.count;
+}
+
+void pins_warn_margin(loom_world *w, int slot, int group, int other) {
+  pin_margin m;
+  if (pins_in_margin(w, slot, group, other, &m) == 0) return;
+  const body_slot *b = &w->bodies[slot], *o = &w->bodies[m.other];
+  world_message(w, LOOM_WARNING, slot,
+                "%s '%s': %d pinned vertices lie within %s '%s''s contact margin (vertex %d is %.3g m from its surface, "
+                "the margin is %.3g m); pins ignore contacts, the free vertices next to them are kept outside",
+                b->ops->name, b->name, m.count, o->ops->name, o->name, m.vertex, m.distance, m.margin);
 }
