@@ -49,8 +49,8 @@ static int obstacle_overlaps(loom_world *w, int cloth, int obstacle) {
   int count = 0;
   for (int t = 0; t < b->p.nt; t++) {
     vec3 a[3];
-    for (int k = 0; k < 3; k++) a[k] = q_rotate_inv(r->q, v3_sub(b->p.x[b->p.tri[3 * t + k]], r->pos));
-    count += geom_triangle_overlaps_shape(&r->shape, a[0], a[1], a[2], 1e-9);
+    for (int k = 0; k < 3; k++) a[k] = q_rotate_inv(r->state.q, v3_sub(b->p.x[b->p.tri[3 * t + k]], r->state.pos));
+    count += geom_triangle_overlaps_shape(&r->model.shape, a[0], a[1], a[2], 1e-9);
   }
   return count;
 }

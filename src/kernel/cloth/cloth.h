@@ -26,22 +26,17 @@ typedef struct bw_hinge {
 
 enum { FAM_STRUCTURAL = 0, FAM_SHEAR = 1, FAM_BEND = 2, FAM_COUNT = 3 };
 
-typedef struct cloth_body {
-  particles p; /* first member: the world's particle view of this body */
-  /* state beyond the particles */
-  vec3 *x_prev;  /* Verlet's previous position (valid when p.history_ok) */
-  double prev_h; /* substep that x_prev refers to */
-  /* parameters (cloth_params in cloth_body.c; thickness and friction live in p) */
+/* Parameters: what the user chose (cloth_param_table in cloth_body.c describes each; thickness and
+ * friction live in the particle view, where contacts read them). model and integrator are fixed at
+ * creation, the rest is live (body:set). */
+typedef struct cloth_params {
   int model, integrator;
   double stretch, shear, bend, damping, drag;
   int substeps_user, iterations;
-  /* derived */
-  int substeps_auto;
-  double h_stable;               /* s, stability estimate of the explicit integrators */
-  double lambda_unit[FAM_COUNT]; /* lambda_max(M^-1/2 K_f M^-1/2) per family at unit stiffness */
-  int spectrum_ok;
-  int warned_substeps;
-  /* model */
+} cloth_params;
+
+/* The model: built once at creation from the mesh, never changed by a step. */
+typedef struct cloth_model {
   spring *springs;
   int fam_start[FAM_COUNT + 1]; /* springs of family f are [fam_start[f], fam_start[f+1]) */
   bw_tri *bw;
@@ -51,18 +46,52 @@ typedef struct cloth_body {
   int grid_nx, grid_ny;
   /* elements for contacts (cloth_elements.c) */
   int ne;
-  int32_t *edge;       /* ne x 2 */
-  int32_t *tri_edge;   /* nt x 3 edge indices */
-  int32_t *edge_owner; /* first triangle of each edge: each edge is tested once */
+  int32_t *edge;                 /* ne x 2 */
+  int32_t *tri_edge;             /* nt x 3 edge indices */
+  int32_t *edge_owner;           /* first triangle of each edge: each edge is tested once */
+  double max_circumradius;       /* of the rest triangles, m */
+  double lambda_unit[FAM_COUNT]; /* lambda_max(M^-1/2 K_f M^-1/2) per family at unit stiffness */
+  int spectrum_ok;
+} cloth_model;
+
+/* State beyond the particle view (x, v, frozen, history): what a step changes and a checkpoint
+ * saves (cloth_state_fields in cloth_body.c lists it). */
+typedef struct cloth_state {
+  vec3 *x_prev;  /* Verlet's previous position (valid when p.history_ok) */
+  double prev_h; /* substep that x_prev refers to */
+} cloth_state;
+
+/* Values derived from parameters and dt, recomputed when either changes. */
+typedef struct cloth_derived {
+  int substeps_auto;
+  double h_stable; /* s, stability estimate of the explicit integrators */
+  int warned_substeps;
+} cloth_derived;
+
+/* The triangle tree and boxes the contact passes refit from the positions (a cache: rebuilt from
+ * the state whenever it is stale, never saved). */
+typedef struct cloth_cache {
   vec3 *tri_lo, *tri_hi;
-  double max_circumradius; /* of the rest triangles, m */
-  bvh tri_tree;            /* over triangles, refit when a contact pass needs it */
-  unsigned feat_serial;    /* substep (world serial) of the feature pass that took feat_lo/hi */
-  unsigned refit_serial;   /* substep whose feature pass refit the tree */
-  vec3 feat_lo, feat_hi;   /* the cloth's box when that pass began */
-  /* per-step scratch (arena), valid between begin and commit */
+  bvh tri_tree;          /* over triangles, refit when a contact pass needs it */
+  unsigned feat_serial;  /* substep (world serial) of the feature pass that took feat_lo/hi */
+  unsigned refit_serial; /* substep whose feature pass refit the tree */
+  vec3 feat_lo, feat_hi; /* the cloth's box when that pass began */
+} cloth_cache;
+
+/* Per-step scratch from the world's arena, valid between begin and commit. */
+typedef struct cloth_scratch {
   vec3 *F, *rk_x, *rk_v, *rk_sx, *rk_sv;
   int step_substeps; /* substeps of the world step being taken */
+} cloth_scratch;
+
+typedef struct cloth_body {
+  particles p; /* first member: the world's particle view of this body */
+  cloth_params params;
+  cloth_model model;
+  cloth_state state;
+  cloth_derived derived;
+  cloth_cache cache;
+  cloth_scratch scratch;
 } cloth_body;
 
 extern const body_kind cloth_kind;

@@ -20,9 +20,9 @@ static vec3 warp_direction(vec3 n) {
 }
 
 int bw_build(cloth_body *b, const loom_mesh *m) {
-  b->bw = core_alloc((size_t)m->nt, sizeof(bw_tri));
-  b->hinges = core_alloc((size_t)(m->nh ? m->nh : 1), sizeof(bw_hinge));
-  if (!b->bw || !b->hinges) return -1;
+  b->model.bw = core_alloc((size_t)m->nt, sizeof(bw_tri));
+  b->model.hinges = core_alloc((size_t)(m->nh ? m->nh : 1), sizeof(bw_hinge));
+  if (!b->model.bw || !b->model.hinges) return -1;
   int c = 0;
   for (int t = 0; t < m->nt; t++) {
     const int32_t *tv = &m->tri[3 * t];
@@ -37,7 +37,7 @@ int bw_build(cloth_body *b, const loom_mesh *m) {
     double du1 = v3_dot(v3_sub(r1, r0), uh), dv1 = v3_dot(v3_sub(r1, r0), vh);
     double du2 = v3_dot(v3_sub(r2, r0), uh), dv2 = v3_dot(v3_sub(r2, r0), vh);
     double D = du1 * dv2 - du2 * dv1;
-    bw_tri *q = &b->bw[c++];
+    bw_tri *q = &b->model.bw[c++];
     memcpy(q->v, tv, sizeof q->v);
     q->area = 0.5 * fabs(D);
     q->du[1] = dv2 / D;
@@ -47,10 +47,10 @@ int bw_build(cloth_body *b, const loom_mesh *m) {
     q->dv[2] = du1 / D;
     q->dv[0] = -(q->dv[1] + q->dv[2]);
   }
-  b->nbw = c;
+  b->model.nbw = c;
   c = 0;
   for (int h = 0; h < m->nh; h++) {
-    bw_hinge *q = &b->hinges[c];
+    bw_hinge *q = &b->model.hinges[c];
     memcpy(q->v, &m->hinge[4 * h], sizeof q->v);
     vec3 e = v3_sub(b->p.rest[q->v[1]], b->p.rest[q->v[0]]);
     double a0 = 0.5 * v3_len(v3_cross(e, v3_sub(b->p.rest[q->v[2]], b->p.rest[q->v[0]])));
@@ -60,7 +60,7 @@ int bw_build(cloth_body *b, const loom_mesh *m) {
     q->rest = bw_hinge_angle(b->p.rest, q->v, NULL);
     c++;
   }
-  b->nh = c;
+  b->model.nh = c;
   return 0;
 }
 
@@ -98,10 +98,10 @@ double bw_hinge_angle(const vec3 *x, const int32_t v[4], vec3 grad[4]) {
 }
 
 void bw_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict v, vec3 *restrict F) {
-  const double ks = b->stretch, ksh = b->shear, kb = b->bend;
-  const double ds = b->damping * ks, dsh = b->damping * ksh, db = b->damping * kb;
-  for (int t = 0; t < b->nbw; t++) {
-    const bw_tri *q = &b->bw[t];
+  const double ks = b->params.stretch, ksh = b->params.shear, kb = b->params.bend;
+  const double ds = b->params.damping * ks, dsh = b->params.damping * ksh, db = b->params.damping * kb;
+  for (int t = 0; t < b->model.nbw; t++) {
+    const bw_tri *q = &b->model.bw[t];
     const int i0 = q->v[0], i1 = q->v[1], i2 = q->v[2];
     vec3 wu = v3_add(v3_add(v3_scale(x[i0], q->du[0]), v3_scale(x[i1], q->du[1])), v3_scale(x[i2], q->du[2]));
     vec3 wv = v3_add(v3_add(v3_scale(x[i0], q->dv[0]), v3_scale(x[i1], q->dv[1])), v3_scale(x[i2], q->dv[2]));
@@ -136,8 +136,8 @@ void bw_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict
     }
   }
   if (kb > 0) {
-    for (int h = 0; h < b->nh; h++) {
-      const bw_hinge *q = &b->hinges[h];
+    for (int h = 0; h < b->model.nh; h++) {
+      const bw_hinge *q = &b->model.hinges[h];
       vec3 g[4];
       double theta = bw_hinge_angle(x, q->v, g);
       double Cdot = 0;
@@ -150,20 +150,20 @@ void bw_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict
 
 double bw_energy(const cloth_body *b, const vec3 *x) {
   double e = 0;
-  for (int t = 0; t < b->nbw; t++) {
-    const bw_tri *q = &b->bw[t];
+  for (int t = 0; t < b->model.nbw; t++) {
+    const bw_tri *q = &b->model.bw[t];
     vec3 wu = v3(0, 0, 0), wv = v3(0, 0, 0);
     for (int k = 0; k < 3; k++) {
       wu = v3_madd(wu, x[q->v[k]], q->du[k]);
       wv = v3_madd(wv, x[q->v[k]], q->dv[k]);
     }
     double cu = v3_len(wu) - 1, cv = v3_len(wv) - 1, cs = v3_dot(wu, wv);
-    e += 0.5 * q->area * (b->stretch * (cu * cu + cv * cv) + b->shear * cs * cs);
+    e += 0.5 * q->area * (b->params.stretch * (cu * cu + cv * cv) + b->params.shear * cs * cs);
   }
-  for (int h = 0; h < b->nh; h++) {
-    const bw_hinge *q = &b->hinges[h];
+  for (int h = 0; h < b->model.nh; h++) {
+    const bw_hinge *q = &b->model.hinges[h];
     double d = bw_hinge_angle(x, q->v, NULL) - q->rest;
-    e += 0.5 * b->bend * q->weight * d * d;
+    e += 0.5 * b->params.bend * q->weight * d * d;
   }
   return e;
 }
@@ -175,24 +175,25 @@ double bw_omega2_bound(const cloth_body *b) {
   double *r = core_calloc((size_t)b->p.n, sizeof(double));
   if (!r) return 0;
   const double *m = b->p.m;
-  for (int t = 0; t < b->nbw; t++) {
-    const bw_tri *q = &b->bw[t];
+  for (int t = 0; t < b->model.nbw; t++) {
+    const bw_tri *q = &b->model.bw[t];
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) {
         double gi = sqrt(q->du[i] * q->du[i] + q->dv[i] * q->dv[i]);
         double gj = sqrt(q->du[j] * q->du[j] + q->dv[j] * q->dv[j]);
-        double kij = q->area * (b->stretch * (fabs(q->du[i] * q->du[j]) + fabs(q->dv[i] * q->dv[j])) + b->shear * gi * gj);
+        double kij = q->area * (b->params.stretch * (fabs(q->du[i] * q->du[j]) + fabs(q->dv[i] * q->dv[j])) +
+                                b->params.shear * gi * gj);
         r[q->v[i]] += kij / sqrt(m[q->v[i]] * m[q->v[j]]);
       }
   }
-  if (b->bend > 0) {
-    for (int h = 0; h < b->nh; h++) {
-      const bw_hinge *q = &b->hinges[h];
+  if (b->params.bend > 0) {
+    for (int h = 0; h < b->model.nh; h++) {
+      const bw_hinge *q = &b->model.hinges[h];
       vec3 g[4];
       bw_hinge_angle(b->p.rest, q->v, g);
       for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++)
-          r[q->v[i]] += b->bend * q->weight * v3_len(g[i]) * v3_len(g[j]) / sqrt(m[q->v[i]] * m[q->v[j]]);
+          r[q->v[i]] += b->params.bend * q->weight * v3_len(g[i]) * v3_len(g[j]) / sqrt(m[q->v[i]] * m[q->v[j]]);
     }
   }
   double best = 0;

@@ -102,16 +102,16 @@ void cloth_free(void *data) {
   cloth_body *b = data;
   if (!b) return;
   particles_free(&b->p);
-  core_free(b->x_prev);
-  core_free(b->springs);
-  core_free(b->bw);
-  core_free(b->hinges);
-  core_free(b->edge);
-  core_free(b->tri_edge);
-  core_free(b->edge_owner);
-  core_free(b->tri_lo);
-  core_free(b->tri_hi);
-  bvh_free(&b->tri_tree);
+  core_free(b->state.x_prev);
+  core_free(b->model.springs);
+  core_free(b->model.bw);
+  core_free(b->model.hinges);
+  core_free(b->model.edge);
+  core_free(b->model.tri_edge);
+  core_free(b->model.edge_owner);
+  core_free(b->cache.tri_lo);
+  core_free(b->cache.tri_hi);
+  bvh_free(&b->cache.tri_tree);
   core_free(b);
 }
 
@@ -124,24 +124,24 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   w->bodies[slot].data = b;
   w->bodies[slot].pts = &b->p;
   if (particles_alloc(&b->p, mesh->nv, mesh->nt) != 0) return -1;
-  b->x_prev = core_calloc((size_t)mesh->nv, sizeof(vec3));
-  if (!b->x_prev) return -1;
+  b->state.x_prev = core_calloc((size_t)mesh->nv, sizeof(vec3));
+  if (!b->state.x_prev) return -1;
   memcpy(b->p.x, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.rest, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.tri, mesh->tri, sizeof(int32_t) * 3 * (size_t)b->p.nt);
-  b->model = def->model;
-  b->integrator = def->integrator;
-  b->stretch = def->stretch;
-  b->shear = def->shear;
-  b->bend = def->bend;
-  b->damping = def->damping;
-  b->drag = def->drag;
+  b->params.model = def->model;
+  b->params.integrator = def->integrator;
+  b->params.stretch = def->stretch;
+  b->params.shear = def->shear;
+  b->params.bend = def->bend;
+  b->params.damping = def->damping;
+  b->params.drag = def->drag;
   b->p.thickness = def->thickness;
   b->p.friction = def->friction;
-  b->substeps_user = def->substeps;
-  b->iterations = def->iterations;
-  b->grid_nx = mesh->grid_nx;
-  b->grid_ny = mesh->grid_ny;
+  b->params.substeps_user = def->substeps;
+  b->params.iterations = def->iterations;
+  b->model.grid_nx = mesh->grid_nx;
+  b->model.grid_ny = mesh->grid_ny;
 
   /* Lumped masses: each triangle gives a third of density x area to each corner (001). */
   double total = 0;
@@ -161,7 +161,7 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
     b->p.total_mass += b->p.m[i];
   }
 
-  switch (b->model) {
+  switch (b->params.model) {
   case LOOM_MODEL_SPRINGS:
   case LOOM_MODEL_SPRINGS_PBD:
     if (springs_build(b, mesh) != 0) return -1;
@@ -179,57 +179,59 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
 
 #define CLOTH_PARAM(name, unit, lo, hi, flags, field, doc) {name, unit, doc, lo, hi, flags, offsetof(cloth_body, field)}
 
-static const param_spec cloth_params[] = {
-  CLOTH_PARAM("stretch", "N/m", 0, 1e9, PARAM_LIVE, stretch,
+static const param_spec cloth_param_table[] = {
+  CLOTH_PARAM("stretch", "N/m", 0, 1e9, PARAM_LIVE, params.stretch,
               "springs: structural k; baraff_witkin: stretch stiffness; springs_pbd: fraction in [0, 1]"),
-  CLOTH_PARAM("shear", "N/m", 0, 1e9, PARAM_LIVE, shear,
+  CLOTH_PARAM("shear", "N/m", 0, 1e9, PARAM_LIVE, params.shear,
               "springs: shear-spring k; baraff_witkin: shear stiffness; springs_pbd: fraction in [0, 1]"),
-  CLOTH_PARAM("bend", "N/m or N m", 0, 1e9, PARAM_LIVE, bend,
+  CLOTH_PARAM("bend", "N/m or N m", 0, 1e9, PARAM_LIVE, params.bend,
               "springs: bend-spring k (N/m); baraff_witkin: bending stiffness (N m); springs_pbd: fraction"),
-  CLOTH_PARAM("damping", "s", 0, 1, PARAM_LIVE, damping, "internal damping = damping x stiffness (Rayleigh)"),
-  CLOTH_PARAM("drag", "1/s", 0, 1000, PARAM_LIVE, drag, "air drag per unit mass against the world's wind"),
+  CLOTH_PARAM("damping", "s", 0, 1, PARAM_LIVE, params.damping, "internal damping = damping x stiffness (Rayleigh)"),
+  CLOTH_PARAM("drag", "1/s", 0, 1000, PARAM_LIVE, params.drag, "air drag per unit mass against the world's wind"),
   CLOTH_PARAM("thickness", "m", 0, 1, PARAM_LIVE, p.thickness, "other bodies keep at least this far"),
   CLOTH_PARAM("friction", "", 0, 10, PARAM_LIVE, p.friction, "Coulomb coefficient against other bodies"),
-  CLOTH_PARAM("substeps", "", 0, WORLD_MAX_SUBSTEPS, PARAM_LIVE | PARAM_INTEGER, substeps_user,
+  CLOTH_PARAM("substeps", "", 0, WORLD_MAX_SUBSTEPS, PARAM_LIVE | PARAM_INTEGER, params.substeps_user,
               "substeps per step; 0 = automatic from the stability estimate (get returns the count in use)"),
-  CLOTH_PARAM("iterations", "", 1, 1000, PARAM_LIVE | PARAM_INTEGER, iterations,
+  CLOTH_PARAM("iterations", "", 1, 1000, PARAM_LIVE | PARAM_INTEGER, params.iterations,
               "springs_pbd: constraint iterations per substep"),
-  CLOTH_PARAM("stable_substep", "s", 0, 0, PARAM_READONLY, h_stable, "largest stable substep of the estimate"),
-  CLOTH_PARAM("lambda_stretch", "1/s^2", 0, 0, PARAM_READONLY, lambda_unit[FAM_STRUCTURAL],
+  CLOTH_PARAM("stable_substep", "s", 0, 0, PARAM_READONLY, derived.h_stable, "largest stable substep of the estimate"),
+  CLOTH_PARAM("lambda_stretch", "1/s^2", 0, 0, PARAM_READONLY, model.lambda_unit[FAM_STRUCTURAL],
               "lambda_max(M^-1/2 K M^-1/2) of the stretch family at unit stiffness"),
-  CLOTH_PARAM("lambda_shear", "1/s^2", 0, 0, PARAM_READONLY, lambda_unit[FAM_SHEAR],
+  CLOTH_PARAM("lambda_shear", "1/s^2", 0, 0, PARAM_READONLY, model.lambda_unit[FAM_SHEAR],
               "the same for the shear family"),
-  CLOTH_PARAM("lambda_bend", "1/s^2", 0, 0, PARAM_READONLY, lambda_unit[FAM_BEND], "the same for the bend family"),
-  CLOTH_PARAM("model", "", 0, 0, PARAM_READONLY | PARAM_INTEGER, model, "loom_model (1 springs, 2 springs_pbd, 3 baraff_witkin)"),
-  CLOTH_PARAM("integrator", "", 0, 0, PARAM_READONLY | PARAM_INTEGER, integrator,
+  CLOTH_PARAM("lambda_bend", "1/s^2", 0, 0, PARAM_READONLY, model.lambda_unit[FAM_BEND],
+              "the same for the bend family"),
+  CLOTH_PARAM("model", "", 0, 0, PARAM_READONLY | PARAM_INTEGER, params.model,
+              "loom_model (1 springs, 2 springs_pbd, 3 baraff_witkin)"),
+  CLOTH_PARAM("integrator", "", 0, 0, PARAM_READONLY | PARAM_INTEGER, params.integrator,
               "loom_integrator (1 symplectic, 2 verlet, 3 rk4)"),
 };
 
 static int cloth_check_param(const body_slot *s, const param_spec *p, double value) {
   const cloth_body *b = cloth_of(s);
   if (!strcmp(p->name, "stretch") || !strcmp(p->name, "shear") || !strcmp(p->name, "bend"))
-    return check_stiffness(s->name, b->model, p->name, value);
+    return check_stiffness(s->name, b->params.model, p->name, value);
   return 0;
 }
 
 static double cloth_param_value(const body_slot *s, const param_spec *p, double stored) {
   const cloth_body *b = cloth_of(s);
-  if (!strcmp(p->name, "substeps") && stored == 0) return b->substeps_auto;
+  if (!strcmp(p->name, "substeps") && stored == 0) return b->derived.substeps_auto;
   return stored;
 }
 
 /* p == NULL: the body was just made or the world's dt changed. */
 static void cloth_param_changed(loom_world *w, body_slot *s, const param_spec *p) {
   cloth_body *b = cloth_of(s);
-  if (p && !strcmp(p->name, "substeps")) b->warned_substeps = 0;
+  if (p && !strcmp(p->name, "substeps")) b->derived.warned_substeps = 0;
   /* friction, thickness and iterations do not change the stability estimate */
   if (!p || (strcmp(p->name, "friction") && strcmp(p->name, "thickness") && strcmp(p->name, "iterations")))
     cloth_update_substeps(b, w->dt);
 }
 
-static const state_field cloth_state[] = {
-  {"x_prev", offsetof(cloth_body, x_prev), sizeof(vec3), 1},
-  {"prev_h", offsetof(cloth_body, prev_h), sizeof(double), 0},
+static const state_field cloth_state_fields[] = {
+  {"x_prev", offsetof(cloth_body, state.x_prev), sizeof(vec3), 1},
+  {"prev_h", offsetof(cloth_body, state.prev_h), sizeof(double), 0},
 };
 
 /* Topology, rest shape, masses and the choices fixed at creation (model, integrator). */
@@ -240,8 +242,8 @@ static uint64_t cloth_model_hash(const body_slot *s, uint64_t h) {
   h = core_fnv1a(h, b->p.tri, sizeof(int32_t) * 3 * (size_t)b->p.nt);
   h = core_fnv1a(h, b->p.rest, sizeof(vec3) * (size_t)b->p.n);
   h = core_fnv1a(h, b->p.m, sizeof(double) * (size_t)b->p.n);
-  h = core_fnv1a(h, &b->model, sizeof b->model);
-  h = core_fnv1a(h, &b->integrator, sizeof b->integrator);
+  h = core_fnv1a(h, &b->params.model, sizeof b->params.model);
+  h = core_fnv1a(h, &b->params.integrator, sizeof b->params.integrator);
   return h;
 }
 
@@ -276,13 +278,13 @@ static void cloth_bounds(const loom_world *w, const body_slot *s, const step_inf
 const body_kind cloth_kind = {
   .name = "cloth",
   .id = LOOM_KIND_CLOTH,
-  .params = cloth_params,
-  .nparams = (int)(sizeof cloth_params / sizeof cloth_params[0]),
+  .params = cloth_param_table,
+  .nparams = (int)(sizeof cloth_param_table / sizeof cloth_param_table[0]),
   .check_param = cloth_check_param,
   .param_value = cloth_param_value,
   .param_changed = cloth_param_changed,
-  .state = cloth_state,
-  .nstate = (int)(sizeof cloth_state / sizeof cloth_state[0]),
+  .state = cloth_state_fields,
+  .nstate = (int)(sizeof cloth_state_fields / sizeof cloth_state_fields[0]),
   .transplant = cloth_transplant,
   .model_hash = cloth_model_hash,
   .free = cloth_free,
@@ -300,23 +302,24 @@ const body_kind cloth_kind = {
 
 void cloth_update_substeps(cloth_body *b, double dt) {
   double h;
-  if (b->model == LOOM_MODEL_SPRINGS_PBD) {
+  if (b->params.model == LOOM_MODEL_SPRINGS_PBD) {
     /* Position projection is unconditionally stable; substeps only buy accuracy (001 used
      * 10 substeps of a 60 Hz frame). */
     h = 1.0 / 600.0;
   } else {
     double omega2, margin;
-    if (b->spectrum_ok) {
+    if (b->model.spectrum_ok) {
       /* Weyl: lambda_max(sum k_f K_f) <= sum k_f lambda_f; 15 % for the stiffening of stretched
        * or bent configurations, which the rest-state estimate does not see */
-      omega2 = 1.15 * (b->stretch * b->lambda_unit[FAM_STRUCTURAL] + b->shear * b->lambda_unit[FAM_SHEAR] +
-                       b->bend * b->lambda_unit[FAM_BEND]);
+      const double *lu = b->model.lambda_unit;
+      omega2 = 1.15 * (b->params.stretch * lu[FAM_STRUCTURAL] + b->params.shear * lu[FAM_SHEAR] +
+                       b->params.bend * lu[FAM_BEND]);
       margin = 0.9;
     } else {
-      omega2 = b->model == LOOM_MODEL_BARAFF_WITKIN ? bw_omega2_bound(b) : springs_omega2_bound(b);
+      omega2 = b->params.model == LOOM_MODEL_BARAFF_WITKIN ? bw_omega2_bound(b) : springs_omega2_bound(b);
       margin = 0.85;
     }
-    double beta = b->damping;
+    double beta = b->params.damping;
     if (omega2 > 0) {
       /* Symplectic Euler on m x'' = -k x - beta k x' is stable iff h^2 w^2 + 2 h beta w^2 < 4
        * (roots of the update's characteristic polynomial inside the unit circle). */
@@ -325,19 +328,19 @@ void cloth_update_substeps(cloth_body *b, double dt) {
     } else {
       h = dt;
     }
-    if (b->integrator == LOOM_INTEGRATOR_RK4) h *= 1.41; /* RK4 reaches 2.83 on the imaginary axis */
-    if (b->drag > 0 && h > 1.0 / b->drag) h = 1.0 / b->drag;
+    if (b->params.integrator == LOOM_INTEGRATOR_RK4) h *= 1.41; /* RK4 reaches 2.83 on the imaginary axis */
+    if (b->params.drag > 0 && h > 1.0 / b->params.drag) h = 1.0 / b->params.drag;
   }
-  b->h_stable = h;
+  b->derived.h_stable = h;
   double s = ceil(dt / h - 1e-9);
   if (!(s >= 1)) s = 1;
   if (s > WORLD_MAX_SUBSTEPS) s = WORLD_MAX_SUBSTEPS;
-  b->substeps_auto = (int)s;
+  b->derived.substeps_auto = (int)s;
 }
 
 void cloth_internal_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F) {
   memset(F, 0, sizeof(vec3) * (size_t)b->p.n);
-  switch (b->model) {
+  switch (b->params.model) {
   case LOOM_MODEL_SPRINGS: springs_forces(b, x, v, F); break;
   case LOOM_MODEL_BARAFF_WITKIN: bw_forces(b, x, v, F); break;
   default: break; /* springs_pbd acts through position projection, not forces */
@@ -345,7 +348,7 @@ void cloth_internal_forces(const cloth_body *b, const vec3 *x, const vec3 *v, ve
 }
 
 double cloth_elastic_energy(const cloth_body *b, const vec3 *x) {
-  switch (b->model) {
+  switch (b->params.model) {
   case LOOM_MODEL_SPRINGS: return springs_energy(b, x);
   case LOOM_MODEL_BARAFF_WITKIN: return bw_energy(b, x);
   default: return 0; /* constraint stiffness is dimensionless: no elastic energy is defined */
@@ -369,7 +372,7 @@ LOOM_API int loom_body_spring_counts(const loom_world *w, int handle, int *struc
   cloth_body *b = cloth_handle(w, handle, "spring_counts");
   if (!b) return -1;
   int c[FAM_COUNT];
-  for (int f = 0; f < FAM_COUNT; f++) c[f] = b->springs ? b->fam_start[f + 1] - b->fam_start[f] : 0;
+  for (int f = 0; f < FAM_COUNT; f++) c[f] = b->model.springs ? b->model.fam_start[f + 1] - b->model.fam_start[f] : 0;
   if (structural) *structural = c[FAM_STRUCTURAL];
   if (shear) *shear = c[FAM_SHEAR];
   if (bend) *bend = c[FAM_BEND];

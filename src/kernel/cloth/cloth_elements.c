@@ -6,15 +6,15 @@
 #include "cloth/cloth.h"
 
 int cloth_build_elements(cloth_body *b, const loom_mesh *m) {
-  b->ne = m->ne;
-  b->edge = core_alloc((size_t)(m->ne ? m->ne : 1) * 2, sizeof(int32_t));
-  b->tri_edge = core_alloc((size_t)m->nt * 3, sizeof(int32_t));
-  b->edge_owner = core_alloc((size_t)(m->ne ? m->ne : 1), sizeof(int32_t));
-  b->tri_lo = core_alloc((size_t)m->nt, sizeof(vec3));
-  b->tri_hi = core_alloc((size_t)m->nt, sizeof(vec3));
-  if (!b->edge || !b->tri_edge || !b->edge_owner || !b->tri_lo || !b->tri_hi) return -1;
-  memcpy(b->edge, m->edge, sizeof(int32_t) * 2 * (size_t)m->ne);
-  for (int e = 0; e < m->ne; e++) b->edge_owner[e] = m->edge_tri[2 * e];
+  b->model.ne = m->ne;
+  b->model.edge = core_alloc((size_t)(m->ne ? m->ne : 1) * 2, sizeof(int32_t));
+  b->model.tri_edge = core_alloc((size_t)m->nt * 3, sizeof(int32_t));
+  b->model.edge_owner = core_alloc((size_t)(m->ne ? m->ne : 1), sizeof(int32_t));
+  b->cache.tri_lo = core_alloc((size_t)m->nt, sizeof(vec3));
+  b->cache.tri_hi = core_alloc((size_t)m->nt, sizeof(vec3));
+  if (!b->model.edge || !b->model.tri_edge || !b->model.edge_owner || !b->cache.tri_lo || !b->cache.tri_hi) return -1;
+  memcpy(b->model.edge, m->edge, sizeof(int32_t) * 2 * (size_t)m->ne);
+  for (int e = 0; e < m->ne; e++) b->model.edge_owner[e] = m->edge_tri[2 * e];
   for (int t = 0; t < m->nt; t++) {
     for (int k = 0; k < 3; k++) {
       int a = m->tri[3 * t + k], c = m->tri[3 * t + (k + 1) % 3];
@@ -34,25 +34,25 @@ int cloth_build_elements(cloth_body *b, const loom_mesh *m) {
           hi = mid - 1;
       }
       if (found < 0) return loom_fail("cloth: inconsistent mesh adjacency (edge %d-%d missing)", lo_v, hi_v);
-      b->tri_edge[3 * t + k] = found;
+      b->model.tri_edge[3 * t + k] = found;
     }
     vec3 p = b->p.x[m->tri[3 * t]], q = b->p.x[m->tri[3 * t + 1]], s = b->p.x[m->tri[3 * t + 2]];
-    b->tri_lo[t] = v3_min(p, v3_min(q, s));
-    b->tri_hi[t] = v3_max(p, v3_max(q, s));
+    b->cache.tri_lo[t] = v3_min(p, v3_min(q, s));
+    b->cache.tri_hi[t] = v3_max(p, v3_max(q, s));
     /* circumradius abc / (4 area): how far a triangle can sag below its corners on a sphere */
     double la = v3_dist(p, q), lb = v3_dist(q, s), lc = v3_dist(s, p);
     double area2 = v3_len(v3_cross(v3_sub(q, p), v3_sub(s, p)));
-    if (area2 > 0) b->max_circumradius = d_max(b->max_circumradius, la * lb * lc / (2 * area2));
+    if (area2 > 0) b->model.max_circumradius = d_max(b->model.max_circumradius, la * lb * lc / (2 * area2));
   }
-  return bvh_build(&b->tri_tree, b->tri_lo, b->tri_hi, b->p.nt, 2);
+  return bvh_build(&b->cache.tri_tree, b->cache.tri_lo, b->cache.tri_hi, b->p.nt, 2);
 }
 
 
 void cloth_refit_tree(cloth_body *b) {
   for (int t = 0; t < b->p.nt; t++) {
     vec3 p = b->p.x[b->p.tri[3 * t]], q = b->p.x[b->p.tri[3 * t + 1]], s = b->p.x[b->p.tri[3 * t + 2]];
-    b->tri_lo[t] = v3_min(p, v3_min(q, s));
-    b->tri_hi[t] = v3_max(p, v3_max(q, s));
+    b->cache.tri_lo[t] = v3_min(p, v3_min(q, s));
+    b->cache.tri_hi[t] = v3_max(p, v3_max(q, s));
   }
-  bvh_refit(&b->tri_tree, b->tri_lo, b->tri_hi);
+  bvh_refit(&b->cache.tri_tree, b->cache.tri_lo, b->cache.tri_hi);
 }

@@ -7,11 +7,11 @@
 #include "cloth/cloth.h"
 
 static double family_k(const cloth_body *b, int fam) {
-  return fam == FAM_STRUCTURAL ? b->stretch : fam == FAM_SHEAR ? b->shear : b->bend;
+  return fam == FAM_STRUCTURAL ? b->params.stretch : fam == FAM_SHEAR ? b->params.shear : b->params.bend;
 }
 
 static void add_spring(cloth_body *b, int *count, int i, int j) {
-  spring *s = &b->springs[(*count)++];
+  spring *s = &b->model.springs[(*count)++];
   s->i = i;
   s->j = j;
   s->rest = v3_dist(b->p.rest[i], b->p.rest[j]);
@@ -28,11 +28,11 @@ int springs_build(cloth_body *b, const loom_mesh *m) {
   } else {
     cap = (size_t)m->ne + (size_t)m->nh;
   }
-  b->springs = core_alloc(cap ? cap : 1, sizeof(spring));
-  if (!b->springs) return -1;
+  b->model.springs = core_alloc(cap ? cap : 1, sizeof(spring));
+  if (!b->model.springs) return -1;
   int c = 0;
 #define ID(i, j) ((j) * NX + (i))
-  b->fam_start[FAM_STRUCTURAL] = c;
+  b->model.fam_start[FAM_STRUCTURAL] = c;
   if (grid) {
     for (int j = 0; j < NY; j++)
       for (int i = 0; i < NX; i++) {
@@ -42,7 +42,7 @@ int springs_build(cloth_body *b, const loom_mesh *m) {
   } else {
     for (int e = 0; e < m->ne; e++) add_spring(b, &c, m->edge[2 * e], m->edge[2 * e + 1]);
   }
-  b->fam_start[FAM_SHEAR] = c;
+  b->model.fam_start[FAM_SHEAR] = c;
   if (grid) {
     for (int j = 0; j + 1 < NY; j++)
       for (int i = 0; i + 1 < NX; i++) {
@@ -51,7 +51,7 @@ int springs_build(cloth_body *b, const loom_mesh *m) {
       }
   }
   /* General meshes: their edges already include the diagonals, so there is no shear family. */
-  b->fam_start[FAM_BEND] = c;
+  b->model.fam_start[FAM_BEND] = c;
   if (grid) {
     for (int j = 0; j < NY; j++)
       for (int i = 0; i < NX; i++) {
@@ -66,17 +66,17 @@ int springs_build(cloth_body *b, const loom_mesh *m) {
     }
   }
 #undef ID
-  b->fam_start[FAM_COUNT] = c;
+  b->model.fam_start[FAM_COUNT] = c;
   return 0;
 }
 
 void springs_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict v, vec3 *restrict F) {
   for (int fam = 0; fam < FAM_COUNT; fam++) {
     const double k = family_k(b, fam);
-    const double c = b->damping * k; /* Rayleigh: damping coefficient proportional to stiffness */
+    const double c = b->params.damping * k; /* Rayleigh: damping coefficient proportional to stiffness */
     if (k == 0) continue;
-    const spring *s = b->springs + b->fam_start[fam];
-    const int count = b->fam_start[fam + 1] - b->fam_start[fam];
+    const spring *s = b->model.springs + b->model.fam_start[fam];
+    const int count = b->model.fam_start[fam + 1] - b->model.fam_start[fam];
     for (int q = 0; q < count; q++) {
       const int i = s[q].i, j = s[q].j;
       const double dx = x[j].x - x[i].x, dy = x[j].y - x[i].y, dz = x[j].z - x[i].z;
@@ -102,8 +102,8 @@ double springs_energy(const cloth_body *b, const vec3 *x) {
   double e = 0;
   for (int fam = 0; fam < FAM_COUNT; fam++) {
     const double k = family_k(b, fam);
-    for (int q = b->fam_start[fam]; q < b->fam_start[fam + 1]; q++) {
-      const spring *s = &b->springs[q];
+    for (int q = b->model.fam_start[fam]; q < b->model.fam_start[fam + 1]; q++) {
+      const spring *s = &b->model.springs[q];
       double d = v3_dist(x[s->i], x[s->j]) - s->rest;
       e += 0.5 * k * d * d;
     }
@@ -121,8 +121,8 @@ void springs_project(const cloth_body *b, vec3 *x) {
     const int fam = order[o];
     const double stiff = family_k(b, fam);
     if (stiff == 0) continue;
-    for (int q = b->fam_start[fam]; q < b->fam_start[fam + 1]; q++) {
-      const spring *s = &b->springs[q];
+    for (int q = b->model.fam_start[fam]; q < b->model.fam_start[fam + 1]; q++) {
+      const spring *s = &b->model.springs[q];
       const int i = s->i, j = s->j;
       const double wsum = w[i] + w[j];
       if (wsum == 0) continue;
@@ -145,8 +145,8 @@ double springs_omega2_bound(const cloth_body *b) {
   for (int fam = 0; fam < FAM_COUNT; fam++) {
     const double k = family_k(b, fam);
     if (k == 0) continue;
-    for (int q = b->fam_start[fam]; q < b->fam_start[fam + 1]; q++) {
-      const int i = b->springs[q].i, j = b->springs[q].j;
+    for (int q = b->model.fam_start[fam]; q < b->model.fam_start[fam + 1]; q++) {
+      const int i = b->model.springs[q].i, j = b->model.springs[q].j;
       const double off = k / sqrt(b->p.m[i] * b->p.m[j]);
       r[i] += k / b->p.m[i] + off;
       r[j] += k / b->p.m[j] + off;

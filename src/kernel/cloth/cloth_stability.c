@@ -52,10 +52,10 @@ static double dotv(const vec3 *a, const vec3 *b, int n) {
 static double family_lambda(const cloth_body *b, int fam, vec3 *q, vec3 *qp, vec3 *w, vec3 *xp, vec3 *Fp, vec3 *Fm,
                             const double *ism, double eps) {
   cloth_body t = *b; /* shallow copy: same topology, other parameters */
-  t.damping = 0;
-  t.stretch = fam == FAM_STRUCTURAL ? 1.0 : 0.0;
-  t.shear = fam == FAM_SHEAR ? 1.0 : 0.0;
-  t.bend = fam == FAM_BEND ? 1.0 : 0.0;
+  t.params.damping = 0;
+  t.params.stretch = fam == FAM_STRUCTURAL ? 1.0 : 0.0;
+  t.params.shear = fam == FAM_SHEAR ? 1.0 : 0.0;
+  t.params.bend = fam == FAM_BEND ? 1.0 : 0.0;
   const int n = b->p.n;
   uint64_t s = 0x9E3779B97F4A7C15ull; /* fixed seed: the estimate is deterministic */
   for (int i = 0; i < n; i++) {
@@ -98,9 +98,9 @@ static double family_lambda(const cloth_body *b, int fam, vec3 *q, vec3 *qp, vec
 }
 
 int cloth_estimate_spectrum(cloth_body *b) {
-  memset(b->lambda_unit, 0, sizeof b->lambda_unit);
-  b->spectrum_ok = 0;
-  if (b->model == LOOM_MODEL_SPRINGS_PBD) return 0;
+  memset(b->model.lambda_unit, 0, sizeof b->model.lambda_unit);
+  b->model.spectrum_ok = 0;
+  if (b->params.model == LOOM_MODEL_SPRINGS_PBD) return 0;
   const int n = b->p.n;
   vec3 *buf = core_alloc((size_t)n * 6, sizeof(vec3));
   double *ism = core_alloc((size_t)n, sizeof(double));
@@ -119,9 +119,10 @@ int cloth_estimate_spectrum(cloth_body *b) {
   /* displacements of at most 1e-7 of an edge: far inside the linear range, far above rounding */
   double eps = 1e-7 * edge * sqrt(mmin);
   for (int f = 0; f < FAM_COUNT; f++)
-    b->lambda_unit[f] = family_lambda(b, f, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, buf + 5 * n, ism, eps);
+    b->model.lambda_unit[f] =
+      family_lambda(b, f, buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, buf + 5 * n, ism, eps);
   core_free(buf);
   core_free(ism);
-  b->spectrum_ok = 1;
+  b->model.spectrum_ok = 1;
   return 0;
 }

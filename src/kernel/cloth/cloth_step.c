@@ -27,8 +27,8 @@ typedef struct step_ctx {
 static void forces(const step_ctx *c, const vec3 *x, const vec3 *v, vec3 *F, int with_drag) {
   const cloth_body *b = c->b;
   cloth_internal_forces(b, x, v, F);
-  if (with_drag && b->drag > 0) {
-    const double d = b->drag;
+  if (with_drag && b->params.drag > 0) {
+    const double d = b->params.drag;
     for (int i = 0; i < b->p.n; i++) {
       const double md = d * b->p.m[i];
       F[i].x -= md * (v[i].x - c->wind.x);
@@ -74,29 +74,29 @@ static void substep_verlet(const step_ctx *c, vec3 *F) {
   cloth_body *b = c->b;
   const double h = c->h;
   if (!b->p.history_ok) {
-    for (int i = 0; i < b->p.n; i++) b->x_prev[i] = v3_madd(b->p.x[i], b->p.v[i], -h);
+    for (int i = 0; i < b->p.n; i++) b->state.x_prev[i] = v3_madd(b->p.x[i], b->p.v[i], -h);
     b->p.history_ok = 1;
-    b->prev_h = h;
-  } else if (b->prev_h != h) {
+    b->state.prev_h = h;
+  } else if (b->state.prev_h != h) {
     /* rescale the implied velocity to the new substep */
-    double r = h / b->prev_h;
-    for (int i = 0; i < b->p.n; i++) b->x_prev[i] = v3_madd(b->p.x[i], v3_sub(b->p.x[i], b->x_prev[i]), -r);
-    b->prev_h = h;
+    double r = h / b->state.prev_h;
+    for (int i = 0; i < b->p.n; i++) b->state.x_prev[i] = v3_madd(b->p.x[i], v3_sub(b->p.x[i], b->state.x_prev[i]), -r);
+    b->state.prev_h = h;
   }
   forces(c, b->p.x, b->p.v, F, 0);
   /* 001: p' = p + (1 - kd)(p - p_prev) + a h^2, with the global damping kd = drag h pulling the
    * velocity towards the wind. */
-  const double kd = fmin(b->drag * h, 1.0);
+  const double kd = fmin(b->params.drag * h, 1.0);
   for (int i = 0; i < b->p.n; i++) {
     const double im = b->p.inv_m[i];
     if (im == 0) continue;
     vec3 a = v3_madd(accel_const(c, i), F[i], im);
-    vec3 vel = v3_sub(b->p.x[i], b->x_prev[i]);
+    vec3 vel = v3_sub(b->p.x[i], b->state.x_prev[i]);
     vel = v3_add(v3_scale(vel, 1.0 - kd), v3_scale(c->wind, kd * h));
     vec3 xn = v3_madd(v3_add(b->p.x[i], vel), a, h * h);
-    b->x_prev[i] = b->p.x[i];
+    b->state.x_prev[i] = b->p.x[i];
     b->p.x[i] = xn;
-    b->p.v[i] = v3_scale(v3_sub(xn, b->x_prev[i]), 1.0 / h);
+    b->p.v[i] = v3_scale(v3_sub(xn, b->state.x_prev[i]), 1.0 / h);
   }
 }
 
@@ -165,22 +165,23 @@ static int find_divergence(const cloth_body *b, const char **what) {
 int cloth_substeps(loom_world *w, body_slot *s, double dt) {
   cloth_body *b = cloth_of(s);
   if (b->p.frozen) return 1;
-  int S = b->substeps_user > 0 ? b->substeps_user : b->substeps_auto;
+  int S = b->params.substeps_user > 0 ? b->params.substeps_user : b->derived.substeps_auto;
   if (S < 1) S = 1;
-  if (!b->warned_substeps) {
-    if (b->substeps_user > 0 && b->model != LOOM_MODEL_SPRINGS_PBD && b->h_stable > 0 &&
-        dt / S > b->h_stable * 1.0001) {
+  if (!b->derived.warned_substeps) {
+    if (b->params.substeps_user > 0 && b->params.model != LOOM_MODEL_SPRINGS_PBD && b->derived.h_stable > 0 &&
+        dt / S > b->derived.h_stable * 1.0001) {
       world_message(w, LOOM_WARNING, (int)(s - w->bodies),
                     "cloth '%s': %d substeps per step is below the stable estimate of %d (substep %.3g s > %.3g s); "
                     "it may diverge",
-                    s->name, S, (int)ceil(dt / b->h_stable), dt / S, b->h_stable);
-      b->warned_substeps = 1;
-    } else if (b->substeps_user == 0 && b->substeps_auto >= WORLD_MAX_SUBSTEPS && dt / S > b->h_stable * 1.0001) {
+                    s->name, S, (int)ceil(dt / b->derived.h_stable), dt / S, b->derived.h_stable);
+      b->derived.warned_substeps = 1;
+    } else if (b->params.substeps_user == 0 && b->derived.substeps_auto >= WORLD_MAX_SUBSTEPS &&
+               dt / S > b->derived.h_stable * 1.0001) {
       world_message(w, LOOM_WARNING, (int)(s - w->bodies),
                     "cloth '%s': the stable substep (%.3g s) needs more than %d substeps per step; capped — reduce "
                     "stiffness, damping or dt",
-                    s->name, b->h_stable, WORLD_MAX_SUBSTEPS);
-      b->warned_substeps = 1;
+                    s->name, b->derived.h_stable, WORLD_MAX_SUBSTEPS);
+      b->derived.warned_substeps = 1;
     }
   }
   return S;
@@ -190,16 +191,17 @@ void cloth_begin(loom_world *w, body_slot *s, const step_info *si) {
   cloth_body *b = cloth_of(s);
   const int n = b->p.n;
   arena *A = &w->scratch;
-  b->step_substeps = si->substeps;
-  b->F = ARENA_NEW(A, vec3, n, "cloth forces");
-  b->rk_x = b->rk_v = b->rk_sx = b->rk_sv = NULL;
-  if (b->integrator == LOOM_INTEGRATOR_RK4) {
-    b->rk_x = ARENA_NEW(A, vec3, n, "rk4 x");
-    b->rk_v = ARENA_NEW(A, vec3, n, "rk4 v");
-    b->rk_sx = ARENA_NEW(A, vec3, n, "rk4 sum x");
-    b->rk_sv = ARENA_NEW(A, vec3, n, "rk4 sum v");
+  b->scratch.step_substeps = si->substeps;
+  b->scratch.F = ARENA_NEW(A, vec3, n, "cloth forces");
+  b->scratch.rk_x = b->scratch.rk_v = b->scratch.rk_sx = b->scratch.rk_sv = NULL;
+  if (b->params.integrator == LOOM_INTEGRATOR_RK4) {
+    b->scratch.rk_x = ARENA_NEW(A, vec3, n, "rk4 x");
+    b->scratch.rk_v = ARENA_NEW(A, vec3, n, "rk4 v");
+    b->scratch.rk_sx = ARENA_NEW(A, vec3, n, "rk4 sum x");
+    b->scratch.rk_sv = ARENA_NEW(A, vec3, n, "rk4 sum v");
   }
-  if (!b->F || (b->integrator == LOOM_INTEGRATOR_RK4 && (!b->rk_x || !b->rk_v || !b->rk_sx || !b->rk_sv))) {
+  const cloth_scratch *sc = &b->scratch;
+  if (!sc->F || (b->params.integrator == LOOM_INTEGRATOR_RK4 && (!sc->rk_x || !sc->rk_v || !sc->rk_sx || !sc->rk_sv))) {
     world_message(w, LOOM_ERROR, (int)(s - w->bodies), "cloth '%s': out of memory in step; body frozen", s->name);
     b->p.frozen = 1;
   }
@@ -224,14 +226,16 @@ void cloth_predict(loom_world *w, body_slot *s, const step_info *si) {
   cloth_body *b = cloth_of(s);
   if (b->p.frozen) return;
   step_ctx c = make_ctx(w, s, si);
-  switch (b->integrator) {
-  case LOOM_INTEGRATOR_VERLET: substep_verlet(&c, b->F); break;
-  case LOOM_INTEGRATOR_RK4: substep_rk4(&c, b->F, b->rk_x, b->rk_v, b->rk_sx, b->rk_sv); break;
-  default: substep_symplectic(&c, b->F); break;
+  switch (b->params.integrator) {
+  case LOOM_INTEGRATOR_VERLET: substep_verlet(&c, b->scratch.F); break;
+  case LOOM_INTEGRATOR_RK4:
+    substep_rk4(&c, b->scratch.F, b->scratch.rk_x, b->scratch.rk_v, b->scratch.rk_sx, b->scratch.rk_sv);
+    break;
+  default: substep_symplectic(&c, b->scratch.F); break;
   }
   pins_apply(w, c.slot, si->a1, si->dt);
-  if (b->model == LOOM_MODEL_SPRINGS_PBD) {
-    for (int it = 0; it < b->iterations; it++) springs_project(b, b->p.x);
+  if (b->params.model == LOOM_MODEL_SPRINGS_PBD) {
+    for (int it = 0; it < b->params.iterations; it++) springs_project(b, b->p.x);
     /* velocities from the corrected positions (position-based dynamics) */
     const double ih = 1.0 / si->h;
     const vec3 *xs = b->p.x_sub;
@@ -243,9 +247,9 @@ void cloth_predict(loom_world *w, body_slot *s, const step_info *si) {
 void cloth_after_contacts(loom_world *w, body_slot *s, const step_info *si) {
   (void)w;
   cloth_body *b = cloth_of(s);
-  if (b->p.frozen || b->integrator != LOOM_INTEGRATOR_VERLET) return;
+  if (b->p.frozen || b->params.integrator != LOOM_INTEGRATOR_VERLET) return;
   /* contacts changed v; keep Verlet's implicit velocity consistent with it */
-  for (int i = 0; i < b->p.n; i++) b->x_prev[i] = v3_madd(b->p.x[i], b->p.v[i], -si->h);
+  for (int i = 0; i < b->p.n; i++) b->state.x_prev[i] = v3_madd(b->p.x[i], b->p.v[i], -si->h);
 }
 
 /* Divergence guard: a body whose state is not finite or beyond the limits goes back to where it
@@ -254,13 +258,13 @@ void cloth_commit(loom_world *w, body_slot *s, const step_info *si) {
   cloth_body *b = cloth_of(s);
   const int n = b->p.n;
   if (b->p.frozen && !b->p.x_step) return;
-  w->stats.iterations += si->substeps * (b->model == LOOM_MODEL_SPRINGS_PBD ? b->iterations : 1);
+  w->stats.iterations += si->substeps * (b->params.model == LOOM_MODEL_SPRINGS_PBD ? b->params.iterations : 1);
   const char *what = NULL;
   int bad = b->p.frozen ? -1 : find_divergence(b, &what);
   if (bad < 0) return;
   memcpy(b->p.x, b->p.x_step, sizeof(vec3) * (size_t)n);
   memset(b->p.v, 0, sizeof(vec3) * (size_t)n);
-  memcpy(b->x_prev, b->p.x_step, sizeof(vec3) * (size_t)n);
+  memcpy(b->state.x_prev, b->p.x_step, sizeof(vec3) * (size_t)n);
   b->p.history_ok = 0;
   b->p.frozen = 1;
   world_diverged(w, (int)(s - w->bodies), bad, what, si);

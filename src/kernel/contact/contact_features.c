@@ -115,9 +115,9 @@ static int segment_cb(int t, void *ud) {
   feat_ctx *c = ud;
   cloth_body *b = c->b;
   for (int k = 0; k < 3; k++) {
-    int e = b->tri_edge[3 * t + k];
-    if (b->edge_owner[e] != t) continue; /* each cloth edge once */
-    int32_t idx[2] = {b->edge[2 * e], b->edge[2 * e + 1]};
+    int e = b->model.tri_edge[3 * t + k];
+    if (b->model.edge_owner[e] != t) continue; /* each cloth edge once */
+    int32_t idx[2] = {b->model.edge[2 * e], b->model.edge[2 * e + 1]};
     vec3 x0 = b->p.x[idx[0]], x1 = b->p.x[idx[1]];
     double s, u;
     double d2 = geom_segment_segment(x0, x1, c->p, c->q, &s, &u);
@@ -161,7 +161,7 @@ static void query_segment_padded(const bvh *t, vec3 p0, vec3 p1, double pad, int
  * already keeps the whole triangle outside, and a rounded feature need not be tested: this keeps
  * fine cloth on a ball as cheap as before and coarse cloth correct. 1.3 allows for stretching. */
 static int rounded_feature_needed(const cloth_body *b, double radius, double pad) {
-  double rho = 1.3 * b->max_circumradius;
+  double rho = 1.3 * b->model.max_circumradius;
   return rho * rho / (2 * (radius + pad)) >= 0.5 * pad;
 }
 
@@ -170,59 +170,59 @@ void contact_features_respond(loom_world *w, const body_pair *pair, const step_i
   if (sa->ops->id != LOOM_KIND_CLOTH || w->bodies[pair->b].ops->id != LOOM_KIND_RIGID) return;
   cloth_body *b = cloth_of(sa);
   const rigid_body *r = rigid_of_slot(&w->bodies[pair->b]);
-  if (b->p.frozen || b->p.nt == 0 || !(r->nfeat_pt || r->nfeat_seg)) return;
+  if (b->p.frozen || b->p.nt == 0 || !(r->model.nfeat_pt || r->model.nfeat_seg)) return;
   /* the cloth's box and triangle tree are taken once per substep, where the vertex response left
    * the cloth, for all obstacles */
-  if (b->feat_serial != w->substep_serial) {
-    b->feat_serial = w->substep_serial;
-    b->feat_lo = v3(INFINITY, INFINITY, INFINITY);
-    b->feat_hi = v3(-INFINITY, -INFINITY, -INFINITY);
+  if (b->cache.feat_serial != w->substep_serial) {
+    b->cache.feat_serial = w->substep_serial;
+    b->cache.feat_lo = v3(INFINITY, INFINITY, INFINITY);
+    b->cache.feat_hi = v3(-INFINITY, -INFINITY, -INFINITY);
     for (int i = 0; i < b->p.n; i++) {
-      b->feat_lo = v3_min(b->feat_lo, b->p.x[i]);
-      b->feat_hi = v3_max(b->feat_hi, b->p.x[i]);
+      b->cache.feat_lo = v3_min(b->cache.feat_lo, b->p.x[i]);
+      b->cache.feat_hi = v3_max(b->cache.feat_hi, b->p.x[i]);
     }
   }
-  int refit = b->refit_serial == w->substep_serial;
-  const vec3 blo = b->feat_lo, bhi = b->feat_hi;
-  const double pad = b->p.thickness + r->thickness;
+  int refit = b->cache.refit_serial == w->substep_serial;
+  const vec3 blo = b->cache.feat_lo, bhi = b->cache.feat_hi;
+  const double pad = b->p.thickness + r->params.thickness;
   vec3 rlo, rhi;
   rigid_swept_aabb(r, pad, &rlo, &rhi);
   if (!bvh_box_overlap(rlo, rhi, blo, bhi)) return;
   vec3 pos;
   quat q;
   rigid_pose_at(r, s->a1, &pos, &q);
-  feat_ctx c = {w, pair->a, pair->b, 0, b, r, pad, sqrt(b->p.friction * r->friction), v3(0, 0, 0), v3(0, 0, 0),
+  feat_ctx c = {w, pair->a, pair->b, 0, b, r, pad, sqrt(b->p.friction * r->params.friction), v3(0, 0, 0), v3(0, 0, 0),
                 v3(0, 0, 0)};
-  for (int i = 0; i < r->nfeat_pt; i++) {
-    if (r->feat_pt_r[i] > 0 && !rounded_feature_needed(b, r->feat_pt_r[i], pad)) continue;
-    c.p = v3_add(pos, q_rotate(q, r->feat_pt[i]));
-    c.pad = pad + r->feat_pt_r[i];
+  for (int i = 0; i < r->model.nfeat_pt; i++) {
+    if (r->model.feat_pt_r[i] > 0 && !rounded_feature_needed(b, r->model.feat_pt_r[i], pad)) continue;
+    c.p = v3_add(pos, q_rotate(q, r->model.feat_pt[i]));
+    c.pad = pad + r->model.feat_pt_r[i];
     const vec3 ep = v3(c.pad, c.pad, c.pad);
     if (!bvh_box_overlap(v3_sub(c.p, ep), v3_add(c.p, ep), blo, bhi)) continue;
     if (!refit) {
       cloth_refit_tree(b);
-      b->refit_serial = w->substep_serial;
+      b->cache.refit_serial = w->substep_serial;
       refit = 1;
     }
-    c.hint = q_rotate(q, r->feat_pt_n[i]);
+    c.hint = q_rotate(q, r->model.feat_pt_n[i]);
     c.feature = i;
-    bvh_query_box(&b->tri_tree, v3_sub(c.p, ep), v3_add(c.p, ep), point_cb, &c);
+    bvh_query_box(&b->cache.tri_tree, v3_sub(c.p, ep), v3_add(c.p, ep), point_cb, &c);
   }
-  for (int i = 0; i < r->nfeat_seg; i++) {
-    if (r->feat_seg_r[i] > 0 && !rounded_feature_needed(b, r->feat_seg_r[i], pad)) continue;
-    c.p = v3_add(pos, q_rotate(q, r->feat_seg[2 * i]));
-    c.q = v3_add(pos, q_rotate(q, r->feat_seg[2 * i + 1]));
-    c.pad = pad + r->feat_seg_r[i];
+  for (int i = 0; i < r->model.nfeat_seg; i++) {
+    if (r->model.feat_seg_r[i] > 0 && !rounded_feature_needed(b, r->model.feat_seg_r[i], pad)) continue;
+    c.p = v3_add(pos, q_rotate(q, r->model.feat_seg[2 * i]));
+    c.q = v3_add(pos, q_rotate(q, r->model.feat_seg[2 * i + 1]));
+    c.pad = pad + r->model.feat_seg_r[i];
     const vec3 ep = v3(c.pad, c.pad, c.pad);
     vec3 slo = v3_sub(v3_min(c.p, c.q), ep), shi = v3_add(v3_max(c.p, c.q), ep);
     if (!bvh_box_overlap(slo, shi, blo, bhi)) continue;
     if (!refit) {
       cloth_refit_tree(b);
-      b->refit_serial = w->substep_serial;
+      b->cache.refit_serial = w->substep_serial;
       refit = 1;
     }
-    c.hint = q_rotate(q, r->feat_seg_n[i]);
+    c.hint = q_rotate(q, r->model.feat_seg_n[i]);
     c.feature = i;
-    query_segment_padded(&b->tri_tree, c.p, c.q, c.pad, segment_cb, &c);
+    query_segment_padded(&b->cache.tri_tree, c.p, c.q, c.pad, segment_cb, &c);
   }
 }

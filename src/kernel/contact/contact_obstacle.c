@@ -20,7 +20,7 @@ typedef struct seg_ctx {
 
 static int seg_cb(int t, void *ud) {
   seg_ctx *c = ud;
-  const loom_mesh *m = c->r->mesh;
+  const loom_mesh *m = c->r->model.mesh;
   double s;
   if (geom_segment_triangle(c->p0, c->p1, m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]], &s,
                             NULL) &&
@@ -37,16 +37,16 @@ static double sgn(double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); }
  * and contact normal when the vertex needs correcting. */
 static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3 *out, vec3 *normal, double *depth,
                         int *collided) {
-  const loom_mesh *m = r->mesh;
+  const loom_mesh *m = r->model.mesh;
   vec3 p = p1;
   int touched = 0;
   *depth = 0;
   *collided = 0;
   /* 1. the path crosses a triangle: go back to the crossing point, on the side it came from */
   seg_ctx sc = {r, p0, p1, INFINITY, -1};
-  bvh_query_segment(&r->tree, p0, p1, seg_cb, &sc);
+  bvh_query_segment(&r->model.tree, p0, p1, seg_cb, &sc);
   if (sc.best >= 0) {
-    vec3 n = r->tri_normal[sc.best];
+    vec3 n = r->model.tri_normal[sc.best];
     vec3 a = m->v[m->tri[3 * sc.best]];
     double side = sgn(v3_dot(v3_sub(p0, a), n));
     if (side == 0) side = -sgn(v3_dot(v3_sub(p1, a), n));
@@ -62,14 +62,14 @@ static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3 
   for (int pass = 0; pass < 3; pass++) {
     double d;
     vec3 q;
-    const int best = bvh_closest_triangle(&r->tree, m->v, m->tri, p, pad, &d, &q, NULL);
+    const int best = bvh_closest_triangle(&r->model.tree, m->v, m->tri, p, pad, &d, &q, NULL);
     if (best < 0 || !(d < pad)) break;
     struct {
       int best;
       vec3 q;
     } nc = {best, q};
     if (pass > 0 && d >= pad * (1 - 1e-9)) break; /* resolved by the previous pass (up to rounding) */
-    vec3 n = r->tri_normal[nc.best];
+    vec3 n = r->model.tri_normal[nc.best];
     double side0 = sgn(v3_dot(v3_sub(p0, nc.q), n));
     if (side0 == 0) side0 = sgn(v3_dot(v3_sub(p, nc.q), n));
     if (side0 == 0) side0 = 1;
@@ -117,7 +117,7 @@ static double path_inside(const geom_shape *s, vec3 p0, vec3 p1, double *dmin) {
 /* Analytic shape in its own frame. */
 static int shape_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3 *out, vec3 *normal, double *depth) {
   vec3 n1, n0;
-  double d1 = geom_shape_sdf(&r->shape, p1, &n1);
+  double d1 = geom_shape_sdf(&r->model.shape, p1, &n1);
   double d0, hi = 1; /* hi: a fraction of the path where it is inside the shape */
   if (!(d1 < pad)) {
     /* The end is clear, but a fast vertex may have passed through a thin shape within the
@@ -125,15 +125,15 @@ static int shape_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3
     double dmin;
     /* a path no longer than the end's clearance cannot have crossed (saves the start's distance) */
     if (!(v3_dist2(p0, p1) > d1 * d1)) return 0;
-    d0 = geom_shape_sdf(&r->shape, p0, &n0);
+    d0 = geom_shape_sdf(&r->model.shape, p0, &n0);
     if (!(d0 > 0) || !(v3_dist(p0, p1) > d0 + d1)) return 0;
-    hi = path_inside(&r->shape, p0, p1, &dmin);
+    hi = path_inside(&r->model.shape, p0, p1, &dmin);
     if (hi < 0) return 0;
     *depth = -dmin;
   } else {
     *depth = d1 < 0 ? -d1 : 0;
     /* the start's distance matters only for an end inside the shape */
-    if (!(d1 < 0) || !((d0 = geom_shape_sdf(&r->shape, p0, &n0)) > 0)) {
+    if (!(d1 < 0) || !((d0 = geom_shape_sdf(&r->model.shape, p0, &n0)) > 0)) {
       *out = v3_madd(p1, n1, pad - d1);
       *normal = n1;
       return 1;
@@ -147,13 +147,13 @@ static int shape_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3
   for (int it = 0; it < 30; it++) {
     double mid = 0.5 * (lo + hi);
     vec3 nm;
-    if (geom_shape_sdf(&r->shape, v3_lerp(p0, p1, mid), &nm) > 0)
+    if (geom_shape_sdf(&r->model.shape, v3_lerp(p0, p1, mid), &nm) > 0)
       lo = mid;
     else
       hi = mid;
   }
   vec3 pe = v3_lerp(p0, p1, lo), ne;
-  double de = geom_shape_sdf(&r->shape, pe, &ne);
+  double de = geom_shape_sdf(&r->model.shape, pe, &ne);
   if (d1 < 0 && d1 >= -pad && v3_dot(ne, n1) > 0) {
     *out = v3_madd(p1, n1, pad - d1);
     *normal = n1;
@@ -184,7 +184,7 @@ static pair_frame frame_of(const loom_world *w, int slot_a, int slot_b, double p
   f.handle_a = world_handle(w, slot_a);
   f.handle_b = world_handle(w, slot_b);
   /* geometric mean: either side at 0 means no friction */
-  f.mu = sqrt(w->bodies[slot_a].pts->friction * r->friction);
+  f.mu = sqrt(w->bodies[slot_a].pts->friction * r->params.friction);
   f.pad = pad;
   rigid_swept_aabb(r, pad, &f.lo, &f.hi);
   rigid_pose_at(r, s->a0, &f.pos0, &f.q0);
@@ -206,8 +206,9 @@ static int vertex_test(const pair_frame *f, vec3 x0, vec3 x, contact_work *k, do
   vec3 p0 = q_rotate_inv(f->q0, v3_sub(x0, f->pos0));
   *depth = 0;
   k->collided = 0;
-  int hit = r->shape_type == LOOM_SHAPE_MESH ? mesh_contact(r, f->pad, p0, p1, &k->pc, &k->nl, depth, &k->collided)
-                                             : shape_contact(r, f->pad, p0, p1, &k->pc, &k->nl, depth);
+  int hit = r->model.shape_type == LOOM_SHAPE_MESH
+              ? mesh_contact(r, f->pad, p0, p1, &k->pc, &k->nl, depth, &k->collided)
+              : shape_contact(r, f->pad, p0, p1, &k->pc, &k->nl, depth);
   k->p0 = p0;
   return hit;
 }
@@ -262,7 +263,7 @@ void contact_vertices_detect(loom_world *w, const body_pair *pair, const step_in
   particles *b = w->bodies[pair->a].pts;
   const rigid_body *r = rigid_of_slot(&w->bodies[pair->b]);
   if (b->frozen) return;
-  const pair_frame f = frame_of(w, pair->a, pair->b, b->thickness + r->thickness, s);
+  const pair_frame f = frame_of(w, pair->a, pair->b, b->thickness + r->params.thickness, s);
   const vec3 blo = b->sub_lo, bhi = b->sub_hi; /* from the broad phase */
   vec3 ol = v3_max(blo, f.lo), oh = v3_min(bhi, f.hi); /* the overlap of the two boxes */
   double vb = (bhi.x - blo.x) * (bhi.y - blo.y) * (bhi.z - blo.z);
@@ -350,7 +351,7 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first) {
     while (stop < detected_end && cb->work[stop].slot_a == slot_a && cb->work[stop].slot_b == slot_b) stop++;
     if (stop == at && nmoved == 0) continue;
     const rigid_body *r = rigid_of_slot(&w->bodies[slot_b]);
-    const pair_frame f = frame_of(w, slot_a, slot_b, b->thickness + r->thickness, s);
+    const pair_frame f = frame_of(w, slot_a, slot_b, b->thickness + r->params.thickness, s);
     for (int j = 0; j < nmoved; j++)
       if (moved[2 * j] == slot_a) b->contact[moved[2 * j + 1]] |= 2;
     for (int c = at; c < stop; c++) {

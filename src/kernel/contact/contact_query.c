@@ -103,14 +103,16 @@ LOOM_API int loom_world_interpenetrations(loom_world *w) {
       if (!bvh_box_overlap(refs[i].lo, refs[i].hi, rlo, rhi)) continue;
       const particles *b = w->bodies[refs[i].slot].pts;
       vec3 a[3];
-      for (int c = 0; c < 3; c++) a[c] = q_rotate_inv(r->q, v3_sub(b->x[b->tri[3 * refs[i].t + c]], r->pos));
-      if (r->shape_type == LOOM_SHAPE_MESH) {
-        mesh_pair_ctx mc = {r->mesh, {a[0], a[1], a[2]}, 0};
-        bvh_query_box(&r->tree, v3_min(a[0], v3_min(a[1], a[2])), v3_max(a[0], v3_max(a[1], a[2])), mesh_pair_cb, &mc);
+      for (int c = 0; c < 3; c++)
+        a[c] = q_rotate_inv(r->state.q, v3_sub(b->x[b->tri[3 * refs[i].t + c]], r->state.pos));
+      if (r->model.shape_type == LOOM_SHAPE_MESH) {
+        mesh_pair_ctx mc = {r->model.mesh, {a[0], a[1], a[2]}, 0};
+        bvh_query_box(&r->model.tree, v3_min(a[0], v3_min(a[1], a[2])), v3_max(a[0], v3_max(a[1], a[2])),
+                      mesh_pair_cb, &mc);
         count += mc.count;
       } else {
         /* penetration deeper than 1 nm counts: touching the surface is not an interpenetration */
-        count += geom_triangle_overlaps_shape(&r->shape, a[0], a[1], a[2], 1e-9);
+        count += geom_triangle_overlaps_shape(&r->model.shape, a[0], a[1], a[2], 1e-9);
       }
     }
   }

@@ -1,32 +1,45 @@
 /* rigid.h — the rigid kind: static and kinematic bodies today (dynamic ones come with document
  * 003): shape, pose over a step, kinematic targets, sharp features for cloth contacts. Drawing
- * data is not kept here: the renderer asks for a tessellation (loom_rigid_render_mesh builds it). */
+ * data is not kept here: the renderer asks for a tessellation (loom_rigid_shape_mesh builds it). */
 #ifndef LOOM_RIGID_H
 #define LOOM_RIGID_H
 
 #include "world/world.h"
 
-typedef struct rigid_body {
+/* The model: the shape and what is derived from it, built once at creation. */
+typedef struct rigid_model {
   int shape_type;
-  geom_shape shape;  /* analytic shapes */
-  loom_mesh *mesh;   /* LOOM_SHAPE_MESH: shape in body frame */
-  bvh tree;          /* over mesh triangles, body frame */
-  vec3 *tri_normal;  /* unit normals of mesh triangles */
+  geom_shape shape; /* analytic shapes */
+  loom_mesh *mesh;  /* LOOM_SHAPE_MESH: shape in body frame */
+  bvh tree;         /* over mesh triangles, body frame */
+  vec3 *tri_normal; /* unit normals of mesh triangles */
   vec3 local_lo, local_hi;
+  /* sharp features (body frame) with outward hints: box corners/edges, cylinder rims, sharp mesh edges */
+  vec3 *feat_pt, *feat_pt_n, *feat_seg, *feat_seg_n;
+  double *feat_pt_r, *feat_seg_r; /* radius of rounded features (sphere centre, capsule axis), else 0 */
+  int nfeat_pt, nfeat_seg;
+} rigid_model;
+
+/* Parameters (rigid_param_table in rigid_kind.c); motion is fixed at creation. */
+typedef struct rigid_params {
   int motion;
-  /* state */
+  double friction, restitution, thickness;
+} rigid_params;
+
+/* State: what a step (or a trajectory) changes; rigid_state_fields lists it for snapshots. */
+typedef struct rigid_state {
   vec3 pos, pos0; /* now; at the start of the step being taken */
   quat q, q0;
   vec3 target_pos;
   quat target_q;
   int has_target;
   vec3 vel, omega; /* over the current/last step */
-  /* parameters */
-  double friction, restitution, thickness;
-  /* sharp features (body frame) with outward hints: box corners/edges, cylinder rims, sharp mesh edges */
-  vec3 *feat_pt, *feat_pt_n, *feat_seg, *feat_seg_n;
-  double *feat_pt_r, *feat_seg_r; /* radius of rounded features (sphere centre, capsule axis), else 0 */
-  int nfeat_pt, nfeat_seg;
+} rigid_state;
+
+typedef struct rigid_body {
+  rigid_model model;
+  rigid_params params;
+  rigid_state state;
 } rigid_body;
 
 extern const body_kind rigid_kind;

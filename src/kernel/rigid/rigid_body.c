@@ -69,13 +69,13 @@ static int validate(const loom_rigid_def *d) {
 }
 
 static int build_mesh_shape(rigid_body *r, const loom_mesh *src) {
-  r->mesh = loom_mesh_copy(src);
-  if (!r->mesh) return -1;
-  const loom_mesh *m = r->mesh;
+  r->model.mesh = loom_mesh_copy(src);
+  if (!r->model.mesh) return -1;
+  const loom_mesh *m = r->model.mesh;
   vec3 *lo = core_alloc((size_t)m->nt, sizeof(vec3));
   vec3 *hi = core_alloc((size_t)m->nt, sizeof(vec3));
-  r->tri_normal = core_alloc((size_t)m->nt, sizeof(vec3));
-  if (!lo || !hi || !r->tri_normal) {
+  r->model.tri_normal = core_alloc((size_t)m->nt, sizeof(vec3));
+  if (!lo || !hi || !r->model.tri_normal) {
     core_free(lo);
     core_free(hi);
     return -1;
@@ -84,13 +84,13 @@ static int build_mesh_shape(rigid_body *r, const loom_mesh *src) {
     vec3 a = m->v[m->tri[3 * t]], b = m->v[m->tri[3 * t + 1]], c = m->v[m->tri[3 * t + 2]];
     lo[t] = v3_min(a, v3_min(b, c));
     hi[t] = v3_max(a, v3_max(b, c));
-    r->tri_normal[t] = v3_normalize(v3_cross(v3_sub(b, a), v3_sub(c, a)));
+    r->model.tri_normal[t] = v3_normalize(v3_cross(v3_sub(b, a), v3_sub(c, a)));
   }
-  int rc = bvh_build(&r->tree, lo, hi, m->nt, 4);
+  int rc = bvh_build(&r->model.tree, lo, hi, m->nt, 4);
   core_free(lo);
   core_free(hi);
   if (rc != 0) return -1;
-  loom_mesh_aabb(m, &r->local_lo, &r->local_hi);
+  loom_mesh_aabb(m, &r->model.local_lo, &r->model.local_hi);
   return 0;
 }
 
@@ -100,14 +100,14 @@ int rigid_create(loom_world *w, int slot, const void *vdef) {
   rigid_body *r = core_calloc(1, sizeof *r);
   if (!r) return -1;
   w->bodies[slot].data = r;
-  r->shape_type = def->shape;
-  r->motion = def->motion;
-  r->pos = r->pos0 = r->target_pos = def->position;
-  r->q = r->q0 = r->target_q = q_normalize(def->orientation);
-  r->friction = def->friction;
-  r->restitution = def->restitution;
-  r->thickness = def->thickness;
-  geom_shape *s = &r->shape;
+  r->model.shape_type = def->shape;
+  r->params.motion = def->motion;
+  r->state.pos = r->state.pos0 = r->state.target_pos = def->position;
+  r->state.q = r->state.q0 = r->state.target_q = q_normalize(def->orientation);
+  r->params.friction = def->friction;
+  r->params.restitution = def->restitution;
+  r->params.thickness = def->thickness;
+  geom_shape *s = &r->model.shape;
   switch (def->shape) {
   case LOOM_SHAPE_SPHERE:
     s->type = GEOM_SPHERE;
@@ -132,44 +132,44 @@ int rigid_create(loom_world *w, int slot, const void *vdef) {
     return rigid_build_features(r);
   }
   vec3 e = geom_shape_extent(s);
-  r->local_lo = v3_neg(e);
-  r->local_hi = e;
+  r->model.local_lo = v3_neg(e);
+  r->model.local_hi = e;
   return rigid_build_features(r);
 }
 
 void rigid_free(void *data) {
   rigid_body *r = data;
   if (!r) return;
-  loom_mesh_destroy(r->mesh);
-  bvh_free(&r->tree);
-  core_free(r->tri_normal);
-  core_free(r->feat_pt);
-  core_free(r->feat_pt_n);
-  core_free(r->feat_seg);
-  core_free(r->feat_seg_n);
-  core_free(r->feat_pt_r);
-  core_free(r->feat_seg_r);
+  loom_mesh_destroy(r->model.mesh);
+  bvh_free(&r->model.tree);
+  core_free(r->model.tri_normal);
+  core_free(r->model.feat_pt);
+  core_free(r->model.feat_pt_n);
+  core_free(r->model.feat_seg);
+  core_free(r->model.feat_seg_n);
+  core_free(r->model.feat_pt_r);
+  core_free(r->model.feat_seg_r);
   core_free(r);
 }
 
 void rigid_pose_at(const rigid_body *r, double a, vec3 *pos, quat *q) {
   if (a <= 0) {
-    *pos = r->pos0;
-    *q = r->q0;
+    *pos = r->state.pos0;
+    *q = r->state.q0;
   } else if (a >= 1) {
-    *pos = r->target_pos;
-    *q = r->target_q;
+    *pos = r->state.target_pos;
+    *q = r->state.target_q;
   } else {
-    *pos = v3_lerp(r->pos0, r->target_pos, a);
-    *q = q_nlerp(r->q0, r->target_q, a);
+    *pos = v3_lerp(r->state.pos0, r->state.target_pos, a);
+    *q = q_nlerp(r->state.q0, r->state.target_q, a);
   }
 }
 
 static void posed_aabb(const rigid_body *r, vec3 pos, quat q, vec3 *lo, vec3 *hi) {
   /* |R| applied to the local half extents bounds the rotated box */
   mat3 R = q_to_mat3(q);
-  vec3 c = v3_scale(v3_add(r->local_lo, r->local_hi), 0.5);
-  vec3 e = v3_scale(v3_sub(r->local_hi, r->local_lo), 0.5);
+  vec3 c = v3_scale(v3_add(r->model.local_lo, r->model.local_hi), 0.5);
+  vec3 e = v3_scale(v3_sub(r->model.local_hi, r->model.local_lo), 0.5);
   vec3 wc = v3_add(pos, m3_mulv(&R, c));
   vec3 we;
   we.x = fabs(R.m[0][0]) * e.x + fabs(R.m[0][1]) * e.y + fabs(R.m[0][2]) * e.z;
@@ -181,8 +181,8 @@ static void posed_aabb(const rigid_body *r, vec3 pos, quat q, vec3 *lo, vec3 *hi
 
 void rigid_swept_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi) {
   vec3 l0, h0, l1, h1;
-  posed_aabb(r, r->pos0, r->q0, &l0, &h0);
-  posed_aabb(r, r->target_pos, r->target_q, &l1, &h1);
+  posed_aabb(r, r->state.pos0, r->state.q0, &l0, &h0);
+  posed_aabb(r, r->state.target_pos, r->state.target_q, &l1, &h1);
   vec3 p = v3(pad, pad, pad);
   *lo = v3_sub(v3_min(l0, l1), p);
   *hi = v3_add(v3_max(h0, h1), p);
@@ -190,22 +190,22 @@ void rigid_swept_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi) {
 
 vec3 rigid_point_velocity(const rigid_body *r, vec3 p) {
   /* about the body origin at the end of the step, where contacts are resolved */
-  return v3_add(r->vel, v3_cross(r->omega, v3_sub(p, r->target_pos)));
+  return v3_add(r->state.vel, v3_cross(r->state.omega, v3_sub(p, r->state.target_pos)));
 }
 
 double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n) {
-  if (r->shape_type != LOOM_SHAPE_MESH) return geom_shape_sdf(&r->shape, p, n);
+  if (r->model.shape_type != LOOM_SHAPE_MESH) return geom_shape_sdf(&r->model.shape, p, n);
   /* unsigned distance to the nearest triangle (branch and bound in the tree) */
   double d;
   vec3 q;
-  int best = bvh_closest_triangle(&r->tree, r->mesh->v, r->mesh->tri, p, INFINITY, &d, &q, NULL);
+  int best = bvh_closest_triangle(&r->model.tree, r->model.mesh->v, r->model.mesh->tri, p, INFINITY, &d, &q, NULL);
   if (best < 0) {
     if (n) *n = v3(0, 0, 1);
     return INFINITY;
   }
   if (n) {
     vec3 dir = v3_sub(p, q);
-    *n = d > 1e-12 ? v3_scale(dir, 1.0 / d) : r->tri_normal[best];
+    *n = d > 1e-12 ? v3_scale(dir, 1.0 / d) : r->model.tri_normal[best];
   }
   return d;
 }
@@ -220,16 +220,16 @@ static rigid_body *rigid_of(const loom_world *w, int handle, const char *fn) {
 LOOM_API int loom_rigid_pose(const loom_world *w, int body, loom_vec3 *position, loom_quat *orientation) {
   rigid_body *r = rigid_of(w, body, "rigid:pose");
   if (!r) return -1;
-  if (position) *position = r->pos;
-  if (orientation) *orientation = r->q;
+  if (position) *position = r->state.pos;
+  if (orientation) *orientation = r->state.q;
   return 0;
 }
 
 LOOM_API int loom_rigid_velocity(const loom_world *w, int body, loom_vec3 *v, loom_vec3 *omega) {
   rigid_body *r = rigid_of(w, body, "rigid:velocity");
   if (!r) return -1;
-  if (v) *v = r->vel;
-  if (omega) *omega = r->omega;
+  if (v) *v = r->state.vel;
+  if (omega) *omega = r->state.omega;
   return 0;
 }
 
@@ -237,14 +237,14 @@ LOOM_API int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *pos
   rigid_body *r = rigid_of(w, body, "rigid:set_target");
   if (!r) return -1;
   int slot = world_slot(w, body, LOOM_KIND_RIGID, "rigid:set_target");
-  if (r->motion != LOOM_KINEMATIC)
+  if (r->params.motion != LOOM_KINEMATIC)
     return loom_fail("rigid '%s' is static; only kinematic bodies follow targets (kinematic = true)", w->bodies[slot].name);
   if (!position || !v3_isfinite(*position)) return loom_fail("rigid '%s': target position must be finite", w->bodies[slot].name);
   if (orientation && !(q_norm(*orientation) > 1e-9 && isfinite(q_norm(*orientation))))
     return loom_fail("rigid '%s': target orientation must be a non-zero quaternion", w->bodies[slot].name);
-  r->target_pos = *position;
-  r->target_q = orientation ? q_normalize(*orientation) : r->q;
-  r->has_target = 1;
+  r->state.target_pos = *position;
+  r->state.target_q = orientation ? q_normalize(*orientation) : r->state.q;
+  r->state.has_target = 1;
   return 0;
 }
 
@@ -253,15 +253,15 @@ LOOM_API int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *posit
   if (!r) return -1;
   if (position) {
     if (!v3_isfinite(*position)) return loom_fail("rigid:set_pose: position must be finite");
-    r->pos = r->pos0 = r->target_pos = *position;
+    r->state.pos = r->state.pos0 = r->state.target_pos = *position;
   }
   if (orientation) {
     if (!(q_norm(*orientation) > 1e-9 && isfinite(q_norm(*orientation))))
       return loom_fail("rigid:set_pose: orientation must be a non-zero quaternion");
-    r->q = r->q0 = r->target_q = q_normalize(*orientation);
+    r->state.q = r->state.q0 = r->state.target_q = q_normalize(*orientation);
   }
-  r->has_target = 0;
-  r->vel = r->omega = v3(0, 0, 0);
+  r->state.has_target = 0;
+  r->state.vel = r->state.omega = v3(0, 0, 0);
   return 0;
 }
 
@@ -269,13 +269,13 @@ LOOM_API int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *posit
 LOOM_API loom_mesh *loom_rigid_shape_mesh(const loom_world *w, int body) {
   rigid_body *r = rigid_of(w, body, "rigid:shape_mesh");
   if (!r) return NULL;
-  const geom_shape *s = &r->shape;
-  switch (r->shape_type) {
+  const geom_shape *s = &r->model.shape;
+  switch (r->model.shape_type) {
   case LOOM_SHAPE_SPHERE: return loom_mesh_sphere(s->radius, 48, 24);
   case LOOM_SHAPE_BOX: return loom_mesh_box(s->half.x, s->half.y, s->half.z, 1);
   case LOOM_SHAPE_CAPSULE: return loom_mesh_capsule(s->radius, s->half_h, 32, 8);
   case LOOM_SHAPE_CYLINDER: return loom_mesh_cylinder(s->radius, s->half_h, 48, 1);
-  default: return loom_mesh_copy(r->mesh);
+  default: return loom_mesh_copy(r->model.mesh);
   }
 }
 
@@ -283,10 +283,10 @@ LOOM_API int loom_rigid_distance(const loom_world *w, int body, const loom_vec3 
   rigid_body *r = rigid_of(w, body, "rigid:distance");
   if (!r) return -1;
   if (!p || !v3_isfinite(*p)) return loom_fail("rigid:distance: point must be finite");
-  vec3 local = q_rotate_inv(r->q, v3_sub(*p, r->pos));
+  vec3 local = q_rotate_inv(r->state.q, v3_sub(*p, r->state.pos));
   vec3 n;
   double d = rigid_local_distance(r, local, &n);
   if (distance) *distance = d;
-  if (normal) *normal = q_rotate(r->q, n);
+  if (normal) *normal = q_rotate(r->state.q, n);
   return 0;
 }

@@ -145,30 +145,31 @@ int rigid_build_features(rigid_body *r) {
   feat_builder f;
   memset(&f, 0, sizeof f);
   int rc = 0;
-  switch (r->shape_type) {
-  case LOOM_SHAPE_BOX: rc = box_features(&f, r->shape.half); break;
-  case LOOM_SHAPE_CYLINDER: rc = cylinder_features(&f, r->shape.radius, r->shape.half_h); break;
-  case LOOM_SHAPE_MESH: rc = mesh_features(&f, r->mesh, r->tri_normal); break;
+  switch (r->model.shape_type) {
+  case LOOM_SHAPE_BOX: rc = box_features(&f, r->model.shape.half); break;
+  case LOOM_SHAPE_CYLINDER: rc = cylinder_features(&f, r->model.shape.radius, r->model.shape.half_h); break;
+  case LOOM_SHAPE_MESH: rc = mesh_features(&f, r->model.mesh, r->model.tri_normal); break;
   /* Spheres and capsules are smooth, but a coarse cloth's triangles sag into them between vertices
    * the vertex pass keeps outside (by cell^2 / 8R): their centre (axis and end points) with their
    * radius catch the triangle interiors and edges. */
-  case LOOM_SHAPE_SPHERE: rc = add_point_r(&f, v3(0, 0, 0), v3(0, 0, 0), r->shape.radius); break;
+  case LOOM_SHAPE_SPHERE: rc = add_point_r(&f, v3(0, 0, 0), v3(0, 0, 0), r->model.shape.radius); break;
   case LOOM_SHAPE_CAPSULE: {
-    vec3 a = v3(0, 0, -r->shape.half_h), b = v3(0, 0, r->shape.half_h);
-    rc = add_point_r(&f, a, v3(0, 0, 0), r->shape.radius) || add_point_r(&f, b, v3(0, 0, 0), r->shape.radius) ||
-         add_segment_r(&f, a, b, v3(0, 0, 0), r->shape.radius);
+    vec3 a = v3(0, 0, -r->model.shape.half_h), b = v3(0, 0, r->model.shape.half_h);
+    rc = add_point_r(&f, a, v3(0, 0, 0), r->model.shape.radius) ||
+         add_point_r(&f, b, v3(0, 0, 0), r->model.shape.radius) ||
+         add_segment_r(&f, a, b, v3(0, 0, 0), r->model.shape.radius);
     break;
   }
   default: break;
   }
-  r->feat_pt = f.pt;
-  r->feat_pt_n = f.pt_n;
-  r->feat_pt_r = f.pt_r;
-  r->feat_seg = f.seg;
-  r->feat_seg_n = f.seg_n;
-  r->feat_seg_r = f.seg_r;
-  r->nfeat_pt = f.npt;
-  r->nfeat_seg = f.nseg;
+  r->model.feat_pt = f.pt;
+  r->model.feat_pt_n = f.pt_n;
+  r->model.feat_pt_r = f.pt_r;
+  r->model.feat_seg = f.seg;
+  r->model.feat_seg_n = f.seg_n;
+  r->model.feat_seg_r = f.seg_r;
+  r->model.nfeat_pt = f.npt;
+  r->model.nfeat_seg = f.nseg;
   return rc;
 }
 
