@@ -131,6 +131,7 @@ typedef struct loom_stats {
   int frozen;             /* bodies frozen after a divergence */
   int bodies;             /* live bodies */
   int messages;           /* messages emitted since the world was created */
+  double cg_residual;     /* largest relative CG residual of the implicit cloths in the last step (0: none) */
 } loom_stats;
 
 /* Fills a definition with defaults: dt = 1/240 s, gravity (0, 0, -9.81), no wind. */
@@ -291,7 +292,7 @@ typedef enum loom_integrator {
   LOOM_INTEGRATOR_SYMPLECTIC = 1, /* symplectic Euler, exact for constant external acceleration */
   LOOM_INTEGRATOR_VERLET = 2,     /* position Verlet with drag (001) */
   LOOM_INTEGRATOR_RK4 = 3,        /* classical Runge-Kutta on (x, v) */
-  LOOM_INTEGRATOR_IMPLICIT = 4    /* backward Euler + CG (not available yet: creation fails) */
+  LOOM_INTEGRATOR_IMPLICIT = 4    /* backward Euler, one Newton step, filtered PCG (Baraff-Witkin 1998) */
 } loom_integrator;
 
 typedef struct loom_cloth_def {
@@ -311,12 +312,14 @@ typedef struct loom_cloth_def {
   int substeps;           /* per step; 0 = automatic from a stability estimate */
   int iterations;         /* springs_pbd constraint iterations per substep */
   int self_collision;     /* 1 = cloth-cloth collisions (not available yet: creation fails) */
+  double cg_tolerance;    /* implicit: relative (preconditioned) residual at which CG stops */
+  int cg_iterations;      /* implicit: CG iteration cap per substep */
 } loom_cloth_def;
 
 /* Defaults for a model: springs stretch 500, shear 50, bend 5 N/m; springs_pbd 1, 1, 0.2; BW
  * stretch 1000 N/m, shear 100 N/m, bend 1e-4 N m; damping 2e-5 s, drag 0.2 /s, density
- * 0.2 kg/m^2, thickness 0.004 m, friction 0.3, automatic substeps, 20 PBD iterations, symplectic
- * integrator. */
+ * 0.2 kg/m^2, thickness 0.004 m, friction 0.3, automatic substeps, 20 PBD iterations; integrator
+ * implicit for BW, symplectic otherwise; CG tolerance 1e-3 and at most 1000 iterations. */
 LOOM_API void loom_cloth_def_default(loom_cloth_def *def, int model);
 /* Creates a cloth body; returns its handle, or 0 with a message naming the first bad field. */
 LOOM_API int loom_cloth_create(loom_world *w, const loom_cloth_def *def);

@@ -53,6 +53,7 @@ typedef struct loom_stats {
   int frozen;
   int bodies;
   int messages;
+  double cg_residual;
 } loom_stats;
 void loom_world_def_default(loom_world_def *def);
 loom_world *loom_world_create(const loom_world_def *def);
@@ -154,6 +155,8 @@ typedef struct loom_cloth_def {
   int substeps;
   int iterations;
   int self_collision;
+  double cg_tolerance;
+  int cg_iterations;
 } loom_cloth_def;
 void loom_cloth_def_default(loom_cloth_def *def, int model);
 int loom_cloth_create(loom_world *w, const loom_cloth_def *def);

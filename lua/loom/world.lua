@@ -147,13 +147,14 @@ local cloth_spec = params_mod.add_checks({
   name = {"string", required = true},
   mesh = {"any", required = true},
   model = {"string", default = "springs", choices = {"springs", "springs_pbd", "baraff_witkin"}},
-  integrator = {"string", default = "symplectic", choices = {"symplectic", "verlet", "rk4", "implicit"}},
+  -- default: "implicit" for baraff_witkin, "symplectic" otherwise (the kernel's default per model)
+  integrator = {"string", choices = {"symplectic", "verlet", "rk4", "implicit"}},
   density = {"number", min = 0, open_min = true}, mass = {"number", min = 0, open_min = true},
   self_collision = {"boolean", default = false},
 }, C.LOOM_KIND_CLOTH)
 
 -- world:cloth{name, mesh, model, integrator, stretch, shear, bend, damping, drag, density | mass,
---             thickness, friction, substeps, iterations, self_collision} → body
+--             thickness, friction, substeps, iterations, cg_tolerance, cg_iterations, self_collision} → body
 function World:cloth(def)
   local d, err = check.fields(def, cloth_spec)
   if not d then check.raise("cloth", err) end
@@ -171,9 +172,9 @@ function World:cloth(def)
   C.loom_cloth_def_default(cd, models[d.model])
   cd.name = d.name
   cd.mesh = d.mesh
-  cd.integrator = integrators[d.integrator]
+  if d.integrator then cd.integrator = integrators[d.integrator] end
   for _, k in ipairs {"stretch", "shear", "bend", "damping", "drag", "density", "mass", "thickness", "friction",
-                      "substeps", "iterations"} do
+                      "substeps", "iterations", "cg_tolerance", "cg_iterations"} do
     if d[k] ~= nil then cd[k] = d[k] end
   end
   if d.substeps == nil and rawget(self, "_default_substeps") then cd.substeps = self._default_substeps end
@@ -616,7 +617,7 @@ function World:stats()
     time = s.time, steps = s.steps, contacts = s.contacts, collisions = s.collisions,
     impact_zones = s.impact_zones, iterations = s.iterations, substeps = s.substeps,
     max_penetration = s.max_penetration, frozen = s.frozen, bodies = s.bodies,
-    messages = s.messages, step_ms = s.step_seconds * 1000,
+    messages = s.messages, step_ms = s.step_seconds * 1000, cg_residual = s.cg_residual,
   }
 end
 

@@ -718,9 +718,15 @@ TEST(cloth_definition_validation) {
   d = fx_def(LOOM_MODEL_SPRINGS, "bad", m);
   d.model = 17;
   expect_cloth_fails(w, &d, "model");
-  d = fx_def(LOOM_MODEL_SPRINGS, "bad", m);
+  d = fx_def(LOOM_MODEL_SPRINGS_PBD, "bad", m);
   d.integrator = LOOM_INTEGRATOR_IMPLICIT;
-  expect_cloth_fails(w, &d, "'implicit'");
+  expect_cloth_fails(w, &d, "'implicit' needs forces");
+  d = fx_def(LOOM_MODEL_BARAFF_WITKIN, "bad", m);
+  d.cg_tolerance = 0;
+  expect_cloth_fails(w, &d, "'cg_tolerance'");
+  d = fx_def(LOOM_MODEL_BARAFF_WITKIN, "bad", m);
+  d.cg_iterations = 0;
+  expect_cloth_fails(w, &d, "'cg_iterations'");
   d = fx_def(LOOM_MODEL_SPRINGS, "bad", m);
   d.integrator = 0;
   expect_cloth_fails(w, &d, "integrator");

@@ -33,6 +33,8 @@ typedef struct cloth_params {
   int model, integrator;
   double stretch, shear, bend, damping, drag;
   int substeps_user, iterations;
+  double cg_tolerance; /* implicit: relative residual at which CG stops */
+  int cg_iterations;   /* implicit: CG iteration cap per substep */
 } cloth_params;
 
 /* The model: built once at creation from the mesh, never changed by a step. */
@@ -82,7 +84,28 @@ typedef struct cloth_cache {
 typedef struct cloth_scratch {
   vec3 *F, *rk_x, *rk_v, *rk_sx, *rk_sv;
   int step_substeps; /* substeps of the world step being taken */
+  int cg_iterations;  /* implicit: CG iterations summed over this step's substeps */
+  double cg_residual; /* implicit: the largest relative residual of this step's solves */
 } cloth_scratch;
+
+/* The implicit integrator's linear system (cloth_implicit.c): block-sparse rows with 3x3 blocks,
+ * pattern and element-to-block maps built once at creation, values and vectors refilled each
+ * substep (no allocation in a step). */
+typedef struct cloth_solver {
+  int nb;                 /* blocks */
+  int32_t *row, *col;     /* row i's blocks are [row[i], row[i+1]), columns sorted */
+  int32_t *diag;          /* block (i, i) of each row */
+  mat3 *val;              /* nb blocks of M - h df/dv - h^2 df/dx */
+  int32_t *tri_blocks;    /* per BW triangle: the 3 x 3 block indices */
+  int32_t *hinge_blocks;  /* per hinge: 4 x 4 */
+  int32_t *spring_blocks; /* per spring: (i,i) (i,j) (j,i) (j,j) */
+  vec3 *dv, *rhs, *r, *c, *q, *z, *f0;
+  mat3 *pinv;     /* inverse diagonal blocks (the preconditioner) */
+  uint8_t *fixed; /* per vertex: all directions constrained (pin, scripted velocity) */
+  int last_iterations;
+  double last_residual;
+  int warned; /* the non-convergence warning was given */
+} cloth_solver;
 
 typedef struct cloth_body {
   particles p; /* first member: the world's particle view of this body */
@@ -92,6 +115,7 @@ typedef struct cloth_body {
   cloth_derived derived;
   cloth_cache cache;
   cloth_scratch scratch;
+  cloth_solver solver; /* integrator 'implicit' only */
 } cloth_body;
 
 extern const body_kind cloth_kind;
@@ -132,6 +156,28 @@ double bw_hinge_angle(const vec3 *x, const int32_t v[4], vec3 grad[4]);
 int cloth_build_elements(cloth_body *b, const loom_mesh *m);
 /* Triangle boxes from the current positions, then the tree's node boxes. */
 void cloth_refit_tree(cloth_body *b);
+
+/* ---- cloth_implicit.c ------------------------------------------------------------------------------ */
+/* What one implicit substep needs from the world. pin_v: per vertex, the velocity a constrained
+ * vertex must have over the substep (read for fixed vertices only). */
+typedef struct cloth_implicit_ctx {
+  double h;
+  vec3 g, wind;
+  const vec3 *pin_v;
+  int grab_vertex; /* -1: none */
+  vec3 grab_target;
+  double grab_k, grab_c;
+} cloth_implicit_ctx;
+int cloth_solver_build(cloth_body *b);
+void cloth_solver_free(cloth_solver *s);
+void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c);
+/* Force Jacobians (df/dx, df/dv) of one element at x. exact = 1: the full derivative (tests);
+ * 0: the positive-definite part the solver uses (see cloth_implicit.c). */
+void bw_tri_jacobian(const cloth_body *b, const bw_tri *q, const vec3 *x, int exact, mat3 Kx[3][3], mat3 Kv[3][3]);
+/* Gauss–Newton (exact where theta = rest). */
+void bw_hinge_jacobian(const cloth_body *b, const bw_hinge *q, const vec3 *x, mat3 Kx[4][4], mat3 Kv[4][4]);
+/* Spring q: the (i, j) block df_i/dx_j and df_i/dv_j; the (i, i) block is their negative. */
+void spring_jacobian(const cloth_body *b, int q, const vec3 *x, int exact, mat3 *Kx, mat3 *Kv);
 
 /* ---- cloth_step.c: the kind's step operations ---------------------------------------------------- */
 int cloth_substeps(loom_world *w, body_slot *s, double dt);

@@ -12,7 +12,7 @@ LOOM_API void loom_cloth_def_default(loom_cloth_def *def, int model) {
   memset(def, 0, sizeof *def);
   if (model != LOOM_MODEL_SPRINGS_PBD && model != LOOM_MODEL_BARAFF_WITKIN) model = LOOM_MODEL_SPRINGS;
   def->model = model;
-  def->integrator = LOOM_INTEGRATOR_SYMPLECTIC;
+  def->integrator = model == LOOM_MODEL_BARAFF_WITKIN ? LOOM_INTEGRATOR_IMPLICIT : LOOM_INTEGRATOR_SYMPLECTIC;
   switch (model) {
   case LOOM_MODEL_SPRINGS_PBD:
     /* fractions of the length violation corrected per iteration (001 constraint variant) */
@@ -42,6 +42,8 @@ LOOM_API void loom_cloth_def_default(loom_cloth_def *def, int model) {
   def->substeps = 0;
   def->iterations = 20;
   def->self_collision = 0;
+  def->cg_tolerance = 1e-3;
+  def->cg_iterations = 1000;
 }
 
 /* Validates one stiffness-like value for the model; messages name the cloth and the field. */
@@ -67,10 +69,16 @@ static int validate(const loom_cloth_def *d) {
   if (!d->mesh) return loom_fail("cloth '%s': 'mesh' is required", nm);
   if (d->model < LOOM_MODEL_SPRINGS || d->model > LOOM_MODEL_BARAFF_WITKIN)
     return loom_fail("cloth '%s': unknown model %d", nm, d->model);
-  if (d->integrator == LOOM_INTEGRATOR_IMPLICIT)
-    return loom_fail("cloth '%s': integrator 'implicit' is not available yet (use 'symplectic', 'verlet' or 'rk4')", nm);
-  if (d->integrator < LOOM_INTEGRATOR_SYMPLECTIC || d->integrator > LOOM_INTEGRATOR_RK4)
+  if (d->integrator < LOOM_INTEGRATOR_SYMPLECTIC || d->integrator > LOOM_INTEGRATOR_IMPLICIT)
     return loom_fail("cloth '%s': unknown integrator %d", nm, d->integrator);
+  if (d->integrator == LOOM_INTEGRATOR_IMPLICIT && d->model == LOOM_MODEL_SPRINGS_PBD)
+    return loom_fail("cloth '%s': integrator 'implicit' needs forces: use model 'springs' or 'baraff_witkin' "
+                     "('springs_pbd' acts by projection)",
+                     nm);
+  if (!isfinite(d->cg_tolerance) || !(d->cg_tolerance > 0) || d->cg_tolerance > 1)
+    return loom_fail("cloth '%s': 'cg_tolerance' must be a number in (0, 1], got %g", nm, d->cg_tolerance);
+  if (d->cg_iterations < 1 || d->cg_iterations > 100000)
+    return loom_fail("cloth '%s': 'cg_iterations' must be an integer in [1, 100000], got %d", nm, d->cg_iterations);
   if (d->self_collision)
     return loom_fail("cloth '%s': 'self_collision' is not available yet (cloth-cloth collisions arrive with the "
                      "Bridson pipeline)",
@@ -103,6 +111,7 @@ void cloth_free(void *data) {
   if (!b) return;
   particles_free(&b->p);
   core_free(b->state.x_prev);
+  cloth_solver_free(&b->solver);
   core_free(b->model.springs);
   core_free(b->model.bw);
   core_free(b->model.hinges);
@@ -140,6 +149,8 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->p.friction = def->friction;
   b->params.substeps_user = def->substeps;
   b->params.iterations = def->iterations;
+  b->params.cg_tolerance = def->cg_tolerance;
+  b->params.cg_iterations = def->cg_iterations;
   b->model.grid_nx = mesh->grid_nx;
   b->model.grid_ny = mesh->grid_ny;
 
@@ -171,6 +182,7 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
     break;
   }
   if (cloth_build_elements(b, mesh) != 0) return -1;
+  if (b->params.integrator == LOOM_INTEGRATOR_IMPLICIT && cloth_solver_build(b) != 0) return -1;
   cloth_estimate_spectrum(b); /* on failure the Gershgorin bound is used */
   return 0;
 }
@@ -194,6 +206,10 @@ static const param_spec cloth_param_table[] = {
               "substeps per step; 0 = automatic from the stability estimate (get returns the count in use)"),
   CLOTH_PARAM("iterations", "", 1, 1000, PARAM_LIVE | PARAM_INTEGER, params.iterations,
               "springs_pbd: constraint iterations per substep"),
+  CLOTH_PARAM("cg_tolerance", "", 1e-12, 1, PARAM_LIVE, params.cg_tolerance,
+              "implicit: CG stops when the preconditioned residual is this fraction of the right-hand side's"),
+  CLOTH_PARAM("cg_iterations", "", 1, 100000, PARAM_LIVE | PARAM_INTEGER, params.cg_iterations,
+              "implicit: CG iteration cap per substep (not converged: a warning, the step completes)"),
   CLOTH_PARAM("stable_substep", "s", 0, 0, PARAM_READONLY, derived.h_stable, "largest stable substep of the estimate"),
   CLOTH_PARAM("lambda_stretch", "1/s^2", 0, 0, PARAM_READONLY, model.lambda_unit[FAM_STRUCTURAL],
               "lambda_max(M^-1/2 K M^-1/2) of the stretch family at unit stiffness"),
@@ -204,7 +220,7 @@ static const param_spec cloth_param_table[] = {
   CLOTH_PARAM("model", "", 0, 0, PARAM_READONLY | PARAM_INTEGER, params.model,
               "loom_model (1 springs, 2 springs_pbd, 3 baraff_witkin)"),
   CLOTH_PARAM("integrator", "", 0, 0, PARAM_READONLY | PARAM_INTEGER, params.integrator,
-              "loom_integrator (1 symplectic, 2 verlet, 3 rk4)"),
+              "loom_integrator (1 symplectic, 2 verlet, 3 rk4, 4 implicit)"),
 };
 
 static int cloth_check_param(const body_slot *s, const param_spec *p, double value) {

@@ -158,6 +158,23 @@ static int find_divergence(const cloth_body *b, const char **what) {
   return -1;
 }
 
+/* Backward Euler (cloth_implicit.c). The mouse grab is a spring of stiffness M omega^2 damped
+ * critically for the body, without the explicit caps: the solve keeps it stable. */
+static void substep_implicit(const step_ctx *c, vec3 *pin_v) {
+  cloth_body *b = c->b;
+  memcpy(pin_v, b->p.v, sizeof(vec3) * (size_t)b->p.n);
+  pins_velocities(c->w, c->slot, c->dt, pin_v);
+  cloth_implicit_ctx ic = {c->h, c->g, c->wind, pin_v, c->grab_vertex, c->grab_target, 0, 0};
+  if (c->grab_vertex >= 0) {
+    const double M = b->p.total_mass;
+    ic.grab_k = M * c->grab_omega * c->grab_omega;
+    ic.grab_c = 2.0 * c->grab_omega * M;
+  }
+  cloth_implicit_substep(b, &ic);
+  b->scratch.cg_iterations += b->solver.last_iterations;
+  if (b->solver.last_residual > b->scratch.cg_residual) b->scratch.cg_residual = b->solver.last_residual;
+}
+
 /* ---- the kind's step operations ------------------------------------------------------------ */
 
 /* The world substeps as a whole (docs/architecture.md): this is how many substeps this cloth needs
@@ -165,6 +182,8 @@ static int find_divergence(const cloth_body *b, const char **what) {
 int cloth_substeps(loom_world *w, body_slot *s, double dt) {
   cloth_body *b = cloth_of(s);
   if (b->p.frozen) return 1;
+  if (b->params.integrator == LOOM_INTEGRATOR_IMPLICIT)
+    return b->params.substeps_user > 0 ? b->params.substeps_user : 1; /* stable at any step */
   int S = b->params.substeps_user > 0 ? b->params.substeps_user : b->derived.substeps_auto;
   if (S < 1) S = 1;
   if (!b->derived.warned_substeps) {
@@ -192,6 +211,8 @@ void cloth_begin(loom_world *w, body_slot *s, const step_info *si) {
   const int n = b->p.n;
   arena *A = &w->scratch;
   b->scratch.step_substeps = si->substeps;
+  b->scratch.cg_iterations = 0;
+  b->scratch.cg_residual = 0;
   b->scratch.F = ARENA_NEW(A, vec3, n, "cloth forces");
   b->scratch.rk_x = b->scratch.rk_v = b->scratch.rk_sx = b->scratch.rk_sv = NULL;
   if (b->params.integrator == LOOM_INTEGRATOR_RK4) {
@@ -227,6 +248,7 @@ void cloth_predict(loom_world *w, body_slot *s, const step_info *si) {
   if (b->p.frozen) return;
   step_ctx c = make_ctx(w, s, si);
   switch (b->params.integrator) {
+  case LOOM_INTEGRATOR_IMPLICIT: substep_implicit(&c, b->scratch.F); break;
   case LOOM_INTEGRATOR_VERLET: substep_verlet(&c, b->scratch.F); break;
   case LOOM_INTEGRATOR_RK4:
     substep_rk4(&c, b->scratch.F, b->scratch.rk_x, b->scratch.rk_v, b->scratch.rk_sx, b->scratch.rk_sv);
@@ -258,7 +280,20 @@ void cloth_commit(loom_world *w, body_slot *s, const step_info *si) {
   cloth_body *b = cloth_of(s);
   const int n = b->p.n;
   if (b->p.frozen && !b->p.x_step) return;
-  w->stats.iterations += si->substeps * (b->params.model == LOOM_MODEL_SPRINGS_PBD ? b->params.iterations : 1);
+  if (b->params.integrator == LOOM_INTEGRATOR_IMPLICIT) {
+    w->stats.iterations += b->scratch.cg_iterations;
+    w->stats.cg_residual = fmax(w->stats.cg_residual, b->scratch.cg_residual);
+    if (b->scratch.cg_residual > b->params.cg_tolerance && !b->solver.warned && !b->p.frozen) {
+      world_message(w, LOOM_WARNING, (int)(s - w->bodies),
+                    "cloth '%s': CG did not converge in %d iterations at t = %.3f s (relative residual %.3g > "
+                    "cg_tolerance %.3g); the step completed with the partial solution: raise 'cg_iterations', or "
+                    "lower dt or the stiffness",
+                    s->name, b->params.cg_iterations, w->time + si->dt, b->scratch.cg_residual, b->params.cg_tolerance);
+      b->solver.warned = 1;
+    }
+  } else {
+    w->stats.iterations += si->substeps * (b->params.model == LOOM_MODEL_SPRINGS_PBD ? b->params.iterations : 1);
+  }
   const char *what = NULL;
   int bad = b->p.frozen ? -1 : find_divergence(b, &what);
   if (bad < 0) return;

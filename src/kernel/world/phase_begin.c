@@ -13,6 +13,7 @@ void phase_begin(loom_world *w, step_info *s) {
   w->stats.collisions = 0;
   w->stats.impact_zones = 0;
   w->stats.iterations = 0;
+  w->stats.cg_residual = 0;
   w->stats.substeps = 0;
   w->stats.max_penetration = 0;
   w->contacts.count = 0;

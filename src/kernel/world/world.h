@@ -258,6 +258,9 @@ void world_diverged(loom_world *w, int slot, int vertex, const char *what, const
 /* ---- pins (world_pins.c) ------------------------------------------------------------------------ */
 /* Puts every held pin of body `slot` at rest + lerp(offset, target, a), velocity = change / dt. */
 void pins_apply(const loom_world *w, int slot, double a, double dt);
+/* The velocity each held pin of body `slot` has over this step (what pins_apply gives it) into v;
+ * other entries are left as they are. */
+void pins_velocities(const loom_world *w, int slot, double dt, vec3 *v);
 
 /* Pinned vertices of particle body `slot` (of pin group `group`, or all when group < 0) that lie
  * within the contact margin (the particle thickness) of another body's surface (`other`, or any

@@ -215,6 +215,15 @@ void pins_apply(const loom_world *w, int slot, double a, double dt) {
   }
 }
 
+void pins_velocities(const loom_world *w, int slot, double dt, vec3 *v) {
+  for (int g = 0; g < w->group_slots; g++) {
+    const pin_group *p = &w->groups[g];
+    if (!p->alive || p->body != slot || !p->held) continue;
+    const vec3 vel = v3_scale(v3_sub(p->target, p->offset), 1.0 / dt);
+    for (int k = 0; k < p->count; k++) v[p->idx[k]] = vel;
+  }
+}
+
 /* ---- pins inside another body's contact margin -------------------------------------------------- */
 
 /* A pinned vertex does not move for contacts (it has nothing to resolve), so a pin inside an

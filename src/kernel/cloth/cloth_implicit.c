@@ -1,0 +1,452 @@
+/* cloth_implicit.c — the implicit integrator of Baraff & Witkin 1998 ("Large steps in cloth
+ * simulation", §5): one Newton step of backward Euler per substep,
+ *
+ *     (M - h df/dv - h^2 df/dx) dv = h (f0 + h df/dx v0),    x += h (v0 + dv),
+ *
+ * solved by their modified preconditioned conjugate gradient, whose filter makes the constrained
+ * directions of each vertex exact (pins and scripted velocities: all three directions).
+ *
+ * The matrix is sparse with 3x3 blocks (one per pair of vertices sharing an element: triangle,
+ * bending hinge or spring). Its pattern is built once when the cloth is created, together with the
+ * position of every element block in it, so a step only refills values; nothing is allocated in a
+ * step.
+ *
+ * Jacobians. Each force comes from an energy E = k/2 C(x)^2 (stretch, shear, bend, springs), so
+ * df/dx = -k (dC dC^T + C d2C). The second term is indefinite; like Baraff–Witkin (and every
+ * production solver since), the matrix keeps only its positive part so that it stays symmetric
+ * positive definite:
+ *   - stretch (C = a^1/2 (|w| - 1)): d2C is (1/|w|)(I - w w^T/|w|^2) per pair weight; kept while
+ *     the triangle is stretched (|w| > 1), dropped in compression;
+ *   - springs: the same with |d| / L;
+ *   - shear (C = a^1/2 w_u . w_v) and bend (C = theta - theta0 on the discrete-shell hinge): the
+ *     d2C term is dropped (Gauss–Newton).
+ * bw_tri_jacobian(..., exact = 1) gives the full Jacobian (tests compare it with finite
+ * differences); the solver uses exact = 0. Damping forces -kd C' dC give df/dv = -kd dC dC^T; their
+ * df/dx is neglected, as in BW98. Air drag -drag m (v - wind) is diagonal in df/dv. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cloth/cloth.h"
+
+/* ---- the pattern -------------------------------------------------------------------------------- */
+
+typedef struct pair_list {
+  int32_t *a, *b;
+  int count;
+} pair_list;
+
+static void add_pair(pair_list *l, int i, int j) {
+  l->a[l->count] = i;
+  l->b[l->count] = j;
+  l->count++;
+}
+
+/* Position of block (i, j) in row i (the columns of a row are sorted). */
+static int32_t find_block(const cloth_solver *s, int i, int j) {
+  int lo = s->row[i], hi = s->row[i + 1] - 1;
+  while (lo <= hi) {
+    int mid = (lo + hi) / 2;
+    if (s->col[mid] == j) return mid;
+    if (s->col[mid] < j) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+int cloth_solver_build(cloth_body *b) {
+  cloth_solver *s = &b->solver;
+  const int n = b->p.n;
+  /* every ordered pair of vertices of each element, the diagonal included */
+  const int nsp = b->model.fam_start[FAM_COUNT];
+  size_t cap = (size_t)n + 9 * (size_t)b->model.nbw + 16 * (size_t)b->model.nh + 4 * (size_t)nsp;
+  pair_list l = {core_alloc(cap, sizeof(int32_t)), core_alloc(cap, sizeof(int32_t)), 0};
+  int32_t *count = core_calloc((size_t)n + 1, sizeof(int32_t));
+  int rc = -1;
+  if (!l.a || !l.b || !count) goto done;
+  for (int i = 0; i < n; i++) add_pair(&l, i, i);
+  for (int t = 0; t < b->model.nbw; t++)
+    for (int k = 0; k < 3; k++)
+      for (int m = 0; m < 3; m++) add_pair(&l, b->model.bw[t].v[k], b->model.bw[t].v[m]);
+  for (int h = 0; h < b->model.nh; h++)
+    for (int k = 0; k < 4; k++)
+      for (int m = 0; m < 4; m++) add_pair(&l, b->model.hinges[h].v[k], b->model.hinges[h].v[m]);
+  for (int q = 0; q < nsp; q++) {
+    const spring *sp = &b->model.springs[q];
+    add_pair(&l, sp->i, sp->i);
+    add_pair(&l, sp->i, sp->j);
+    add_pair(&l, sp->j, sp->i);
+    add_pair(&l, sp->j, sp->j);
+  }
+  /* rows: bucket by row, then sort and deduplicate each row's columns */
+  for (int k = 0; k < l.count; k++) count[l.a[k] + 1]++;
+  for (int i = 0; i < n; i++) count[i + 1] += count[i];
+  int32_t *cols = core_alloc((size_t)l.count, sizeof(int32_t));
+  int32_t *fill = core_alloc((size_t)n, sizeof(int32_t));
+  if (!cols || !fill) {
+    core_free(cols);
+    core_free(fill);
+    goto done;
+  }
+  memcpy(fill, count, sizeof(int32_t) * (size_t)n);
+  for (int k = 0; k < l.count; k++) cols[fill[l.a[k]]++] = l.b[k];
+  core_free(fill);
+  s->row = core_alloc((size_t)n + 1, sizeof(int32_t));
+  int nb = 0;
+  if (s->row) {
+    for (int i = 0; i < n; i++) {
+      int32_t *c = cols + count[i];
+      int len = count[i + 1] - count[i];
+      qsort(c, (size_t)len, sizeof(int32_t), cmp_i32);
+      s->row[i] = nb;
+      for (int k = 0; k < len; k++)
+        if (k == 0 || c[k] != c[k - 1]) cols[nb++] = c[k]; /* nb <= count[i] + k: in place is safe */
+    }
+    s->row[n] = nb;
+  }
+  s->nb = nb;
+  s->col = core_alloc((size_t)(nb > 0 ? nb : 1), sizeof(int32_t));
+  s->val = core_alloc((size_t)(nb > 0 ? nb : 1), sizeof(mat3));
+  s->diag = core_alloc((size_t)n, sizeof(int32_t));
+  if (s->row && s->col) memcpy(s->col, cols, sizeof(int32_t) * (size_t)nb);
+  core_free(cols);
+  s->tri_blocks = core_alloc((size_t)(b->model.nbw > 0 ? b->model.nbw : 1) * 9, sizeof(int32_t));
+  s->hinge_blocks = core_alloc((size_t)(b->model.nh > 0 ? b->model.nh : 1) * 16, sizeof(int32_t));
+  s->spring_blocks = core_alloc((size_t)(nsp > 0 ? nsp : 1) * 4, sizeof(int32_t));
+  const size_t nv = (size_t)(n > 0 ? n : 1);
+  s->dv = core_alloc(nv, sizeof(vec3));
+  s->rhs = core_alloc(nv, sizeof(vec3));
+  s->r = core_alloc(nv, sizeof(vec3));
+  s->c = core_alloc(nv, sizeof(vec3));
+  s->q = core_alloc(nv, sizeof(vec3));
+  s->z = core_alloc(nv, sizeof(vec3));
+  s->f0 = core_alloc(nv, sizeof(vec3));
+  s->pinv = core_alloc(nv, sizeof(mat3));
+  s->fixed = core_alloc(nv, sizeof(uint8_t));
+  if (!s->row || !s->col || !s->val || !s->diag || !s->tri_blocks || !s->hinge_blocks || !s->spring_blocks ||
+      !s->dv || !s->rhs || !s->r || !s->c || !s->q || !s->z || !s->f0 || !s->pinv || !s->fixed)
+    goto done;
+  for (int i = 0; i < n; i++) s->diag[i] = find_block(s, i, i);
+  for (int t = 0; t < b->model.nbw; t++)
+    for (int k = 0; k < 3; k++)
+      for (int m = 0; m < 3; m++)
+        s->tri_blocks[9 * t + 3 * k + m] = find_block(s, b->model.bw[t].v[k], b->model.bw[t].v[m]);
+  for (int h = 0; h < b->model.nh; h++)
+    for (int k = 0; k < 4; k++)
+      for (int m = 0; m < 4; m++)
+        s->hinge_blocks[16 * h + 4 * k + m] = find_block(s, b->model.hinges[h].v[k], b->model.hinges[h].v[m]);
+  for (int q = 0; q < nsp; q++) {
+    const spring *sp = &b->model.springs[q];
+    s->spring_blocks[4 * q + 0] = find_block(s, sp->i, sp->i);
+    s->spring_blocks[4 * q + 1] = find_block(s, sp->i, sp->j);
+    s->spring_blocks[4 * q + 2] = find_block(s, sp->j, sp->i);
+    s->spring_blocks[4 * q + 3] = find_block(s, sp->j, sp->j);
+  }
+  rc = 0;
+done:
+  core_free(l.a);
+  core_free(l.b);
+  core_free(count);
+  if (rc != 0) loom_fail("cloth: out of memory building the implicit solver");
+  return rc;
+}
+
+void cloth_solver_free(cloth_solver *s) {
+  core_free(s->row);
+  core_free(s->col);
+  core_free(s->val);
+  core_free(s->diag);
+  core_free(s->tri_blocks);
+  core_free(s->hinge_blocks);
+  core_free(s->spring_blocks);
+  core_free(s->dv);
+  core_free(s->rhs);
+  core_free(s->r);
+  core_free(s->c);
+  core_free(s->q);
+  core_free(s->z);
+  core_free(s->f0);
+  core_free(s->pinv);
+  core_free(s->fixed);
+  memset(s, 0, sizeof *s);
+}
+
+/* ---- element Jacobians ------------------------------------------------------------------------- */
+
+/* K += s * (a a^T) */
+static inline void add_outer(mat3 *K, vec3 a, vec3 c, double s) {
+  const double av[3] = {a.x, a.y, a.z}, cv[3] = {c.x, c.y, c.z};
+  for (int r = 0; r < 3; r++)
+    for (int q = 0; q < 3; q++) K->m[r][q] += s * av[r] * cv[q];
+}
+
+static inline void add_identity(mat3 *K, double s) {
+  K->m[0][0] += s;
+  K->m[1][1] += s;
+  K->m[2][2] += s;
+}
+
+/* Stretch of one direction w = sum_k d_k x_k: E = ks a/2 (|w| - 1)^2. d2E/dx_k dx_l =
+ * ks a d_k d_l [u u^T + (1 - 1/|w|)(I - u u^T)]: H below is that bracket; in compression the
+ * second term is negative and dropped unless exact. */
+static void stretch_hessian(vec3 w, int exact, mat3 *H, mat3 *P) {
+  memset(H, 0, sizeof *H);
+  memset(P, 0, sizeof *P);
+  const double l = v3_len(w);
+  if (!(l > 1e-12)) return;
+  const vec3 u = v3_scale(w, 1.0 / l);
+  add_outer(P, u, u, 1.0); /* projection on u: the damping term */
+  double g = 1.0 - 1.0 / l;
+  if (!exact && g < 0) g = 0;
+  add_identity(H, g);
+  add_outer(H, u, u, 1.0 - g);
+}
+
+void bw_tri_jacobian(const cloth_body *b, const bw_tri *q, const vec3 *x, int exact, mat3 Kx[3][3], mat3 Kv[3][3]) {
+  const double ks = b->params.stretch, ksh = b->params.shear;
+  const double ds = b->params.damping * ks, dsh = b->params.damping * ksh;
+  const double a = q->area;
+  vec3 wu = v3(0, 0, 0), wv = v3(0, 0, 0);
+  for (int k = 0; k < 3; k++) {
+    wu = v3_madd(wu, x[q->v[k]], q->du[k]);
+    wv = v3_madd(wv, x[q->v[k]], q->dv[k]);
+  }
+  memset(Kx, 0, 9 * sizeof(mat3));
+  memset(Kv, 0, 9 * sizeof(mat3));
+  mat3 Hu, Pu, Hv, Pv;
+  stretch_hessian(wu, exact, &Hu, &Pu);
+  stretch_hessian(wv, exact, &Hv, &Pv);
+  const double C = v3_dot(wu, wv); /* shear condition (per sqrt(a)) */
+  vec3 g[3];
+  for (int k = 0; k < 3; k++) g[k] = v3_add(v3_scale(wv, q->du[k]), v3_scale(wu, q->dv[k]));
+  for (int k = 0; k < 3; k++)
+    for (int l = 0; l < 3; l++) {
+      mat3 *X = &Kx[k][l], *V = &Kv[k][l];
+      const double su = a * q->du[k] * q->du[l], sv = a * q->dv[k] * q->dv[l];
+      for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+          X->m[r][c] -= ks * (su * Hu.m[r][c] + sv * Hv.m[r][c]);
+          V->m[r][c] -= ds * (su * Pu.m[r][c] + sv * Pv.m[r][c]);
+        }
+      add_outer(X, g[k], g[l], -ksh * a);
+      add_outer(V, g[k], g[l], -dsh * a);
+      if (exact) add_identity(X, -ksh * a * C * (q->du[k] * q->dv[l] + q->dv[k] * q->du[l]));
+    }
+}
+
+void bw_hinge_jacobian(const cloth_body *b, const bw_hinge *q, const vec3 *x, mat3 Kx[4][4], mat3 Kv[4][4]) {
+  vec3 g[4];
+  bw_hinge_angle(x, q->v, g);
+  const double kb = b->params.bend * q->weight, db = b->params.damping * b->params.bend * q->weight;
+  for (int k = 0; k < 4; k++)
+    for (int l = 0; l < 4; l++) {
+      memset(&Kx[k][l], 0, sizeof(mat3));
+      memset(&Kv[k][l], 0, sizeof(mat3));
+      add_outer(&Kx[k][l], g[k], g[l], -kb);
+      add_outer(&Kv[k][l], g[k], g[l], -db);
+    }
+}
+
+void spring_jacobian(const cloth_body *b, int q, const vec3 *x, int exact, mat3 *Kx, mat3 *Kv) {
+  /* f_i = (k (l - L) + c vrel) u with d = x_j - x_i: df_i/dx_j = k [u u^T + (1 - L/l)(I - u u^T)]
+   * = -df_i/dx_i; returned: Kx = df_i/dx_j (the (i, j) block; (i, i) is -Kx). */
+  const spring *sp = &b->model.springs[q];
+  int fam = 0;
+  while (fam < FAM_COUNT - 1 && q >= b->model.fam_start[fam + 1]) fam++;
+  const double k = fam == FAM_STRUCTURAL ? b->params.stretch : fam == FAM_SHEAR ? b->params.shear : b->params.bend;
+  memset(Kx, 0, sizeof *Kx);
+  memset(Kv, 0, sizeof *Kv);
+  const vec3 d = v3_sub(x[sp->j], x[sp->i]);
+  const double l = v3_len(d);
+  if (!(l > 1e-12) || k == 0) return;
+  const vec3 u = v3_scale(d, 1.0 / l);
+  double gl = 1.0 - sp->rest / l;
+  if (!exact && gl < 0) gl = 0;
+  add_identity(Kx, k * gl);
+  add_outer(Kx, u, u, k * (1.0 - gl));
+  add_outer(Kv, u, u, b->params.damping * k);
+}
+
+/* ---- assembly ---------------------------------------------------------------------------------- */
+
+/* A_block += -h Kv - h^2 Kx; y_k += Kx v0 (for the right-hand side). */
+static inline void scatter(mat3 *A, const mat3 *Kx, const mat3 *Kv, double h, vec3 *y, vec3 v0) {
+  const double h2 = h * h;
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) A->m[r][c] -= h * Kv->m[r][c] + h2 * Kx->m[r][c];
+  *y = v3_add(*y, m3_mulv(Kx, v0));
+}
+
+/* Fills A = M - h df/dv - h^2 df/dx and y = df/dx v0 (in s->q). Element forces are not here:
+ * f0 comes from the same force routines the explicit integrators use. */
+static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, double drag, double grab_k,
+                     double grab_c, int grab_vertex) {
+  cloth_solver *s = &b->solver;
+  const int n = b->p.n;
+  memset(s->val, 0, sizeof(mat3) * (size_t)s->nb);
+  vec3 *y = s->q;
+  memset(y, 0, sizeof(vec3) * (size_t)n);
+  for (int i = 0; i < n; i++) {
+    /* mass and air drag (df/dv = -drag m I) */
+    add_identity(&s->val[s->diag[i]], b->p.m[i] * (1.0 + h * drag));
+  }
+  if (grab_vertex >= 0) {
+    /* the mouse spring: df/dx = -k I, df/dv = -c I */
+    add_identity(&s->val[s->diag[grab_vertex]], h * grab_c + h * h * grab_k);
+    y[grab_vertex] = v3_madd(y[grab_vertex], v[grab_vertex], -grab_k);
+  }
+  mat3 Kx[4][4], Kv[4][4];
+  if (b->params.model == LOOM_MODEL_BARAFF_WITKIN) {
+    if (b->params.stretch > 0 || b->params.shear > 0)
+      for (int t = 0; t < b->model.nbw; t++) {
+        const bw_tri *q = &b->model.bw[t];
+        mat3 Tx[3][3], Tv[3][3];
+        bw_tri_jacobian(b, q, x, 0, Tx, Tv);
+        const int32_t *blk = &s->tri_blocks[9 * t];
+        for (int k = 0; k < 3; k++)
+          for (int l = 0; l < 3; l++) scatter(&s->val[blk[3 * k + l]], &Tx[k][l], &Tv[k][l], h, &y[q->v[k]], v[q->v[l]]);
+      }
+    if (b->params.bend > 0)
+      for (int hh = 0; hh < b->model.nh; hh++) {
+        const bw_hinge *q = &b->model.hinges[hh];
+        bw_hinge_jacobian(b, q, x, Kx, Kv);
+        const int32_t *blk = &s->hinge_blocks[16 * hh];
+        for (int k = 0; k < 4; k++)
+          for (int l = 0; l < 4; l++) scatter(&s->val[blk[4 * k + l]], &Kx[k][l], &Kv[k][l], h, &y[q->v[k]], v[q->v[l]]);
+      }
+  } else {
+    const int nsp = b->model.fam_start[FAM_COUNT];
+    for (int q = 0; q < nsp; q++) {
+      const spring *sp = &b->model.springs[q];
+      mat3 X, V, nX, nV;
+      spring_jacobian(b, q, x, 0, &X, &V);
+      for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) {
+          nX.m[r][c] = -X.m[r][c];
+          nV.m[r][c] = -V.m[r][c];
+        }
+      const int32_t *blk = &s->spring_blocks[4 * q];
+      scatter(&s->val[blk[0]], &nX, &nV, h, &y[sp->i], v[sp->i]);
+      scatter(&s->val[blk[1]], &X, &V, h, &y[sp->i], v[sp->j]);
+      scatter(&s->val[blk[2]], &X, &V, h, &y[sp->j], v[sp->i]);
+      scatter(&s->val[blk[3]], &nX, &nV, h, &y[sp->j], v[sp->j]);
+    }
+  }
+}
+
+/* ---- the filtered PCG ----------------------------------------------------------------------------- */
+
+static void spmv(const cloth_solver *s, int n, const vec3 *restrict p, vec3 *restrict out) {
+  for (int i = 0; i < n; i++) {
+    double ox = 0, oy = 0, oz = 0;
+    for (int k = s->row[i]; k < s->row[i + 1]; k++) {
+      const mat3 *A = &s->val[k];
+      const vec3 pj = p[s->col[k]];
+      ox += A->m[0][0] * pj.x + A->m[0][1] * pj.y + A->m[0][2] * pj.z;
+      oy += A->m[1][0] * pj.x + A->m[1][1] * pj.y + A->m[1][2] * pj.z;
+      oz += A->m[2][0] * pj.x + A->m[2][1] * pj.y + A->m[2][2] * pj.z;
+    }
+    out[i] = v3(ox, oy, oz);
+  }
+}
+
+/* The filter S_i: a fixed vertex (pinned, scripted) has all three directions constrained. */
+static inline void filter(const cloth_solver *s, int n, vec3 *a) {
+  for (int i = 0; i < n; i++)
+    if (s->fixed[i]) a[i] = v3(0, 0, 0);
+}
+
+static double dot(int n, const vec3 *a, const vec3 *c) {
+  double d = 0;
+  for (int i = 0; i < n; i++) d += a[i].x * c[i].x + a[i].y * c[i].y + a[i].z * c[i].z;
+  return d;
+}
+
+/* BW98 §5.3: the modified PCG. dv starts at z (the constrained velocity changes), the residual is
+ * filtered so constrained directions never change, and the loop stops when the preconditioned
+ * residual falls below tol^2 times that of the filtered right-hand side. Returns iterations; the
+ * relative residual sqrt(delta / delta0) in *res. */
+static int modified_pcg(cloth_solver *s, int n, double tol, int max_iter, double *res) {
+  vec3 *dv = s->dv, *r = s->r, *c = s->c, *q = s->q, *t = s->f0; /* f0 is free again here */
+  /* block-Jacobi preconditioner: the inverses of the diagonal blocks */
+  for (int i = 0; i < n; i++)
+    if (m3_inverse(&s->val[s->diag[i]], &s->pinv[i]) != 0) s->pinv[i] = m3_identity();
+  memcpy(dv, s->z, sizeof(vec3) * (size_t)n);
+  /* delta0 from the filtered right-hand side */
+  memcpy(r, s->rhs, sizeof(vec3) * (size_t)n);
+  filter(s, n, r);
+  for (int i = 0; i < n; i++) t[i] = m3_mulv(&s->pinv[i], r[i]);
+  const double delta0 = dot(n, r, t);
+  /* r = filter(b - A dv) */
+  spmv(s, n, dv, q);
+  for (int i = 0; i < n; i++) r[i] = v3_sub(s->rhs[i], q[i]);
+  filter(s, n, r);
+  for (int i = 0; i < n; i++) c[i] = m3_mulv(&s->pinv[i], r[i]);
+  filter(s, n, c);
+  double delta = dot(n, r, c);
+  int it = 0;
+  const double stop = tol * tol * delta0;
+  while (delta > stop && it < max_iter) {
+    spmv(s, n, c, q);
+    filter(s, n, q);
+    const double cq = dot(n, c, q);
+    if (!(cq > 0)) break; /* no descent left (round-off at convergence) */
+    const double alpha = delta / cq;
+    for (int i = 0; i < n; i++) {
+      dv[i] = v3_madd(dv[i], c[i], alpha);
+      r[i] = v3_madd(r[i], q[i], -alpha);
+    }
+    for (int i = 0; i < n; i++) t[i] = m3_mulv(&s->pinv[i], r[i]);
+    const double old = delta;
+    delta = dot(n, r, t);
+    const double beta = delta / old;
+    for (int i = 0; i < n; i++) c[i] = v3_madd(t[i], c[i], beta);
+    filter(s, n, c);
+    it++;
+  }
+  *res = delta0 > 0 ? sqrt(fmax(delta, 0) / delta0) : 0;
+  return it;
+}
+
+/* ---- one substep ------------------------------------------------------------------------------- */
+
+void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
+  cloth_solver *s = &b->solver;
+  const int n = b->p.n;
+  const double h = c->h;
+  vec3 *x = b->p.x, *v = b->p.v;
+  /* f0: internal + drag + grab + external + gravity, at x0, v0 */
+  vec3 *f0 = s->f0;
+  cloth_internal_forces(b, x, v, f0);
+  const double drag = b->params.drag;
+  for (int i = 0; i < n; i++) {
+    const double m = b->p.m[i];
+    vec3 f = v3_add(f0[i], v3_add(b->p.f[i], v3_scale(c->g, m)));
+    if (drag > 0) f = v3_madd(f, v3_sub(v[i], c->wind), -drag * m);
+    f0[i] = f;
+  }
+  if (c->grab_vertex >= 0) {
+    const int i = c->grab_vertex;
+    f0[i] = v3_add(f0[i], v3_madd(v3_scale(v3_sub(c->grab_target, x[i]), c->grab_k), v[i], -c->grab_c));
+  }
+  /* constraints: pinned vertices take the velocity of their pin over this step */
+  for (int i = 0; i < n; i++) {
+    s->fixed[i] = b->p.inv_m[i] == 0;
+    s->z[i] = s->fixed[i] ? v3_sub(c->pin_v[i], v[i]) : v3(0, 0, 0);
+  }
+  assemble(b, x, v, h, drag, c->grab_k, c->grab_c, c->grab_vertex);
+  /* rhs = h (f0 + h df/dx v0); assemble left df/dx v0 in s->q */
+  for (int i = 0; i < n; i++) s->rhs[i] = v3_scale(v3_madd(f0[i], s->q[i], h), h);
+  double res = 0;
+  const int it = modified_pcg(s, n, b->params.cg_tolerance, b->params.cg_iterations, &res);
+  s->last_iterations = it;
+  s->last_residual = res;
+  for (int i = 0; i < n; i++) {
+    v[i] = v3_add(v[i], s->dv[i]);
+    x[i] = v3_madd(x[i], v[i], h);
+  }
+}
