@@ -78,6 +78,24 @@ for _, n in ipairs {32, 64, 128} do
   end)
 end
 
+-- cloth_implicit_N: the hanging scene, Baraff–Witkin with the implicit integrator at dt = 1/60 s
+-- (stretch 20 000 N/m), ms per step, CG iterations per step and the largest edge strain.
+for _, n in ipairs {64, 128} do
+  case("cloth_implicit_" .. n, function(runs)
+    local W = loom.load_scene("scenes/hanging.lua"):instantiate {n = n}
+    W:run(n <= 64 and 0.5 or 0.25)
+    local steps = n <= 64 and 8 or 2
+    local its = 0
+    local med, lo, hi = ms_per_step(W, steps, runs)
+    for _ = 1, steps do
+      W:step()
+      its = its + W:stats().iterations
+    end
+    return {size = ("%dx%d"):format(n, n), median = med, min = lo, max = hi, cg_iterations = its / steps,
+            cg_residual = W:stats().cg_residual, max_strain = max_edge_strain(W:body "cloth")}
+  end)
+end
+
 -- cloth_on_sphere_N: the drape scene (cloth on a ball and a floor, contacts every substep).
 for _, cells in ipairs {31, 63} do
   case("cloth_on_sphere_" .. (cells + 1), function(runs)
