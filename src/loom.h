@@ -290,9 +290,10 @@ typedef enum loom_model {
 
 typedef enum loom_integrator {
   LOOM_INTEGRATOR_SYMPLECTIC = 1, /* symplectic Euler, exact for constant external acceleration */
-  LOOM_INTEGRATOR_VERLET = 2,     /* position Verlet with drag (001) */
+  LOOM_INTEGRATOR_VERLET = 2,     /* Stormer-Verlet: second order, exact for constant acceleration */
   LOOM_INTEGRATOR_RK4 = 3,        /* classical Runge-Kutta on (x, v) */
-  LOOM_INTEGRATOR_IMPLICIT = 4    /* backward Euler, one Newton step, filtered PCG (Baraff-Witkin 1998) */
+  LOOM_INTEGRATOR_IMPLICIT = 4,   /* backward Euler, one Newton step, filtered PCG (Baraff-Witkin 1998) */
+  LOOM_INTEGRATOR_VERLET_001 = 5  /* Verlet with 001's damping form x' = x + (1 - kd)(x - x_prev) + a h^2 */
 } loom_integrator;
 
 typedef struct loom_cloth_def {

@@ -136,7 +136,8 @@ typedef enum loom_integrator {
   LOOM_INTEGRATOR_SYMPLECTIC = 1,
   LOOM_INTEGRATOR_VERLET = 2,
   LOOM_INTEGRATOR_RK4 = 3,
-  LOOM_INTEGRATOR_IMPLICIT = 4
+  LOOM_INTEGRATOR_IMPLICIT = 4,
+  LOOM_INTEGRATOR_VERLET_001 = 5
 } loom_integrator;
 typedef struct loom_cloth_def {
   const char *name;

@@ -140,6 +140,7 @@ end
 local models = {springs = C.LOOM_MODEL_SPRINGS, springs_pbd = C.LOOM_MODEL_SPRINGS_PBD,
                 baraff_witkin = C.LOOM_MODEL_BARAFF_WITKIN}
 local integrators = {symplectic = C.LOOM_INTEGRATOR_SYMPLECTIC, verlet = C.LOOM_INTEGRATOR_VERLET,
+                     verlet_001 = C.LOOM_INTEGRATOR_VERLET_001,
                      rk4 = C.LOOM_INTEGRATOR_RK4, implicit = C.LOOM_INTEGRATOR_IMPLICIT}
 
 -- Creation arguments; the live parameters (stretch ... iterations) come from the kernel's table.
@@ -148,7 +149,7 @@ local cloth_spec = params_mod.add_checks({
   mesh = {"any", required = true},
   model = {"string", default = "springs", choices = {"springs", "springs_pbd", "baraff_witkin"}},
   -- default: "implicit" for baraff_witkin, "symplectic" otherwise (the kernel's default per model)
-  integrator = {"string", choices = {"symplectic", "verlet", "rk4", "implicit"}},
+  integrator = {"string", choices = {"symplectic", "verlet", "verlet_001", "rk4", "implicit"}},
   density = {"number", min = 0, open_min = true}, mass = {"number", min = 0, open_min = true},
   self_collision = {"boolean", default = false},
 }, C.LOOM_KIND_CLOTH)
@@ -313,20 +314,26 @@ local function active_fields(W)
 end
 
 -- Force fields are Lua's, so the kernel's divergence report cannot name them: when the external
--- force the fields left on the diverged vertex is far above its weight, the message says so.
+-- force the fields left on some vertex of the diverged body is far above that vertex's weight, the
+-- message names the fields and the vertex they pushed hardest (relative to its weight).
 local function field_cause(W, seq, msg)
-  local vertex = tonumber(msg:match("diverged at t = [^(]*%(.- at vertex (%d+)%)"))
+  if not msg:find("diverged at t = ", 1, true) then return msg end
   local h = C.loom_world_message_body(W._w, seq)
-  if not vertex or h <= 0 or C.loom_body_vertex_count(W._w, h) <= vertex then return msg end
+  if h <= 0 then return msg end
+  local n = C.loom_body_vertex_count(W._w, h)
   local f, m = C.loom_body_f(W._w, h), C.loom_body_m(W._w, h)
-  if f == nil or m == nil then return msg end
-  local fv = f[vertex]
-  local force = math.sqrt(fv.x * fv.x + fv.y * fv.y + fv.z * fv.z)
-  local weight = m[vertex] * 9.81
+  if n <= 0 or f == nil or m == nil then return msg end
+  local worst, vertex, force = 0, -1, 0
+  for i = 0, n - 1 do
+    local fv = f[i]
+    local s = math.sqrt(fv.x * fv.x + fv.y * fv.y + fv.z * fv.z)
+    local r = s / (m[i] * 9.81)
+    if r > worst then worst, vertex, force = r, i, s end
+  end
   local names = active_fields(W)
-  if #names == 0 or not (force > 100 * weight) then return msg end
+  if #names == 0 or not (worst > 100) then return msg end
   local cause = ("force field%s %s pushed vertex %d with %.3g N, %.3g times its weight: check what %s"):format(
-    #names > 1 and "s" or "", table.concat(names, ", "), vertex, force, force / weight,
+    #names > 1 and "s" or "", table.concat(names, ", "), vertex, force, worst,
     #names > 1 and "they compute" or "it computes")
   -- the kernel's generic advice gives way to the cause found here
   local generic = ": reduce dt or stiffness, or look for forces that grow without bound"

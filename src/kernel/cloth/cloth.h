@@ -59,8 +59,11 @@ typedef struct cloth_model {
 /* State beyond the particle view (x, v, frozen, history): what a step changes and a checkpoint
  * saves (cloth_state_fields in cloth_body.c lists it). */
 typedef struct cloth_state {
-  vec3 *x_prev;  /* Verlet's previous position (valid when p.history_ok) */
-  double prev_h; /* substep that x_prev refers to */
+  vec3 *dx_prev; /* Verlet: x - x_prev, the last substep's displacement (valid when p.history_ok);
+                  * kept as a difference so the recurrence does not lose digits to |x| */
+  double prev_h; /* substep that dx_prev refers to */
+  vec3 *a_prev;  /* total acceleration of the last substep (valid when p.history_ok): symplectic
+                  * Euler's and Verlet's velocity at the end of a substep */
 } cloth_state;
 
 /* Values derived from parameters and dt, recomputed when either changes. */

@@ -69,7 +69,7 @@ static int validate(const loom_cloth_def *d) {
   if (!d->mesh) return loom_fail("cloth '%s': 'mesh' is required", nm);
   if (d->model < LOOM_MODEL_SPRINGS || d->model > LOOM_MODEL_BARAFF_WITKIN)
     return loom_fail("cloth '%s': unknown model %d", nm, d->model);
-  if (d->integrator < LOOM_INTEGRATOR_SYMPLECTIC || d->integrator > LOOM_INTEGRATOR_IMPLICIT)
+  if (d->integrator < LOOM_INTEGRATOR_SYMPLECTIC || d->integrator > LOOM_INTEGRATOR_VERLET_001)
     return loom_fail("cloth '%s': unknown integrator %d", nm, d->integrator);
   if (d->integrator == LOOM_INTEGRATOR_IMPLICIT && d->model == LOOM_MODEL_SPRINGS_PBD)
     return loom_fail("cloth '%s': integrator 'implicit' needs forces: use model 'springs' or 'baraff_witkin' "
@@ -110,7 +110,8 @@ void cloth_free(void *data) {
   cloth_body *b = data;
   if (!b) return;
   particles_free(&b->p);
-  core_free(b->state.x_prev);
+  core_free(b->state.dx_prev);
+  core_free(b->state.a_prev);
   cloth_solver_free(&b->solver);
   core_free(b->model.springs);
   core_free(b->model.bw);
@@ -133,8 +134,9 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   w->bodies[slot].data = b;
   w->bodies[slot].pts = &b->p;
   if (particles_alloc(&b->p, mesh->nv, mesh->nt) != 0) return -1;
-  b->state.x_prev = core_calloc((size_t)mesh->nv, sizeof(vec3));
-  if (!b->state.x_prev) return -1;
+  b->state.dx_prev = core_calloc((size_t)mesh->nv, sizeof(vec3));
+  b->state.a_prev = core_calloc((size_t)mesh->nv, sizeof(vec3));
+  if (!b->state.dx_prev || !b->state.a_prev) return -1;
   memcpy(b->p.x, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.rest, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.tri, mesh->tri, sizeof(int32_t) * 3 * (size_t)b->p.nt);
@@ -220,7 +222,7 @@ static const param_spec cloth_param_table[] = {
   CLOTH_PARAM("model", "", 0, 0, PARAM_READONLY | PARAM_INTEGER, params.model,
               "loom_model (1 springs, 2 springs_pbd, 3 baraff_witkin)"),
   CLOTH_PARAM("integrator", "", 0, 0, PARAM_READONLY | PARAM_INTEGER, params.integrator,
-              "loom_integrator (1 symplectic, 2 verlet, 3 rk4, 4 implicit)"),
+              "loom_integrator (1 symplectic, 2 verlet, 3 rk4, 4 implicit, 5 verlet_001)"),
 };
 
 static int cloth_check_param(const body_slot *s, const param_spec *p, double value) {
@@ -246,7 +248,8 @@ static void cloth_param_changed(loom_world *w, body_slot *s, const param_spec *p
 }
 
 static const state_field cloth_state_fields[] = {
-  {"x_prev", offsetof(cloth_body, state.x_prev), sizeof(vec3), 1},
+  {"dx_prev", offsetof(cloth_body, state.dx_prev), sizeof(vec3), 1},
+  {"a_prev", offsetof(cloth_body, state.a_prev), sizeof(vec3), 1},
   {"prev_h", offsetof(cloth_body, state.prev_h), sizeof(double), 0},
 };
 

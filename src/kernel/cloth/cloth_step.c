@@ -55,48 +55,72 @@ static inline vec3 accel_const(const step_ctx *c, int i) {
   return v3_madd(c->g, b->p.f[i], b->p.inv_m[i]);
 }
 
+/* Symplectic Euler in (x, u), u the velocity at the middle of the substep: u' = u + h a(x, u),
+ * x' = x + h u'. The velocity kept in v is the end-of-substep one, v = u + a h / 2, so free fall
+ * is exact in x and v (x0 + v0 t + g t^2 / 2, v0 + g t) and a cloth at rest (a = 0) has v = 0 (not
+ * the -g h / 2 a half-step velocity would show). a of the last substep is state (a_prev); before
+ * the first substep it is the constant part (gravity and f / m). */
 static void substep_symplectic(const step_ctx *c, vec3 *F) {
   cloth_body *b = c->b;
   const double h = c->h;
-  forces(c, b->p.x, b->p.v, F, 1);
+  vec3 *x = b->p.x, *v = b->p.v, *ap = b->state.a_prev;
+  if (!b->p.history_ok) {
+    for (int i = 0; i < b->p.n; i++) ap[i] = accel_const(c, i);
+    b->p.history_ok = 1;
+  }
+  for (int i = 0; i < b->p.n; i++)
+    if (b->p.inv_m[i] > 0) v[i] = v3_madd(v[i], ap[i], -0.5 * h); /* v -> u */
+  forces(c, x, v, F, 1);
   for (int i = 0; i < b->p.n; i++) {
-    const double im = b->p.inv_m[i];
-    if (im == 0) continue;
-    vec3 ac = accel_const(c, i);
-    /* kick with internal + constant acceleration, drift, then remove the h^2 a_c / 2 excess so
-     * that the constant part is integrated exactly */
-    b->p.v[i] = v3_madd(b->p.v[i], v3_madd(ac, F[i], im), h);
-    b->p.x[i] = v3_madd(v3_madd(b->p.x[i], b->p.v[i], h), ac, -0.5 * h * h);
+    /* a pinned vertex keeps the acceleration it would have if free: on release, sum m a_prev is
+     * then the body's weight plus external forces, and momentum changes by exactly that */
+    const vec3 a = v3_madd(c->g, v3_add(b->p.f[i], F[i]), 1.0 / b->p.m[i]);
+    if (b->p.inv_m[i] == 0) {
+      ap[i] = a;
+      continue;
+    }
+    const vec3 u = v3_madd(v[i], a, h);
+    x[i] = v3_madd(x[i], u, h);
+    v[i] = v3_madd(u, a, 0.5 * h);
+    ap[i] = a;
   }
 }
 
-static void substep_verlet(const step_ctx *c, vec3 *F) {
+/* Stormer-Verlet: x' = 2x - x_prev + a h^2 (second order; exact for constant acceleration, so the
+ * history starts at x_prev = x - h v + a h^2 / 2), kept as the displacement d = x - x_prev:
+ * d' = d + a h^2, x' = x + d'. 001's form (integrator verlet_001) damps with
+ * d' = (1 - kd) d + kd h wind + a h^2, kd = drag h, instead of a drag force. The velocity kept in v
+ * is d' / h + a h / 2, exact for constant acceleration. */
+static void substep_verlet(const step_ctx *c, vec3 *F, int form_001) {
   cloth_body *b = c->b;
   const double h = c->h;
+  vec3 *x = b->p.x, *v = b->p.v, *d = b->state.dx_prev, *ap = b->state.a_prev;
+  forces(c, x, v, F, !form_001);
   if (!b->p.history_ok) {
-    for (int i = 0; i < b->p.n; i++) b->state.x_prev[i] = v3_madd(b->p.x[i], b->p.v[i], -h);
+    for (int i = 0; i < b->p.n; i++) {
+      const vec3 a = b->p.inv_m[i] > 0 ? v3_madd(accel_const(c, i), F[i], b->p.inv_m[i]) : v3(0, 0, 0);
+      d[i] = v3_madd(v3_scale(v[i], h), a, -0.5 * h * h);
+    }
     b->p.history_ok = 1;
     b->state.prev_h = h;
   } else if (b->state.prev_h != h) {
-    /* rescale the implied velocity to the new substep */
-    double r = h / b->state.prev_h;
-    for (int i = 0; i < b->p.n; i++) b->state.x_prev[i] = v3_madd(b->p.x[i], v3_sub(b->p.x[i], b->state.x_prev[i]), -r);
+    /* the substep changed: keep the half-step velocity d / h */
+    const double r = h / b->state.prev_h;
+    for (int i = 0; i < b->p.n; i++) d[i] = v3_scale(d[i], r);
     b->state.prev_h = h;
   }
-  forces(c, b->p.x, b->p.v, F, 0);
-  /* 001: p' = p + (1 - kd)(p - p_prev) + a h^2, with the global damping kd = drag h pulling the
-   * velocity towards the wind. */
-  const double kd = fmin(b->params.drag * h, 1.0);
+  const double kd = form_001 ? fmin(b->params.drag * h, 1.0) : 0;
   for (int i = 0; i < b->p.n; i++) {
     const double im = b->p.inv_m[i];
     if (im == 0) continue;
-    vec3 a = v3_madd(accel_const(c, i), F[i], im);
-    vec3 vel = v3_sub(b->p.x[i], b->state.x_prev[i]);
-    vel = v3_add(v3_scale(vel, 1.0 - kd), v3_scale(c->wind, kd * h));
-    vec3 xn = v3_madd(v3_add(b->p.x[i], vel), a, h * h);
-    b->state.x_prev[i] = b->p.x[i];
-    b->p.x[i] = xn;
-    b->p.v[i] = v3_scale(v3_sub(xn, b->state.x_prev[i]), 1.0 / h);
+    const vec3 a = v3_madd(accel_const(c, i), F[i], im);
+    vec3 step = d[i];
+    if (form_001) step = v3_add(v3_scale(step, 1.0 - kd), v3_scale(c->wind, kd * h));
+    step = v3_madd(step, a, h * h);
+    d[i] = step;
+    x[i] = v3_add(x[i], step);
+    v[i] = v3_madd(v3_scale(step, 1.0 / h), a, 0.5 * h);
+    ap[i] = a;
   }
 }
 
@@ -175,6 +199,10 @@ static void substep_implicit(const step_ctx *c, vec3 *pin_v) {
   if (b->solver.last_residual > b->scratch.cg_residual) b->scratch.cg_residual = b->solver.last_residual;
 }
 
+/* More automatic substeps than this per step: the explicit integrators say once that the implicit
+ * one would do the step in one solve. */
+#define CLOTH_MANY_SUBSTEPS 100
+
 /* ---- the kind's step operations ------------------------------------------------------------ */
 
 /* The world substeps as a whole (docs/architecture.md): this is how many substeps this cloth needs
@@ -197,9 +225,15 @@ int cloth_substeps(loom_world *w, body_slot *s, double dt) {
     } else if (b->params.substeps_user == 0 && b->derived.substeps_auto >= WORLD_MAX_SUBSTEPS &&
                dt / S > b->derived.h_stable * 1.0001) {
       world_message(w, LOOM_WARNING, (int)(s - w->bodies),
-                    "cloth '%s': the stable substep (%.3g s) needs more than %d substeps per step; capped — reduce "
-                    "stiffness, damping or dt",
+                    "cloth '%s': the stable substep (%.3g s) needs more than %d substeps per step; capped — use "
+                    "integrator = 'implicit' (stable at any step), or reduce stiffness, damping or dt",
                     s->name, b->derived.h_stable, WORLD_MAX_SUBSTEPS);
+      b->derived.warned_substeps = 1;
+    } else if (b->params.substeps_user == 0 && S > CLOTH_MANY_SUBSTEPS && b->params.model != LOOM_MODEL_SPRINGS_PBD) {
+      world_message(w, LOOM_WARNING, (int)(s - w->bodies),
+                    "cloth '%s': the explicit integrator needs %d substeps per step at dt = %.3g s (stable substep "
+                    "%.3g s); use integrator = 'implicit' (stable at any step), or reduce dt or the stiffness",
+                    s->name, S, dt, b->derived.h_stable);
       b->derived.warned_substeps = 1;
     }
   }
@@ -249,7 +283,8 @@ void cloth_predict(loom_world *w, body_slot *s, const step_info *si) {
   step_ctx c = make_ctx(w, s, si);
   switch (b->params.integrator) {
   case LOOM_INTEGRATOR_IMPLICIT: substep_implicit(&c, b->scratch.F); break;
-  case LOOM_INTEGRATOR_VERLET: substep_verlet(&c, b->scratch.F); break;
+  case LOOM_INTEGRATOR_VERLET: substep_verlet(&c, b->scratch.F, 0); break;
+  case LOOM_INTEGRATOR_VERLET_001: substep_verlet(&c, b->scratch.F, 1); break;
   case LOOM_INTEGRATOR_RK4:
     substep_rk4(&c, b->scratch.F, b->scratch.rk_x, b->scratch.rk_v, b->scratch.rk_sx, b->scratch.rk_sv);
     break;
@@ -269,9 +304,12 @@ void cloth_predict(loom_world *w, body_slot *s, const step_info *si) {
 void cloth_after_contacts(loom_world *w, body_slot *s, const step_info *si) {
   (void)w;
   cloth_body *b = cloth_of(s);
-  if (b->p.frozen || b->params.integrator != LOOM_INTEGRATOR_VERLET) return;
-  /* contacts changed v; keep Verlet's implicit velocity consistent with it */
-  for (int i = 0; i < b->p.n; i++) b->state.x_prev[i] = v3_madd(b->p.x[i], b->p.v[i], -si->h);
+  const int it = b->params.integrator;
+  if (b->p.frozen || (it != LOOM_INTEGRATOR_VERLET && it != LOOM_INTEGRATOR_VERLET_001)) return;
+  /* contacts changed v; keep Verlet's history consistent with it: d / h = v - a h / 2 */
+  const double h = si->h;
+  for (int i = 0; i < b->p.n; i++)
+    b->state.dx_prev[i] = v3_madd(v3_scale(b->p.v[i], h), b->state.a_prev[i], -0.5 * h * h);
 }
 
 /* Divergence guard: a body whose state is not finite or beyond the limits goes back to where it
@@ -299,7 +337,7 @@ void cloth_commit(loom_world *w, body_slot *s, const step_info *si) {
   if (bad < 0) return;
   memcpy(b->p.x, b->p.x_step, sizeof(vec3) * (size_t)n);
   memset(b->p.v, 0, sizeof(vec3) * (size_t)n);
-  memcpy(b->state.x_prev, b->p.x_step, sizeof(vec3) * (size_t)n);
+  memset(b->state.dx_prev, 0, sizeof(vec3) * (size_t)n);
   b->p.history_ok = 0;
   b->p.frozen = 1;
   world_diverged(w, (int)(s - w->bodies), bad, what, si);
