@@ -1,12 +1,21 @@
 /* cloth_baraff_witkin.c — continuum cloth of Baraff & Witkin 1998 ("Large steps in cloth
  * simulation"): per-triangle stretch and shear conditions on the deformation map w(u, v), per-edge
- * bending on the dihedral angle, condition-based damping. This file provides forces and energy
- * for the explicit integrators; the implicit integrator of a later issue adds the Jacobians.
+ * bending on the dihedral angle, condition-based damping: forces and energy (the implicit
+ * integrator's Jacobians are in cloth_implicit.c).
  *
  * Scaling: each condition is weighted so that the energy is proportional to rest area (stretch and
- * shear: E = k a C^2 / 2) and the bending energy follows the discrete-shell weight 3|e|^2/(A0+A1)
- * (Grinspun et al. 2003). Stiffnesses are then material constants (N/m, N m) that do not change
- * with mesh resolution. BW98 weighted by a (energy ~ a^2); the 001 seed by a^(3/4). */
+ * shear: E = k a C^2 / 2). Bending: E = D w (theta - theta0)^2 / 2 per hinge with the weight
+ * w = |e|^2 / (A0 + A1) — the discrete-shell form (Grinspun et al. 2003) scaled so that `bend` is
+ * the plate's bending rigidity D in N m: on isotropic meshes a sheet rolled onto a cylinder of
+ * radius R stores D A / (2 R^2) (tests/lua/bending_test.lua measures it). Grids from
+ * loom_mesh_grid with square cells need one correction: the four corners of a cell span a hinge
+ * across its diagonal, and on four corners of a square the only non-affine mode is the twist, so
+ * diagonal hinges measure z_xy only while the hinges across grid lines measure z_xx and z_yy. The
+ * plate energy of isometric bending is D/2 (z_xx^2 + z_yy^2 + 2 z_xy^2); with the plain weight the
+ * diagonals count the twist twice that (1.5x the energy when bent at 45 degrees, 1x along the
+ * grid lines), so their weight is halved — then every direction stores D A / (2 R^2). Stiffnesses
+ * are material constants (N/m, N m) that do not change with mesh resolution. BW98 weighted by a
+ * (energy ~ a^2); the 001 seed by a^(3/4). */
 #include <string.h>
 
 #include "cloth/cloth.h"
@@ -17,6 +26,17 @@
 static vec3 warp_direction(vec3 n) {
   vec3 ref = fabs(n.x) < 0.9 ? v3(1, 0, 0) : v3(0, 1, 0);
   return v3_normalize(v3_madd(ref, n, -v3_dot(ref, n)));
+}
+
+/* The weight factor of a hinge on a grid of square cells (see the file comment): 1/2 across a
+ * cell's diagonal, 1 otherwise (and on any other mesh). */
+static double grid_hinge_factor(const loom_mesh *m, const vec3 *rest, const int32_t v[4]) {
+  const int nx = m->grid_nx;
+  if (nx <= 1 || m->grid_ny <= 1) return 1.0;
+  const double dx = v3_dist(rest[0], rest[1]), dy = v3_dist(rest[0], rest[nx]);
+  if (!(fabs(dx - dy) <= 1e-9 * (dx + dy))) return 1.0; /* rectangular cells: the balance differs */
+  const int c0 = v[0] % nx, r0 = v[0] / nx, c1 = v[1] % nx, r1 = v[1] / nx;
+  return (c0 != c1 && r0 != r1) ? 0.5 : 1.0;
 }
 
 int bw_build(cloth_body *b, const loom_mesh *m) {
@@ -56,7 +76,7 @@ int bw_build(cloth_body *b, const loom_mesh *m) {
     double a0 = 0.5 * v3_len(v3_cross(e, v3_sub(b->p.rest[q->v[2]], b->p.rest[q->v[0]])));
     double a1 = 0.5 * v3_len(v3_cross(v3_sub(b->p.rest[q->v[3]], b->p.rest[q->v[0]]), e));
     if (!(a0 + a1 > 0) || !(a0 > 0) || !(a1 > 0)) continue;
-    q->weight = 3.0 * v3_len2(e) / (a0 + a1);
+    q->weight = v3_len2(e) / (a0 + a1) * grid_hinge_factor(m, b->p.rest, q->v);
     q->rest = bw_hinge_angle(b->p.rest, q->v, NULL);
     c++;
   }
