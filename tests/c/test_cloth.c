@@ -575,10 +575,11 @@ TEST(cloth_springs_energy_of_uniform_scaling) {
 TEST(cloth_bw_bend_energy_is_resolution_independent) {
   /* Rolling a strip into a cylinder of radius R (rows on the cylinder, cells stay planar) bends
    * only the ny - 1 interior rows of edges along the axis, each by the angle Ly / (ny R) between
-   * neighbouring rows. With the discrete-shell weight 3|e|^2 / (A0 + A1) = 3 dx / dy the total is
-   * E = (3/2) k_b A / R^2 (1 - 1/ny): independent of the cell size except for the boundary rows
-   * (without the weight it would fall like 1/ny). Checked exactly (1e-9 relative: rounding of the
-   * angles) at 10 and 30 cells per side. */
+   * neighbouring rows. With the weight |e|^2 / (A0 + A1) = dx / dy (rectangular cells: no grid
+   * correction) the total is E = (1/2) k_b A / R^2 (1 - 1/ny) — the plate energy D A / (2 R^2)
+   * with D = bend, independent of the cell size except for the boundary rows (without the weight
+   * it would fall like 1/ny). Checked exactly (1e-9 relative: rounding of the angles) at 10 and 30
+   * cells per side. */
   const double R = 0.3, Lx = 0.4, Ly = 0.5, kb = 0.01;
   const int Ns[2] = {11, 31};
   for (int k = 0; k < 2; k++) {
@@ -591,7 +592,7 @@ TEST(cloth_bw_bend_energy_is_resolution_independent) {
       b->p.x[i] = v3(b->p.rest[i].x, R * sin(phi), R * (1 - cos(phi)));
     }
     double E = cloth_elastic_energy(b, b->p.x);
-    double ny = Ns[k] - 1, want = 1.5 * kb * Lx * Ly / (R * R) * (1 - 1 / ny);
+    double ny = Ns[k] - 1, want = 0.5 * kb * Lx * Ly / (R * R) * (1 - 1 / ny);
     CHECK_MSG(fabs(E - want) <= 1e-9 * want, "%d cells: bend energy %.12g, want %.12g", Ns[k] - 1, E, want);
     loom_world_destroy(w);
     loom_mesh_destroy(m);
