@@ -314,6 +314,7 @@ typedef struct loom_cloth_def {
   int iterations;         /* springs_pbd constraint iterations per substep */
   int self_collision;     /* 1 = cloth-cloth collisions (not available yet: creation fails) */
   double cg_tolerance;    /* implicit: relative (preconditioned) residual at which CG stops */
+  double compliance;      /* springs_pbd: 0 = 001's fractions per iteration; > 0 = XPBD compliance (m/N) */
   int cg_iterations;      /* implicit: CG iteration cap per substep */
 } loom_cloth_def;
 

@@ -157,6 +157,7 @@ typedef struct loom_cloth_def {
   int iterations;
   int self_collision;
   double cg_tolerance;
+  double compliance;
   int cg_iterations;
 } loom_cloth_def;
 void loom_cloth_def_default(loom_cloth_def *def, int model);

@@ -175,7 +175,7 @@ function World:cloth(def)
   cd.mesh = d.mesh
   if d.integrator then cd.integrator = integrators[d.integrator] end
   for _, k in ipairs {"stretch", "shear", "bend", "damping", "drag", "density", "mass", "thickness", "friction",
-                      "substeps", "iterations", "cg_tolerance", "cg_iterations"} do
+                      "substeps", "iterations", "cg_tolerance", "cg_iterations", "compliance"} do
     if d[k] ~= nil then cd[k] = d[k] end
   end
   if d.substeps == nil and rawget(self, "_default_substeps") then cd.substeps = self._default_substeps end

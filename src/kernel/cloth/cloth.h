@@ -33,6 +33,7 @@ typedef struct cloth_params {
   int model, integrator;
   double stretch, shear, bend, damping, drag;
   int substeps_user, iterations;
+  double compliance;   /* springs_pbd: 0 = 001's fractions per iteration; > 0: XPBD compliance, m/N */
   double cg_tolerance; /* implicit: relative residual at which CG stops */
   int cg_iterations;   /* implicit: CG iteration cap per substep */
 } cloth_params;
@@ -88,6 +89,7 @@ typedef struct cloth_scratch {
   vec3 *F, *rk_x, *rk_v, *rk_sx, *rk_sv;
   int step_substeps; /* substeps of the world step being taken */
   int cg_iterations;  /* implicit: CG iterations summed over this step's substeps */
+  double *lambda;     /* springs_pbd with compliance: XPBD multipliers, one per spring */
   double cg_residual; /* implicit: the largest relative residual of this step's solves */
 } cloth_scratch;
 
@@ -143,6 +145,9 @@ void springs_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
 double springs_energy(const cloth_body *b, const vec3 *x);
 /* Position-based projection of every spring family once (001 constraint variant). */
 void springs_project(const cloth_body *b, vec3 *x);
+/* The same springs as XPBD constraints of compliance params.compliance / fraction (m/N) at
+ * substep h; lambda (one per spring) accumulates over a substep's iterations. */
+void springs_project_xpbd(const cloth_body *b, vec3 *x, double h, double *lambda);
 /* Gershgorin bound of omega^2 = lambda_max(M^-1 K) at rest. */
 double springs_omega2_bound(const cloth_body *b);
 

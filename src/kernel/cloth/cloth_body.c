@@ -42,6 +42,7 @@ LOOM_API void loom_cloth_def_default(loom_cloth_def *def, int model) {
   def->substeps = 0;
   def->iterations = 20;
   def->self_collision = 0;
+  def->compliance = 0;
   def->cg_tolerance = 1e-3;
   def->cg_iterations = 1000;
 }
@@ -75,6 +76,7 @@ static int validate(const loom_cloth_def *d) {
     return loom_fail("cloth '%s': integrator 'implicit' needs forces: use model 'springs' or 'baraff_witkin' "
                      "('springs_pbd' acts by projection)",
                      nm);
+  if (check_range(nm, "compliance", d->compliance, 0, 1e3)) return -1;
   if (!isfinite(d->cg_tolerance) || !(d->cg_tolerance > 0) || d->cg_tolerance > 1)
     return loom_fail("cloth '%s': 'cg_tolerance' must be a number in (0, 1], got %g", nm, d->cg_tolerance);
   if (d->cg_iterations < 1 || d->cg_iterations > 100000)
@@ -151,6 +153,7 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->p.friction = def->friction;
   b->params.substeps_user = def->substeps;
   b->params.iterations = def->iterations;
+  b->params.compliance = def->compliance;
   b->params.cg_tolerance = def->cg_tolerance;
   b->params.cg_iterations = def->cg_iterations;
   b->model.grid_nx = mesh->grid_nx;
@@ -208,6 +211,8 @@ static const param_spec cloth_param_table[] = {
               "substeps per step; 0 = automatic from the stability estimate (get returns the count in use)"),
   CLOTH_PARAM("iterations", "", 1, 1000, PARAM_LIVE | PARAM_INTEGER, params.iterations,
               "springs_pbd: constraint iterations per substep"),
+  CLOTH_PARAM("compliance", "m/N", 0, 1e3, PARAM_LIVE, params.compliance,
+              "springs_pbd: 0 = 001's fractions per iteration; > 0 = XPBD, compliance / fraction per spring"),
   CLOTH_PARAM("cg_tolerance", "", 1e-12, 1, PARAM_LIVE, params.cg_tolerance,
               "implicit: CG stops when the preconditioned residual is this fraction of the right-hand side's"),
   CLOTH_PARAM("cg_iterations", "", 1, 100000, PARAM_LIVE | PARAM_INTEGER, params.cg_iterations,
@@ -276,7 +281,10 @@ static int cloth_transplant(body_slot *dst, const body_slot *src) {
   return 1;
 }
 
-static size_t cloth_scratch_bytes(const body_slot *s) { return (size_t)cloth_of(s)->p.n * sizeof(vec3) * 10 + 8192; }
+static size_t cloth_scratch_bytes(const body_slot *s) {
+  const cloth_body *b = cloth_of(s);
+  return (size_t)b->p.n * sizeof(vec3) * 10 + (size_t)b->model.fam_start[FAM_COUNT] * sizeof(double) + 8192;
+}
 
 static double cloth_energy(const body_slot *s) { return cloth_elastic_energy(cloth_of(s), cloth_of(s)->p.x); }
 

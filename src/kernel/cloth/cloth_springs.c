@@ -136,6 +136,36 @@ void springs_project(const cloth_body *b, vec3 *x) {
   }
 }
 
+void springs_project_xpbd(const cloth_body *b, vec3 *x, double h, double *lambda) {
+  /* XPBD (Macklin, Mueller, Chentanez 2016): each spring is a constraint C = |d| - L with
+   * compliance alpha = compliance / fraction (m/N); lambda accumulates over the iterations of a
+   * substep (the caller zeroes it), dlambda = (-C - a lambda) / (w_i + w_j + a), a = alpha / h^2.
+   * The projection converges to the same stiffness 1 / alpha whatever the iteration count. Same
+   * family order as springs_project. */
+  static const int order[FAM_COUNT] = {FAM_SHEAR, FAM_STRUCTURAL, FAM_BEND};
+  const double *w = b->p.inv_m;
+  for (int o = 0; o < FAM_COUNT; o++) {
+    const int fam = order[o];
+    const double frac = family_k(b, fam);
+    if (frac == 0) continue;
+    const double at = b->params.compliance / frac / (h * h);
+    for (int q = b->model.fam_start[fam]; q < b->model.fam_start[fam + 1]; q++) {
+      const spring *s = &b->model.springs[q];
+      const int i = s->i, j = s->j;
+      const double wsum = w[i] + w[j];
+      if (wsum == 0) continue;
+      vec3 d = v3_sub(x[j], x[i]);
+      double l = v3_len(d);
+      if (!(l > 1e-12)) continue;
+      const double dl = (-(l - s->rest) - at * lambda[q]) / (wsum + at);
+      lambda[q] += dl;
+      const vec3 u = v3_scale(d, 1.0 / l);
+      x[i] = v3_madd(x[i], u, -w[i] * dl);
+      x[j] = v3_madd(x[j], u, w[j] * dl);
+    }
+  }
+}
+
 double springs_omega2_bound(const cloth_body *b) {
   /* Gershgorin on M^-1/2 K M^-1/2 at rest: each spring contributes a block k u u^T (norm k) to
    * both diagonal entries and -k u u^T to the two off-diagonal ones, so

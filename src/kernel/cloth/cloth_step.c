@@ -249,6 +249,11 @@ void cloth_begin(loom_world *w, body_slot *s, const step_info *si) {
   b->scratch.cg_residual = 0;
   b->scratch.F = ARENA_NEW(A, vec3, n, "cloth forces");
   b->scratch.rk_x = b->scratch.rk_v = b->scratch.rk_sx = b->scratch.rk_sv = NULL;
+  b->scratch.lambda = NULL;
+  if (b->params.model == LOOM_MODEL_SPRINGS_PBD) {
+    const int ns = b->model.fam_start[FAM_COUNT];
+    b->scratch.lambda = ARENA_NEW(A, double, ns > 0 ? ns : 1, "xpbd multipliers");
+  }
   if (b->params.integrator == LOOM_INTEGRATOR_RK4) {
     b->scratch.rk_x = ARENA_NEW(A, vec3, n, "rk4 x");
     b->scratch.rk_v = ARENA_NEW(A, vec3, n, "rk4 v");
@@ -256,7 +261,8 @@ void cloth_begin(loom_world *w, body_slot *s, const step_info *si) {
     b->scratch.rk_sv = ARENA_NEW(A, vec3, n, "rk4 sum v");
   }
   const cloth_scratch *sc = &b->scratch;
-  if (!sc->F || (b->params.integrator == LOOM_INTEGRATOR_RK4 && (!sc->rk_x || !sc->rk_v || !sc->rk_sx || !sc->rk_sv))) {
+  if (!sc->F || (b->params.integrator == LOOM_INTEGRATOR_RK4 && (!sc->rk_x || !sc->rk_v || !sc->rk_sx || !sc->rk_sv)) ||
+      (b->params.model == LOOM_MODEL_SPRINGS_PBD && !sc->lambda)) {
     world_message(w, LOOM_ERROR, (int)(s - w->bodies), "cloth '%s': out of memory in step; body frozen", s->name);
     b->p.frozen = 1;
   }
@@ -292,7 +298,12 @@ void cloth_predict(loom_world *w, body_slot *s, const step_info *si) {
   }
   pins_apply(w, c.slot, si->a1, si->dt);
   if (b->params.model == LOOM_MODEL_SPRINGS_PBD) {
-    for (int it = 0; it < b->params.iterations; it++) springs_project(b, b->p.x);
+    if (b->params.compliance > 0 && b->scratch.lambda) {
+      memset(b->scratch.lambda, 0, sizeof(double) * (size_t)b->model.fam_start[FAM_COUNT]);
+      for (int it = 0; it < b->params.iterations; it++) springs_project_xpbd(b, b->p.x, si->h, b->scratch.lambda);
+    } else {
+      for (int it = 0; it < b->params.iterations; it++) springs_project(b, b->p.x);
+    }
     /* velocities from the corrected positions (position-based dynamics) */
     const double ih = 1.0 / si->h;
     const vec3 *xs = b->p.x_sub;

@@ -33,7 +33,7 @@ static const abi_field table[] = {
     F(loom_cloth_def, damping), F(loom_cloth_def, drag), F(loom_cloth_def, density), F(loom_cloth_def, mass),
     F(loom_cloth_def, thickness), F(loom_cloth_def, friction), F(loom_cloth_def, substeps),
     F(loom_cloth_def, iterations), F(loom_cloth_def, self_collision), F(loom_cloth_def, cg_tolerance),
-    F(loom_cloth_def, cg_iterations),
+    F(loom_cloth_def, cg_iterations), F(loom_cloth_def, compliance),
     T(loom_rigid_def), F(loom_rigid_def, name), F(loom_rigid_def, shape), F(loom_rigid_def, radius),
     F(loom_rigid_def, half_height), F(loom_rigid_def, half_extents), F(loom_rigid_def, mesh),
     F(loom_rigid_def, motion), F(loom_rigid_def, position), F(loom_rigid_def, orientation),
