@@ -33,6 +33,7 @@ void phase_begin(loom_world *w, step_info *s) {
     body_slot *b = &w->bodies[w->order[o]];
     particles *p = b->pts;
     if (p) {
+      particles_sync_masses(w, w->order[o]);
       memset(p->contact, 0, (size_t)p->n);
       p->x_step = ARENA_NEW(&w->scratch, vec3, p->n, "x at step start");
       p->x_sub = ARENA_NEW(&w->scratch, vec3, p->n, "x at substep start");

@@ -191,6 +191,7 @@ int world_add_body(loom_world *w, const body_kind *k, const char *name, int (*cr
   b->ops = k;
   if (b->pts) {
     particles *p = b->pts;
+    memcpy(p->m_good, p->m, sizeof(double) * (size_t)p->n);
     p->path_lo = core_alloc((size_t)(p->n > 0 ? p->n : 1), sizeof(vec3));
     p->path_hi = core_alloc((size_t)(p->n > 0 ? p->n : 1), sizeof(vec3));
     if (!p->path_lo || !p->path_hi || bvh_build(&p->path_tree, p->x, p->x, p->n, 8) != 0) {
@@ -253,10 +254,13 @@ int particles_alloc(particles *p, int n, int nt) {
   p->rest = core_calloc((size_t)n, sizeof(vec3));
   p->m = core_calloc((size_t)n, sizeof(double));
   p->inv_m = core_calloc((size_t)n, sizeof(double));
+  p->m_good = core_calloc((size_t)n, sizeof(double));
   p->pin_group = core_alloc((size_t)n, sizeof(int32_t));
   p->contact = core_calloc((size_t)n, 1);
   p->tri = core_alloc((size_t)(nt > 0 ? nt : 1) * 3, sizeof(int32_t));
-  if (!p->x || !p->v || !p->f || !p->rest || !p->m || !p->inv_m || !p->pin_group || !p->contact || !p->tri) return -1;
+  if (!p->x || !p->v || !p->f || !p->rest || !p->m || !p->inv_m || !p->m_good || !p->pin_group || !p->contact ||
+      !p->tri)
+    return -1;
   for (int i = 0; i < n; i++) p->pin_group[i] = -1;
   return 0;
 }
@@ -268,6 +272,7 @@ void particles_free(particles *p) {
   core_free(p->rest);
   core_free(p->m);
   core_free(p->inv_m);
+  core_free(p->m_good);
   core_free(p->pin_group);
   core_free(p->contact);
   core_free(p->tri);
@@ -517,4 +522,35 @@ LOOM_API int loom_world_set_grab(loom_world *w, int handle, int vertex, const lo
   w->grab_target = *target;
   w->grab_omega = omega;
   return 0;
+}
+
+/* Masses written through body.m (Lua) since the last step: inverse masses and the total follow
+ * them; a mass that is not a finite positive number is refused — the last good one is put back —
+ * with one message naming the body, the vertex and the value. */
+void particles_sync_masses(loom_world *w, int slot) {
+  particles *p = w->bodies[slot].pts;
+  double total = 0;
+  int bad = -1, count = 0;
+  double bad_value = 0;
+  for (int i = 0; i < p->n; i++) {
+    double m = p->m[i];
+    if (!(m > 0) || !isfinite(m)) {
+      if (bad < 0) {
+        bad = i;
+        bad_value = m;
+      }
+      count++;
+      m = p->m[i] = p->m_good[i];
+    }
+    p->m_good[i] = m;
+    if (p->pin_group[i] < 0) p->inv_m[i] = 1.0 / m;
+    total += m;
+  }
+  p->total_mass = total;
+  if (bad >= 0) {
+    const body_slot *b = &w->bodies[slot];
+    world_message(w, LOOM_ERROR, slot,
+                  "%s '%s': the mass of vertex %d must be a finite number > 0 (kg), got %g; kept %g%s", b->ops->name,
+                  b->name, bad, bad_value, p->m[bad], count > 1 ? " (and for the other refused vertices)" : "");
+  }
 }

@@ -50,6 +50,7 @@ typedef struct particles {
   uint8_t *contact; /* 1 = the vertex was in a contact during the last step (derived from contacts) */
   /* model */
   double *inv_m;      /* 1/m, or 0 while the vertex is pinned: the constraint every phase respects */
+  double *m_good;     /* the masses as of the last step's start (body.m may be written between steps) */
   int32_t *pin_group; /* group slot per vertex, -1 = free */
   vec3 *rest;
   int nt;
@@ -258,6 +259,8 @@ void world_diverged(loom_world *w, int slot, int vertex, const char *what, const
 /* ---- pins (world_pins.c) ------------------------------------------------------------------------ */
 /* Puts every held pin of body `slot` at rest + lerp(offset, target, a), velocity = change / dt. */
 void pins_apply(const loom_world *w, int slot, double a, double dt);
+/* At the start of a step: inverse masses and the total mass from body.m, refusing bad values. */
+void particles_sync_masses(loom_world *w, int slot);
 /* The velocity each held pin of body `slot` has over this step (what pins_apply gives it) into v;
  * other entries are left as they are. */
 void pins_velocities(const loom_world *w, int slot, double dt, vec3 *v);
