@@ -104,4 +104,35 @@ describe("implicit cloth", function()
     assert.less(implicit, 1e-3)
     assert.less(0.1, explicit)
   end)
+
+  it("runs on degenerate and non-manifold meshes without NaN", function()
+    -- a zero-area triangle (0, 1, 5: collinear) and an edge (0-1) shared by three triangles
+    local m = loom.mesh.from_arrays({{0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}, {0.5, 0.5, 1.5}, {0.25, 0, 1}},
+                                    {{0, 1, 2}, {1, 3, 2}, {0, 1, 5}, {0, 1, 4}, {1, 2, 4}, {0, 5, 2}})
+    for _, model in ipairs {"baraff_witkin", "springs"} do
+      local W = loom.world {dt = 1 / 60}
+      local c = W:cloth { name = "odd", model = model, integrator = "implicit", mesh = m }
+      c:pin { 2 }
+      W:run(2)
+      assert.is_false(c.frozen, model)
+      for i = 0, c.n - 1 do assert.truthy(c.x[i].z == c.x[i].z and c.v[i].z == c.v[i].z, model) end
+      assert.equal(0, #W:errors(), table.concat(W:errors(), "\n"))
+    end
+  end)
+
+  it("says once when CG stops at its cap, naming the body, the residual and what to do; the step completes", function()
+    local W = loom.world {dt = 1 / 30}
+    local c = W:cloth { name = "stiff", model = "baraff_witkin", stretch = 20000, cg_iterations = 5,
+                        mesh = loom.mesh.grid { size = {1, 1}, cells = {15, 15}, center = {0, 0, 1} } }
+    c:pin { c:vertex_near {-0.5, 0.5, 1} }
+    W:step(3)
+    assert.equal(3, W:stats().steps)
+    local errs = W:errors()
+    assert.equal(1, #errs, table.concat(errs, "\n"))
+    for _, part in ipairs {"cloth 'stiff': CG did not converge in 5 iterations", "relative residual",
+                           "raise 'cg_iterations'"} do
+      assert.truthy(errs[1]:find(part, 1, true), errs[1])
+    end
+    assert.is_false(c.frozen)
+  end)
 end)
