@@ -191,6 +191,14 @@ TEST(implicit_matrix_is_symmetric_positive_definite_and_cg_converges) {
         }
     }
   CHECK_MSG(asym <= 1e-12 * scale, "asymmetry %.3g of %.3g", asym, scale);
+  /* block-Jacobi: pinv holds the inverses of the diagonal blocks */
+  double inv_err = 0;
+  for (int i = 0; i < b->p.n; i++) {
+    const mat3 P = m3_mul(&s->pinv[i], &s->val[s->diag[i]]);
+    for (int a = 0; a < 3; a++)
+      for (int c = 0; c < 3; c++) inv_err = fmax(inv_err, fabs(P.m[a][c] - (a == c)));
+  }
+  CHECK_MSG(inv_err < 1e-9, "pinv D - I off by %.3g", inv_err);
   /* positive definite: p^T A p > 0 for random p */
   const int n = b->p.n;
   vec3 *p = malloc(sizeof(vec3) * (size_t)n), *Ap = malloc(sizeof(vec3) * (size_t)n);

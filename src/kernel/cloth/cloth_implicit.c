@@ -374,7 +374,7 @@ static int modified_pcg(cloth_solver *s, int n, double tol, int max_iter, double
   vec3 *dv = s->dv, *r = s->r, *c = s->c, *q = s->q, *t = s->f0; /* f0 is free again here */
   /* block-Jacobi preconditioner: the inverses of the diagonal blocks */
   for (int i = 0; i < n; i++)
-    if (m3_inverse(&s->val[s->diag[i]], &s->pinv[i]) != 0) s->pinv[i] = m3_identity();
+    if (!m3_inverse(&s->val[s->diag[i]], &s->pinv[i])) s->pinv[i] = m3_identity();
   memcpy(dv, s->z, sizeof(vec3) * (size_t)n);
   /* delta0 from the filtered right-hand side */
   memcpy(r, s->rhs, sizeof(vec3) * (size_t)n);
