@@ -66,6 +66,7 @@ int cloth_solver_build(cloth_body *b) {
   size_t cap = (size_t)n + 9 * (size_t)b->model.nbw + 16 * (size_t)b->model.nh + 4 * (size_t)nsp;
   pair_list l = {core_alloc(cap, sizeof(int32_t)), core_alloc(cap, sizeof(int32_t)), 0};
   int32_t *count = core_calloc((size_t)n + 1, sizeof(int32_t));
+  uint8_t *keep = NULL;
   int rc = -1;
   if (!l.a || !l.b || !count) goto done;
   for (int i = 0; i < n; i++) add_pair(&l, i, i);
@@ -146,11 +147,21 @@ int cloth_solver_build(cloth_body *b) {
     s->spring_blocks[4 * q + 2] = find_block(s, sp->j, sp->i);
     s->spring_blocks[4 * q + 3] = find_block(s, sp->j, sp->j);
   }
+  /* the multigrid hierarchy keeps the couplings of the stretch and shear elements (triangles or
+   * structural and shear springs); bending couplings are lumped (cloth_multigrid.c) */
+  keep = core_calloc((size_t)(nb > 0 ? nb : 1), sizeof(uint8_t));
+  if (!keep) goto done;
+  for (int t = 0; t < 9 * b->model.nbw; t++) keep[s->tri_blocks[t]] = 1;
+  if (b->params.model != LOOM_MODEL_BARAFF_WITKIN)
+    for (int k = 4 * b->model.fam_start[FAM_STRUCTURAL]; k < 4 * b->model.fam_start[FAM_BEND]; k++)
+      keep[s->spring_blocks[k]] = 1;
+  if (cloth_mg_build(&s->mg, n, s->row, s->col, keep) != 0) goto done;
   rc = 0;
 done:
   core_free(l.a);
   core_free(l.b);
   core_free(count);
+  core_free(keep);
   if (rc != 0) loom_fail("cloth: out of memory building the implicit solver");
   return rc;
 }
@@ -172,6 +183,7 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->f0);
   core_free(s->pinv);
   core_free(s->fixed);
+  cloth_mg_free(&s->mg);
   memset(s, 0, sizeof *s);
 }
 
@@ -366,28 +378,42 @@ static double dot(int n, const vec3 *a, const vec3 *c) {
   return d;
 }
 
+/* out = B r: the preconditioner, block-Jacobi or one multigrid V-cycle (both symmetric positive
+ * definite; CG filters what they return). */
+static void precondition(cloth_solver *s, int n, int multigrid, const vec3 *r, vec3 *out) {
+  if (multigrid) cloth_mg_apply(&s->mg, r, out);
+  else
+    for (int i = 0; i < n; i++) out[i] = m3_mulv(&s->pinv[i], r[i]);
+}
+
 /* BW98 §5.3: the modified PCG. dv starts at z (the constrained velocity changes), the residual is
  * filtered so constrained directions never change, and the loop stops when the preconditioned
  * residual falls below tol^2 times that of the filtered right-hand side. Returns iterations; the
  * relative residual sqrt(delta / delta0) in *res. */
-static int modified_pcg(cloth_solver *s, int n, double tol, int max_iter, double *res) {
+static int modified_pcg(cloth_solver *s, int n, int multigrid, double tol, int max_iter, double *res) {
   vec3 *dv = s->dv, *r = s->r, *c = s->c, *q = s->q, *t = s->f0; /* f0 is free again here */
-  /* block-Jacobi preconditioner: the inverses of the diagonal blocks */
-  for (int i = 0; i < n; i++)
-    if (!m3_inverse(&s->val[s->diag[i]], &s->pinv[i])) s->pinv[i] = m3_identity();
+  if (multigrid) cloth_mg_setup(&s->mg, n, s->row, s->col, s->val, s->fixed);
+  else /* block-Jacobi: the inverses of the diagonal blocks */
+    for (int i = 0; i < n; i++)
+      if (!m3_inverse(&s->val[s->diag[i]], &s->pinv[i])) s->pinv[i] = m3_identity();
   memcpy(dv, s->z, sizeof(vec3) * (size_t)n);
-  /* delta0 from the filtered right-hand side */
-  memcpy(r, s->rhs, sizeof(vec3) * (size_t)n);
-  filter(s, n, r);
-  for (int i = 0; i < n; i++) t[i] = m3_mulv(&s->pinv[i], r[i]);
-  const double delta0 = dot(n, r, t);
   /* r = filter(b - A dv) */
   spmv(s, n, dv, q);
   for (int i = 0; i < n; i++) r[i] = v3_sub(s->rhs[i], q[i]);
   filter(s, n, r);
-  for (int i = 0; i < n; i++) c[i] = m3_mulv(&s->pinv[i], r[i]);
+  precondition(s, n, multigrid, r, c);
   filter(s, n, c);
   double delta = dot(n, r, c);
+  /* delta0 from the filtered right-hand side: the same as delta when no vertex is driven */
+  int driven = 0;
+  for (int i = 0; i < n && !driven; i++) driven = s->z[i].x != 0 || s->z[i].y != 0 || s->z[i].z != 0;
+  double delta0 = delta;
+  if (driven) {
+    memcpy(q, s->rhs, sizeof(vec3) * (size_t)n);
+    filter(s, n, q);
+    precondition(s, n, multigrid, q, t);
+    delta0 = dot(n, q, t);
+  }
   int it = 0;
   const double stop = tol * tol * delta0;
   while (delta > stop && it < max_iter) {
@@ -400,7 +426,7 @@ static int modified_pcg(cloth_solver *s, int n, double tol, int max_iter, double
       dv[i] = v3_madd(dv[i], c[i], alpha);
       r[i] = v3_madd(r[i], q[i], -alpha);
     }
-    for (int i = 0; i < n; i++) t[i] = m3_mulv(&s->pinv[i], r[i]);
+    precondition(s, n, multigrid, r, t);
     const double old = delta;
     delta = dot(n, r, t);
     const double beta = delta / old;
@@ -442,7 +468,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   /* rhs = h (f0 + h df/dx v0); assemble left df/dx v0 in s->q */
   for (int i = 0; i < n; i++) s->rhs[i] = v3_scale(v3_madd(f0[i], s->q[i], h), h);
   double res = 0;
-  const int it = modified_pcg(s, n, b->params.cg_tolerance, b->params.cg_iterations, &res);
+  const int it = modified_pcg(s, n, b->params.preconditioner == CLOTH_PRECOND_MULTIGRID, b->params.cg_tolerance, b->params.cg_iterations, &res);
   s->last_iterations = it;
   s->last_residual = res;
   for (int i = 0; i < n; i++) {
