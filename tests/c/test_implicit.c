@@ -21,8 +21,9 @@ static int implicit_cloth(loom_world *w, const char *name, const loom_mesh *m, i
   return h;
 }
 
-/* Dense 3n x 3n df/dx (or df/dv) of the whole cloth from its element Jacobians (exact forms). */
-static void dense_jacobian(const cloth_body *b, const vec3 *x, int wrt_v, double *J) {
+/* Dense 3n x 3n df/dx (or df/dv) of the whole cloth from its element Jacobians (exact = 1: the full
+ * forms; 0: what the solver keeps). */
+static void dense_jacobian(const cloth_body *b, const vec3 *x, int wrt_v, int exact, double *J) {
   const int n = b->p.n, N = 3 * n;
   memset(J, 0, sizeof(double) * (size_t)N * (size_t)N);
 #define ADD_BLOCK(I, Jc, K)                                                                        \
@@ -31,7 +32,7 @@ static void dense_jacobian(const cloth_body *b, const vec3 *x, int wrt_v, double
   if (b->params.model == LOOM_MODEL_BARAFF_WITKIN) {
     for (int t = 0; t < b->model.nbw; t++) {
       mat3 Kx[3][3], Kv[3][3];
-      bw_tri_jacobian(b, &b->model.bw[t], x, 1, Kx, Kv);
+      bw_tri_jacobian(b, &b->model.bw[t], x, exact, Kx, Kv);
       for (int k = 0; k < 3; k++)
         for (int l = 0; l < 3; l++) ADD_BLOCK(b->model.bw[t].v[k], b->model.bw[t].v[l], wrt_v ? Kv[k][l] : Kx[k][l]);
     }
@@ -45,7 +46,7 @@ static void dense_jacobian(const cloth_body *b, const vec3 *x, int wrt_v, double
   } else {
     for (int q = 0; q < b->model.fam_start[FAM_COUNT]; q++) {
       mat3 Kx, Kv, nK;
-      spring_jacobian(b, q, x, 1, &Kx, &Kv);
+      spring_jacobian(b, q, x, exact, &Kx, &Kv);
       const mat3 K = wrt_v ? Kv : Kx;
       for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) nK.m[r][c] = -K.m[r][c];
@@ -68,7 +69,7 @@ static double fd_error(cloth_body *b, vec3 *x, vec3 *v, int wrt_v, double eps) {
   vec3 *Fp = malloc(sizeof(vec3) * (size_t)n), *Fm = malloc(sizeof(vec3) * (size_t)n);
   vec3 *v0 = calloc((size_t)n, sizeof(vec3));
   if (!wrt_v) v = v0;
-  dense_jacobian(b, x, wrt_v, J);
+  dense_jacobian(b, x, wrt_v, 1, J);
   double err = 0, scale = 0;
   for (int k = 0; k < N * N; k++) scale = fmax(scale, fabs(J[k]));
   for (int col = 0; col < N; col++) {
@@ -163,6 +164,63 @@ TEST(implicit_hinge_jacobian_is_exact_at_the_rest_angle) {
 
 /* ---- the assembled system ------------------------------------------------------------------------ */
 
+TEST(implicit_assembly_matches_the_element_jacobians) {
+  /* The solver assembles without forming element blocks (cloth_implicit.c); its matrix and
+   * right-hand side equal M - h Kv - h^2 Kx and h (f0 + h Kx v0) built from the element Jacobians. */
+  fx_rng r = {15};
+  for (int model = 0; model < 2; model++) {
+    loom_world *w = fx_world(1.0 / 60);
+    loom_mesh *m = fx_grid(6, 0.5, v3(0, 0, 0), LOOM_PLANE_XY);
+    const int mdl = model ? LOOM_MODEL_SPRINGS : LOOM_MODEL_BARAFF_WITKIN;
+    int h = implicit_cloth(w, "c", m, mdl, 1000, 300, model ? 20 : 0.01, 0.01);
+    cloth_body *b = fx_soft(w, h);
+    const int n = b->p.n, N = 3 * n;
+    vec3 *x0 = malloc(sizeof(vec3) * (size_t)n), *v0 = malloc(sizeof(vec3) * (size_t)n);
+    vec3 *pin_v = malloc(sizeof(vec3) * (size_t)n), *f = malloc(sizeof(vec3) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+      b->p.x[i] = x0[i] = v3_add(m->v[i], v3_scale(fx_vec(&r), 0.03));
+      b->p.v[i] = v0[i] = pin_v[i] = fx_vec(&r);
+    }
+    const double dt = 1.0 / 60;
+    cloth_implicit_ctx ctx = {dt, v3(0, 0, -9.81), v3(0, 0, 0), pin_v, -1, v3(0, 0, 0), 0, 0};
+    cloth_implicit_substep(b, &ctx);
+    double *Kx = malloc(sizeof(double) * (size_t)N * (size_t)N), *Kv = malloc(sizeof(double) * (size_t)N * (size_t)N);
+    dense_jacobian(b, x0, 0, 0, Kx);
+    dense_jacobian(b, x0, 1, 0, Kv);
+    const cloth_solver *s = &b->solver;
+    double err = 0, scale = 0;
+    for (int i = 0; i < n; i++)
+      for (int k = s->row[i]; k < s->row[i + 1]; k++)
+        for (int a = 0; a < 3; a++)
+          for (int c = 0; c < 3; c++) {
+            const size_t at = (size_t)(3 * i + a) * (size_t)N + (size_t)(3 * s->col[k] + c);
+            const double ref = (i == s->col[k] && a == c ? b->p.m[i] : 0) - dt * Kv[at] - dt * dt * Kx[at];
+            err = fmax(err, fabs(s->val[k].m[a][c] - ref));
+            scale = fmax(scale, fabs(ref));
+          }
+    CHECK_MSG(err <= 1e-12 * scale, "model %d: matrix off by %.3g of %.3g", mdl, err, scale);
+    cloth_internal_forces(b, x0, v0, f);
+    double rerr = 0, rscale = 0;
+    for (int row = 0; row < N; row++) {
+      double kv = 0;
+      for (int col = 0; col < N; col++) kv += Kx[(size_t)row * (size_t)N + (size_t)col] * (&v0[col / 3].x)[col % 3];
+      const double fg = (&f[row / 3].x)[row % 3] + (row % 3 == 2 ? -9.81 * b->p.m[row / 3] : 0);
+      const double ref = dt * (fg + dt * kv);
+      rerr = fmax(rerr, fabs((&s->rhs[row / 3].x)[row % 3] - ref));
+      rscale = fmax(rscale, fabs(ref));
+    }
+    CHECK_MSG(rerr <= 1e-11 * rscale, "model %d: right-hand side off by %.3g of %.3g", mdl, rerr, rscale);
+    free(Kx);
+    free(Kv);
+    free(x0);
+    free(v0);
+    free(pin_v);
+    free(f);
+    loom_mesh_destroy(m);
+    loom_world_destroy(w);
+  }
+}
+
 TEST(implicit_matrix_is_symmetric_positive_definite_and_cg_converges) {
   fx_rng r = {14};
   loom_world *w = fx_world(1.0 / 30);
@@ -229,8 +287,8 @@ TEST(implicit_matrix_is_symmetric_positive_definite_and_cg_converges) {
 static int random_system(loom_world *w, int model, int n, double stretch, uint64_t seed, loom_mesh **mesh) {
   fx_rng r = {seed};
   *mesh = fx_grid(n, 1.0, v3(0, 0, 1), LOOM_PLANE_XZ);
-  const int h = implicit_cloth(w, "c", *mesh, model, stretch, stretch / 10, model == LOOM_MODEL_BARAFF_WITKIN ? 1e-3 : 5,
-                               2e-3);
+  const double bend = model == LOOM_MODEL_BARAFF_WITKIN ? 1e-3 : 5;
+  const int h = implicit_cloth(w, "c", *mesh, model, stretch, stretch / 10, bend, 2e-3);
   cloth_body *b = fx_soft(w, h);
   for (int i = 0; i < b->p.n; i++) {
     b->p.x[i] = v3_add(b->p.x[i], v3_scale(fx_vec(&r), 0.2 / n));

@@ -181,6 +181,9 @@ double springs_omega2_bound(const cloth_body *b);
 /* ---- cloth_baraff_witkin.c ----------------------------------------------------------------------- */
 int bw_build(cloth_body *b, const loom_mesh *m);
 void bw_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
+/* The two halves of bw_forces (the implicit integrator adds the hinges' while it assembles). */
+void bw_tri_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
+void bw_hinge_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
 double bw_energy(const cloth_body *b, const vec3 *x);
 double bw_omega2_bound(const cloth_body *b);
 /* Signed dihedral angle of a hinge and its gradient (4 x 3) — exposed for the unit tests. */

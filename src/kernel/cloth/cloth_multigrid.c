@@ -448,7 +448,8 @@ static int factor_coarsest(cloth_mg *g) {
   for (int i = 0; i < L->n; i++)
     for (int k = L->row[i]; k < L->row[i + 1]; k++)
       for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) a[(size_t)(3 * i + r) * (size_t)N + (size_t)(3 * L->col[k] + c)] = L->val[k].m[r][c];
+        for (int c = 0; c < 3; c++)
+          a[(size_t)(3 * i + r) * (size_t)N + (size_t)(3 * L->col[k] + c)] = L->val[k].m[r][c];
   for (int j = 0; j < N; j++) {
     double *aj = a + (size_t)j * (size_t)N;
     double d = aj[j];
