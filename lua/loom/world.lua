@@ -155,7 +155,8 @@ local cloth_spec = params_mod.add_checks({
 }, C.LOOM_KIND_CLOTH)
 
 -- world:cloth{name, mesh, model, integrator, stretch, shear, bend, damping, drag, density | mass,
---             thickness, friction, substeps, iterations, cg_tolerance, cg_iterations, self_collision} → body
+--             thickness, friction, substeps, iterations, cg_tolerance, cg_iterations, preconditioner,
+--             self_collision} → body
 function World:cloth(def)
   local d, err = check.fields(def, cloth_spec)
   if not d then check.raise("cloth", err) end
@@ -182,6 +183,10 @@ function World:cloth(def)
   cd.self_collision = d.self_collision and 1 or 0
   local h = C.loom_cloth_create(self._w, cd)
   if h == 0 then caller.error(last_error()) end
+  -- live parameters the definition struct does not carry are set once the body exists
+  for _, k in ipairs {"preconditioner"} do
+    if d[k] ~= nil and C.loom_body_set_param(self._w, h, k, d[k]) ~= 0 then caller.error(last_error()) end
+  end
   self._body_serial = (rawget(self, "_body_serial") or 0) + 1
   local b = wrap(self, h)
   local gx, gy = ffi.new("int[1]"), ffi.new("int[1]")

@@ -21,8 +21,9 @@ static int implicit_cloth(loom_world *w, const char *name, const loom_mesh *m, i
   return h;
 }
 
-/* Dense 3n x 3n df/dx (or df/dv) of the whole cloth from its element Jacobians (exact forms). */
-static void dense_jacobian(const cloth_body *b, const vec3 *x, int wrt_v, double *J) {
+/* Dense 3n x 3n df/dx (or df/dv) of the whole cloth from its element Jacobians (exact = 1: the full
+ * forms; 0: what the solver keeps). */
+static void dense_jacobian(const cloth_body *b, const vec3 *x, int wrt_v, int exact, double *J) {
   const int n = b->p.n, N = 3 * n;
   memset(J, 0, sizeof(double) * (size_t)N * (size_t)N);
 #define ADD_BLOCK(I, Jc, K)                                                                        \
@@ -31,7 +32,7 @@ static void dense_jacobian(const cloth_body *b, const vec3 *x, int wrt_v, double
   if (b->params.model == LOOM_MODEL_BARAFF_WITKIN) {
     for (int t = 0; t < b->model.nbw; t++) {
       mat3 Kx[3][3], Kv[3][3];
-      bw_tri_jacobian(b, &b->model.bw[t], x, 1, Kx, Kv);
+      bw_tri_jacobian(b, &b->model.bw[t], x, exact, Kx, Kv);
       for (int k = 0; k < 3; k++)
         for (int l = 0; l < 3; l++) ADD_BLOCK(b->model.bw[t].v[k], b->model.bw[t].v[l], wrt_v ? Kv[k][l] : Kx[k][l]);
     }
@@ -45,7 +46,7 @@ static void dense_jacobian(const cloth_body *b, const vec3 *x, int wrt_v, double
   } else {
     for (int q = 0; q < b->model.fam_start[FAM_COUNT]; q++) {
       mat3 Kx, Kv, nK;
-      spring_jacobian(b, q, x, 1, &Kx, &Kv);
+      spring_jacobian(b, q, x, exact, &Kx, &Kv);
       const mat3 K = wrt_v ? Kv : Kx;
       for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++) nK.m[r][c] = -K.m[r][c];
@@ -68,7 +69,7 @@ static double fd_error(cloth_body *b, vec3 *x, vec3 *v, int wrt_v, double eps) {
   vec3 *Fp = malloc(sizeof(vec3) * (size_t)n), *Fm = malloc(sizeof(vec3) * (size_t)n);
   vec3 *v0 = calloc((size_t)n, sizeof(vec3));
   if (!wrt_v) v = v0;
-  dense_jacobian(b, x, wrt_v, J);
+  dense_jacobian(b, x, wrt_v, 1, J);
   double err = 0, scale = 0;
   for (int k = 0; k < N * N; k++) scale = fmax(scale, fabs(J[k]));
   for (int col = 0; col < N; col++) {
@@ -163,6 +164,63 @@ TEST(implicit_hinge_jacobian_is_exact_at_the_rest_angle) {
 
 /* ---- the assembled system ------------------------------------------------------------------------ */
 
+TEST(implicit_assembly_matches_the_element_jacobians) {
+  /* The solver assembles without forming element blocks (cloth_implicit.c); its matrix and
+   * right-hand side equal M - h Kv - h^2 Kx and h (f0 + h Kx v0) built from the element Jacobians. */
+  fx_rng r = {15};
+  for (int model = 0; model < 2; model++) {
+    loom_world *w = fx_world(1.0 / 60);
+    loom_mesh *m = fx_grid(6, 0.5, v3(0, 0, 0), LOOM_PLANE_XY);
+    const int mdl = model ? LOOM_MODEL_SPRINGS : LOOM_MODEL_BARAFF_WITKIN;
+    int h = implicit_cloth(w, "c", m, mdl, 1000, 300, model ? 20 : 0.01, 0.01);
+    cloth_body *b = fx_soft(w, h);
+    const int n = b->p.n, N = 3 * n;
+    vec3 *x0 = malloc(sizeof(vec3) * (size_t)n), *v0 = malloc(sizeof(vec3) * (size_t)n);
+    vec3 *pin_v = malloc(sizeof(vec3) * (size_t)n), *f = malloc(sizeof(vec3) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+      b->p.x[i] = x0[i] = v3_add(m->v[i], v3_scale(fx_vec(&r), 0.03));
+      b->p.v[i] = v0[i] = pin_v[i] = fx_vec(&r);
+    }
+    const double dt = 1.0 / 60;
+    cloth_implicit_ctx ctx = {dt, v3(0, 0, -9.81), v3(0, 0, 0), pin_v, -1, v3(0, 0, 0), 0, 0};
+    cloth_implicit_substep(b, &ctx);
+    double *Kx = malloc(sizeof(double) * (size_t)N * (size_t)N), *Kv = malloc(sizeof(double) * (size_t)N * (size_t)N);
+    dense_jacobian(b, x0, 0, 0, Kx);
+    dense_jacobian(b, x0, 1, 0, Kv);
+    const cloth_solver *s = &b->solver;
+    double err = 0, scale = 0;
+    for (int i = 0; i < n; i++)
+      for (int k = s->row[i]; k < s->row[i + 1]; k++)
+        for (int a = 0; a < 3; a++)
+          for (int c = 0; c < 3; c++) {
+            const size_t at = (size_t)(3 * i + a) * (size_t)N + (size_t)(3 * s->col[k] + c);
+            const double ref = (i == s->col[k] && a == c ? b->p.m[i] : 0) - dt * Kv[at] - dt * dt * Kx[at];
+            err = fmax(err, fabs(s->val[k].m[a][c] - ref));
+            scale = fmax(scale, fabs(ref));
+          }
+    CHECK_MSG(err <= 1e-12 * scale, "model %d: matrix off by %.3g of %.3g", mdl, err, scale);
+    cloth_internal_forces(b, x0, v0, f);
+    double rerr = 0, rscale = 0;
+    for (int row = 0; row < N; row++) {
+      double kv = 0;
+      for (int col = 0; col < N; col++) kv += Kx[(size_t)row * (size_t)N + (size_t)col] * (&v0[col / 3].x)[col % 3];
+      const double fg = (&f[row / 3].x)[row % 3] + (row % 3 == 2 ? -9.81 * b->p.m[row / 3] : 0);
+      const double ref = dt * (fg + dt * kv);
+      rerr = fmax(rerr, fabs((&s->rhs[row / 3].x)[row % 3] - ref));
+      rscale = fmax(rscale, fabs(ref));
+    }
+    CHECK_MSG(rerr <= 1e-11 * rscale, "model %d: right-hand side off by %.3g of %.3g", mdl, rerr, rscale);
+    free(Kx);
+    free(Kv);
+    free(x0);
+    free(v0);
+    free(pin_v);
+    free(f);
+    loom_mesh_destroy(m);
+    loom_world_destroy(w);
+  }
+}
+
 TEST(implicit_matrix_is_symmetric_positive_definite_and_cg_converges) {
   fx_rng r = {14};
   loom_world *w = fx_world(1.0 / 30);
@@ -172,6 +230,7 @@ TEST(implicit_matrix_is_symmetric_positive_definite_and_cg_converges) {
   for (int i = 0; i < b->p.n; i++) b->p.x[i] = v3_add(b->p.x[i], v3_scale(fx_vec(&r), 0.01));
   int32_t corner = 0;
   CHECK(loom_pins_create(w, h, &corner, 1) != 0);
+  CHECK(loom_body_set_param(w, h, "preconditioner", CLOTH_PRECOND_JACOBI) == 0);
   CHECK(loom_world_step(w) >= 0);
   const cloth_solver *s = &b->solver;
   /* symmetric: block (i, j) = block (j, i)^T */
@@ -191,6 +250,14 @@ TEST(implicit_matrix_is_symmetric_positive_definite_and_cg_converges) {
         }
     }
   CHECK_MSG(asym <= 1e-12 * scale, "asymmetry %.3g of %.3g", asym, scale);
+  /* block-Jacobi: pinv holds the inverses of the diagonal blocks */
+  double inv_err = 0;
+  for (int i = 0; i < b->p.n; i++) {
+    const mat3 P = m3_mul(&s->pinv[i], &s->val[s->diag[i]]);
+    for (int a = 0; a < 3; a++)
+      for (int c = 0; c < 3; c++) inv_err = fmax(inv_err, fabs(P.m[a][c] - (a == c)));
+  }
+  CHECK_MSG(inv_err < 1e-9, "pinv D - I off by %.3g", inv_err);
   /* positive definite: p^T A p > 0 for random p */
   const int n = b->p.n;
   vec3 *p = malloc(sizeof(vec3) * (size_t)n), *Ap = malloc(sizeof(vec3) * (size_t)n);
@@ -211,4 +278,166 @@ TEST(implicit_matrix_is_symmetric_positive_definite_and_cg_converges) {
   CHECK(s->last_iterations > 0 && s->last_iterations < b->params.cg_iterations);
   loom_mesh_destroy(m);
   loom_world_destroy(w);
+}
+
+/* ---- the multigrid preconditioner ---------------------------------------------------------------- */
+
+/* A cloth of n x n vertices hanging from two pinned top corners, randomly displaced and moving, so
+ * that its system has stretched and compressed elements and driven constrained vertices. */
+static int random_system(loom_world *w, int model, int n, double stretch, uint64_t seed, loom_mesh **mesh) {
+  fx_rng r = {seed};
+  *mesh = fx_grid(n, 1.0, v3(0, 0, 1), LOOM_PLANE_XZ);
+  const double bend = model == LOOM_MODEL_BARAFF_WITKIN ? 1e-3 : 5;
+  const int h = implicit_cloth(w, "c", *mesh, model, stretch, stretch / 10, bend, 2e-3);
+  cloth_body *b = fx_soft(w, h);
+  for (int i = 0; i < b->p.n; i++) {
+    b->p.x[i] = v3_add(b->p.x[i], v3_scale(fx_vec(&r), 0.2 / n));
+    b->p.v[i] = v3_scale(fx_vec(&r), 0.5);
+  }
+  int32_t pins[2] = {(int32_t)(n * (n - 1)), (int32_t)(n * n - 1)};
+  CHECK(loom_pins_create(w, h, pins, 2) != 0);
+  /* the pins hold still: their vertices' velocity must change by z = -v */
+  for (int k = 0; k < 2; k++) b->p.v[pins[k]] = fx_vec(&r);
+  return h;
+}
+
+/* ||a||_A for the solver's matrix of the last substep */
+static double a_norm(const cloth_solver *s, int n, const vec3 *a) {
+  double d = 0;
+  for (int i = 0; i < n; i++)
+    for (int k = s->row[i]; k < s->row[i + 1]; k++) d += v3_dot(a[i], m3_mulv(&s->val[k], a[s->col[k]]));
+  return sqrt(fmax(d, 0));
+}
+
+TEST(implicit_multigrid_cg_matches_a_tight_jacobi_solve_and_keeps_constrained_vertices_exact) {
+  /* The same random system solved by block-Jacobi CG to 1e-10 and by multigrid CG to 1e-4: the
+   * velocity changes agree within the tolerance (in the energy norm), and the pinned vertices take
+   * exactly their prescribed change z, for both models and several sizes (one level up to four). */
+  const int sizes[3] = {5, 17, 40};
+  for (int model = 0; model < 2; model++)
+    for (int k = 0; k < 3; k++) {
+      const int mdl = model ? LOOM_MODEL_SPRINGS : LOOM_MODEL_BARAFF_WITKIN;
+      loom_world *w[2];
+      loom_mesh *m[2];
+      cloth_body *b[2];
+      for (int q = 0; q < 2; q++) {
+        w[q] = fx_world(1.0 / 30);
+        const int h = random_system(w[q], mdl, sizes[k], 20000, 21 + (uint64_t)k, &m[q]);
+        CHECK(loom_body_set_param(w[q], h, "preconditioner", q ? CLOTH_PRECOND_MULTIGRID : CLOTH_PRECOND_JACOBI) == 0);
+        CHECK(loom_body_set_param(w[q], h, "cg_tolerance", q ? 1e-4 : 1e-10) == 0);
+        CHECK(loom_body_set_param(w[q], h, "cg_iterations", 100000) == 0);
+        b[q] = fx_soft(w[q], h);
+        CHECK(loom_world_step(w[q]) >= 0);
+      }
+      const cloth_solver *s = &b[1]->solver;
+      const int n = b[1]->p.n;
+      if (k == 2) CHECK_MSG(s->mg.nlevels >= 3, "%d levels for %d vertices", s->mg.nlevels, n);
+      CHECK(b[0]->solver.last_residual <= 1e-10 && s->last_residual <= 1e-4);
+      vec3 *e = malloc(sizeof(vec3) * (size_t)n);
+      for (int i = 0; i < n; i++) e[i] = v3_sub(s->dv[i], b[0]->solver.dv[i]);
+      const double err = a_norm(s, n, e) / a_norm(&b[0]->solver, n, b[0]->solver.dv);
+      CHECK_MSG(err < 1e-3, "model %d, %d^2: energy-norm error %.3g", mdl, sizes[k], err);
+      int exact = 1, fixed = 0;
+      for (int i = 0; i < n; i++)
+        if (s->fixed[i]) {
+          fixed++;
+          exact &= memcmp(&s->dv[i], &s->z[i], sizeof(vec3)) == 0 && v3_len(s->z[i]) > 0;
+        }
+      CHECK_EQ_INT(fixed, 2);
+      CHECK_MSG(exact, "model %d, %d^2: a constrained vertex's dv is not exactly its z", mdl, sizes[k]);
+      free(e);
+      for (int q = 0; q < 2; q++) {
+        loom_mesh_destroy(m[q]);
+        loom_world_destroy(w[q]);
+      }
+    }
+}
+
+TEST(implicit_multigrid_preconditioner_is_symmetric_positive_definite) {
+  /* <B a, c> = <a, B c> to rounding and <B a, a> > 0 for random a, c: what CG needs of it. The
+   * constrained vertices are in the vectors too (B is definite on the whole space). */
+  fx_rng r = {31};
+  loom_world *w = fx_world(1.0 / 60);
+  loom_mesh *m;
+  const int h = random_system(w, LOOM_MODEL_BARAFF_WITKIN, 30, 20000, 32, &m);
+  cloth_body *b = fx_soft(w, h);
+  CHECK(loom_world_step(w) >= 0);
+  cloth_solver *s = &b->solver;
+  const int n = b->p.n;
+  CHECK(s->mg.nlevels >= 3);
+  vec3 *a = malloc(sizeof(vec3) * (size_t)n), *c = malloc(sizeof(vec3) * (size_t)n);
+  vec3 *Ba = malloc(sizeof(vec3) * (size_t)n), *Bc = malloc(sizeof(vec3) * (size_t)n);
+  for (int trial = 0; trial < 20; trial++) {
+    for (int i = 0; i < n; i++) {
+      a[i] = fx_vec(&r);
+      /* smooth and rough vectors alike */
+      c[i] = trial % 2 ? v3_scale(v3(1, 2, 3), sin(0.05 * i) + fx_sym(&r) * 0.01) : fx_vec(&r);
+    }
+    cloth_mg_apply(&s->mg, a, Ba);
+    cloth_mg_apply(&s->mg, c, Bc);
+    double bac = 0, abc = 0, baa = 0, scale = 0;
+    for (int i = 0; i < n; i++) {
+      bac += v3_dot(Ba[i], c[i]);
+      abc += v3_dot(a[i], Bc[i]);
+      baa += v3_dot(Ba[i], a[i]);
+      scale += v3_len(Ba[i]) * v3_len(c[i]);
+    }
+    CHECK_MSG(fabs(bac - abc) <= 1e-12 * scale, "trial %d: <Ba, c> = %.17g, <a, Bc> = %.17g", trial, bac, abc);
+    CHECK_MSG(baa > 0, "trial %d: <Ba, a> = %.3g", trial, baa);
+  }
+  free(a);
+  free(c);
+  free(Ba);
+  free(Bc);
+  loom_mesh_destroy(m);
+  loom_world_destroy(w);
+}
+
+TEST(implicit_multigrid_needs_far_fewer_iterations_than_jacobi_at_64x64) {
+  /* A 64 x 64 cloth, stretch 20000 N/m, hanging from two corners: three steps from the same
+   * state with each preconditioner at the default tolerance. Block-Jacobi's count grows with the
+   * resolution (about 600 per step here), the V-cycle's hardly (about 20). */
+  int its[2];
+  for (int q = 0; q < 2; q++) {
+    loom_world *w = fx_world(1.0 / 60);
+    loom_mesh *m = fx_grid(64, 1.0, v3(0, 0, 1), LOOM_PLANE_XZ);
+    const int h = implicit_cloth(w, "c", m, LOOM_MODEL_BARAFF_WITKIN, 20000, 100, 1e-4, 2e-5);
+    int32_t pins[2] = {64 * 63, 64 * 64 - 1};
+    CHECK(loom_pins_create(w, h, pins, 2) != 0);
+    CHECK(loom_body_set_param(w, h, "preconditioner", q ? CLOTH_PRECOND_MULTIGRID : CLOTH_PRECOND_JACOBI) == 0);
+    CHECK(loom_body_set_param(w, h, "cg_iterations", 100000) == 0);
+    its[q] = 0;
+    for (int s = 0; s < 3; s++) {
+      CHECK(loom_world_step(w) >= 0);
+      loom_stats st;
+      loom_world_stats(w, &st);
+      its[q] += st.iterations;
+      CHECK(st.cg_residual <= 1e-3);
+    }
+    loom_mesh_destroy(m);
+    loom_world_destroy(w);
+  }
+  CHECK_MSG(4 * its[1] <= its[0], "multigrid %d iterations, block-Jacobi %d", its[1], its[0]);
+}
+
+TEST(implicit_multigrid_is_deterministic_and_allocates_nothing_in_a_step) {
+  /* Two identical worlds give bit-identical states; after the first step, steps (with the
+   * preconditioner switched back and forth) call no allocator. */
+  char hash[2][17];
+  for (int q = 0; q < 2; q++) {
+    loom_world *w = fx_world(1.0 / 60);
+    loom_mesh *m;
+    const int h = random_system(w, LOOM_MODEL_BARAFF_WITKIN, 24, 5000, 41, &m);
+    CHECK(loom_world_step(w) >= 0);
+    const long before = harness_alloc_count();
+    for (int s = 0; s < 60; s++) {
+      if (s == 20 || s == 40) loom_body_set_param(w, h, "preconditioner", s == 20 ? 1 : 2);
+      CHECK(loom_world_step(w) >= 0);
+    }
+    CHECK_EQ_INT(harness_alloc_count() - before, 0);
+    fx_hash(w, hash[q]);
+    loom_mesh_destroy(m);
+    loom_world_destroy(w);
+  }
+  CHECK_MSG(!strcmp(hash[0], hash[1]), "states differ: %s vs %s", hash[0], hash[1]);
 }

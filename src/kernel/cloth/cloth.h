@@ -36,7 +36,10 @@ typedef struct cloth_params {
   double compliance;   /* springs_pbd: 0 = 001's fractions per iteration; > 0: XPBD compliance, m/N */
   double cg_tolerance; /* implicit: relative residual at which CG stops */
   int cg_iterations;   /* implicit: CG iteration cap per substep */
+  int preconditioner;  /* implicit: CLOTH_PRECOND_* */
 } cloth_params;
+
+enum { CLOTH_PRECOND_JACOBI = 1, CLOTH_PRECOND_MULTIGRID = 2 };
 
 /* The model: built once at creation from the mesh, never changed by a step. */
 typedef struct cloth_model {
@@ -93,6 +96,37 @@ typedef struct cloth_scratch {
   double cg_residual; /* implicit: the largest relative residual of this step's solves */
 } cloth_scratch;
 
+/* One level of the multigrid preconditioner (cloth_multigrid.c). Patterns, aggregates and the
+ * index maps of the Galerkin product are built once; values are refilled each substep. */
+typedef struct mg_level {
+  int n;                   /* block rows */
+  int32_t *row, *col;      /* this level's matrix: CSR of 3x3 blocks, columns sorted */
+  int32_t *diag;           /* block (i, i) of each row */
+  mat3 *val;               /* values */
+  mat3 *dinv;              /* inverse diagonal blocks (Gauss-Seidel, prolongator smoothing) */
+  vec3 *x, *b, *r;         /* solution, right-hand side, residual of the V-cycle */
+  /* to the next coarser level (all NULL on the coarsest) */
+  int32_t *agg;            /* aggregate of each row */
+  int32_t *prow, *pcol;    /* prolongator P (n x n_next), one Jacobi smoothing of the aggregates' */
+  mat3 *pval;
+  int32_t *a2p;            /* per block (i, j) of the matrix: the entry of P row i in column agg(j) */
+  int32_t *rrow, *rfine, *rent; /* P^T by coarse rows: fine row and P entry of each */
+  int32_t *aprow, *apcol;  /* A P */
+  mat3 *apval;
+} mg_level;
+
+#define MG_MAX_LEVELS 16
+
+typedef struct cloth_mg {
+  int nlevels;       /* 0: not built */
+  mg_level lv[MG_MAX_LEVELS];
+  int32_t *fine_map; /* per block of the solver's matrix: its block in level 0, -1 if lumped */
+  int32_t *marker;   /* Gustavson accumulator: position of each coarse column in the row being built */
+  double *chol;      /* dense Cholesky factor of the coarsest level (lower, row-major), NULL if too big */
+  double *work;      /* dense vector of the coarsest level */
+  int chol_ok;       /* the factorisation of this substep succeeded */
+} cloth_mg;
+
 /* The implicit integrator's linear system (cloth_implicit.c): block-sparse rows with 3x3 blocks,
  * pattern and element-to-block maps built once at creation, values and vectors refilled each
  * substep (no allocation in a step). */
@@ -105,7 +139,8 @@ typedef struct cloth_solver {
   int32_t *hinge_blocks;  /* per hinge: 4 x 4 */
   int32_t *spring_blocks; /* per spring: (i,i) (i,j) (j,i) (j,j) */
   vec3 *dv, *rhs, *r, *c, *q, *z, *f0;
-  mat3 *pinv;     /* inverse diagonal blocks (the preconditioner) */
+  mat3 *pinv;     /* inverse diagonal blocks (the block-Jacobi preconditioner) */
+  cloth_mg mg;    /* the multigrid preconditioner */
   uint8_t *fixed; /* per vertex: all directions constrained (pin, scripted velocity) */
   int last_iterations;
   double last_residual;
@@ -154,6 +189,9 @@ double springs_omega2_bound(const cloth_body *b);
 /* ---- cloth_baraff_witkin.c ----------------------------------------------------------------------- */
 int bw_build(cloth_body *b, const loom_mesh *m);
 void bw_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
+/* The two halves of bw_forces (the implicit integrator adds the hinges' while it assembles). */
+void bw_tri_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
+void bw_hinge_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
 double bw_energy(const cloth_body *b, const vec3 *x);
 double bw_omega2_bound(const cloth_body *b);
 /* Signed dihedral angle of a hinge and its gradient (4 x 3) — exposed for the unit tests. */
@@ -179,6 +217,16 @@ typedef struct cloth_implicit_ctx {
 int cloth_solver_build(cloth_body *b);
 void cloth_solver_free(cloth_solver *s);
 void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c);
+/* ---- cloth_multigrid.c ------------------------------------------------------------------------------ */
+/* Pattern-dependent setup, once: n block rows of the pattern (row, col); keep[k] = 1 for the blocks
+ * the hierarchy keeps (the others are lumped on the diagonal each substep). */
+int cloth_mg_build(cloth_mg *g, int n, const int32_t *row, const int32_t *col, const uint8_t *keep);
+void cloth_mg_free(cloth_mg *g);
+/* Value-dependent setup, each substep: the matrix (same pattern) and the constrained vertices. */
+void cloth_mg_setup(cloth_mg *g, int n, const int32_t *row, const int32_t *col, const mat3 *val,
+                    const uint8_t *fixed);
+/* z = B r, one V-cycle: B is symmetric positive definite (fixed vertices: their diagonal block's inverse). */
+void cloth_mg_apply(cloth_mg *g, const vec3 *r, vec3 *z);
 /* Force Jacobians (df/dx, df/dv) of one element at x. exact = 1: the full derivative (tests);
  * 0: the positive-definite part the solver uses (see cloth_implicit.c). */
 void bw_tri_jacobian(const cloth_body *b, const bw_tri *q, const vec3 *x, int exact, mat3 Kx[3][3], mat3 Kv[3][3]);

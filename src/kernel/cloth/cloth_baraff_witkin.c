@@ -117,9 +117,9 @@ double bw_hinge_angle(const vec3 *x, const int32_t v[4], vec3 grad[4]) {
   return theta;
 }
 
-void bw_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict v, vec3 *restrict F) {
-  const double ks = b->params.stretch, ksh = b->params.shear, kb = b->params.bend;
-  const double ds = b->params.damping * ks, dsh = b->params.damping * ksh, db = b->params.damping * kb;
+void bw_tri_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict v, vec3 *restrict F) {
+  const double ks = b->params.stretch, ksh = b->params.shear;
+  const double ds = b->params.damping * ks, dsh = b->params.damping * ksh;
   for (int t = 0; t < b->model.nbw; t++) {
     const bw_tri *q = &b->model.bw[t];
     const int i0 = q->v[0], i1 = q->v[1], i2 = q->v[2];
@@ -155,6 +155,10 @@ void bw_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict
       F[q->v[k]] = v3_add(F[q->v[k]], fk);
     }
   }
+}
+
+void bw_hinge_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict v, vec3 *restrict F) {
+  const double kb = b->params.bend, db = b->params.damping * kb;
   if (kb > 0) {
     for (int h = 0; h < b->model.nh; h++) {
       const bw_hinge *q = &b->model.hinges[h];
@@ -166,6 +170,11 @@ void bw_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict
       for (int k = 0; k < 4; k++) F[q->v[k]] = v3_madd(F[q->v[k]], g[k], s);
     }
   }
+}
+
+void bw_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *restrict v, vec3 *restrict F) {
+  bw_tri_forces(b, x, v, F);
+  bw_hinge_forces(b, x, v, F);
 }
 
 double bw_energy(const cloth_body *b, const vec3 *x) {

@@ -156,6 +156,7 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->params.compliance = def->compliance;
   b->params.cg_tolerance = def->cg_tolerance;
   b->params.cg_iterations = def->cg_iterations;
+  b->params.preconditioner = CLOTH_PRECOND_MULTIGRID;
   b->model.grid_nx = mesh->grid_nx;
   b->model.grid_ny = mesh->grid_ny;
 
@@ -217,6 +218,8 @@ static const param_spec cloth_param_table[] = {
               "implicit: CG stops when the preconditioned residual is this fraction of the right-hand side's"),
   CLOTH_PARAM("cg_iterations", "", 1, 100000, PARAM_LIVE | PARAM_INTEGER, params.cg_iterations,
               "implicit: CG iteration cap per substep (not converged: a warning, the step completes)"),
+  CLOTH_PARAM("preconditioner", "", 1, 2, PARAM_LIVE | PARAM_INTEGER, params.preconditioner,
+              "implicit: CG preconditioner (1 block-Jacobi, 2 multigrid: smoothed aggregation V-cycle)"),
   CLOTH_PARAM("stable_substep", "s", 0, 0, PARAM_READONLY, derived.h_stable, "largest stable substep of the estimate"),
   CLOTH_PARAM("lambda_stretch", "1/s^2", 0, 0, PARAM_READONLY, model.lambda_unit[FAM_STRUCTURAL],
               "lambda_max(M^-1/2 K M^-1/2) of the stretch family at unit stiffness"),

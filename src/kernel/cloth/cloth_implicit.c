@@ -66,6 +66,7 @@ int cloth_solver_build(cloth_body *b) {
   size_t cap = (size_t)n + 9 * (size_t)b->model.nbw + 16 * (size_t)b->model.nh + 4 * (size_t)nsp;
   pair_list l = {core_alloc(cap, sizeof(int32_t)), core_alloc(cap, sizeof(int32_t)), 0};
   int32_t *count = core_calloc((size_t)n + 1, sizeof(int32_t));
+  uint8_t *keep = NULL;
   int rc = -1;
   if (!l.a || !l.b || !count) goto done;
   for (int i = 0; i < n; i++) add_pair(&l, i, i);
@@ -146,11 +147,21 @@ int cloth_solver_build(cloth_body *b) {
     s->spring_blocks[4 * q + 2] = find_block(s, sp->j, sp->i);
     s->spring_blocks[4 * q + 3] = find_block(s, sp->j, sp->j);
   }
+  /* the multigrid hierarchy keeps the couplings of the stretch and shear elements (triangles or
+   * structural and shear springs); bending couplings are lumped (cloth_multigrid.c) */
+  keep = core_calloc((size_t)(nb > 0 ? nb : 1), sizeof(uint8_t));
+  if (!keep) goto done;
+  for (int t = 0; t < 9 * b->model.nbw; t++) keep[s->tri_blocks[t]] = 1;
+  if (b->params.model != LOOM_MODEL_BARAFF_WITKIN)
+    for (int k = 4 * b->model.fam_start[FAM_STRUCTURAL]; k < 4 * b->model.fam_start[FAM_BEND]; k++)
+      keep[s->spring_blocks[k]] = 1;
+  if (cloth_mg_build(&s->mg, n, s->row, s->col, keep) != 0) goto done;
   rc = 0;
 done:
   core_free(l.a);
   core_free(l.b);
   core_free(count);
+  core_free(keep);
   if (rc != 0) loom_fail("cloth: out of memory building the implicit solver");
   return rc;
 }
@@ -172,6 +183,7 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->f0);
   core_free(s->pinv);
   core_free(s->fixed);
+  cloth_mg_free(&s->mg);
   memset(s, 0, sizeof *s);
 }
 
@@ -281,8 +293,84 @@ static inline void scatter(mat3 *A, const mat3 *Kx, const mat3 *Kv, double h, ve
   *y = v3_add(*y, m3_mulv(Kx, v0));
 }
 
-/* Fills A = M - h df/dv - h^2 df/dx and y = df/dx v0 (in s->q). Element forces are not here:
- * f0 comes from the same force routines the explicit integrators use. */
+/* A_block += s_u Bu + s_v Bv + c g h^T */
+static inline void add_tri_block(mat3 *A, double su, const mat3 *Bu, double sv, const mat3 *Bv, double c, vec3 g,
+                                 vec3 gl) {
+  const double gk[3] = {g.x, g.y, g.z}, gv[3] = {gl.x, gl.y, gl.z};
+  for (int r = 0; r < 3; r++)
+    for (int q = 0; q < 3; q++) A->m[r][q] += su * Bu->m[r][q] + sv * Bv->m[r][q] + c * gk[r] * gv[q];
+}
+
+/* One Baraff-Witkin triangle into A and y: bw_tri_jacobian's blocks (exact = 0) without forming
+ * them. Each is a combination of three matrices shared by the triangle,
+ *   -Kx_kl = a ks (du_k du_l Hu + dv_k dv_l Hv) + a ksh g_k g_l^T   (Kv: the same with the damping
+ * stiffnesses and Pu, Pv), so A_kl += du_k du_l Bu + dv_k dv_l Bv + cs g_k g_l^T, and
+ * y_k = sum_l Kx_kl v_l needs only the sums over l of du_l v_l, dv_l v_l and g_l . v_l. */
+static void assemble_tri(cloth_body *b, int t, const vec3 *x, const vec3 *v, double h, vec3 *y) {
+  cloth_solver *s = &b->solver;
+  const bw_tri *q = &b->model.bw[t];
+  const double ks = b->params.stretch, ksh = b->params.shear;
+  const double ds = b->params.damping * ks, dsh = b->params.damping * ksh;
+  const double a = q->area, h2 = h * h;
+  vec3 wu = v3(0, 0, 0), wv = v3(0, 0, 0), su = v3(0, 0, 0), sv = v3(0, 0, 0);
+  for (int k = 0; k < 3; k++) {
+    wu = v3_madd(wu, x[q->v[k]], q->du[k]);
+    wv = v3_madd(wv, x[q->v[k]], q->dv[k]);
+    su = v3_madd(su, v[q->v[k]], q->du[k]);
+    sv = v3_madd(sv, v[q->v[k]], q->dv[k]);
+  }
+  mat3 Hu, Pu, Hv, Pv, Bu, Bv;
+  stretch_hessian(wu, 0, &Hu, &Pu);
+  stretch_hessian(wv, 0, &Hv, &Pv);
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) {
+      Bu.m[r][c] = a * (h * ds * Pu.m[r][c] + h2 * ks * Hu.m[r][c]);
+      Bv.m[r][c] = a * (h * ds * Pv.m[r][c] + h2 * ks * Hv.m[r][c]);
+    }
+  const double cs = a * (h * dsh + h2 * ksh);
+  vec3 g[3];
+  double gv = 0;
+  for (int k = 0; k < 3; k++) {
+    g[k] = v3_add(v3_scale(wv, q->du[k]), v3_scale(wu, q->dv[k]));
+    gv += v3_dot(g[k], v[q->v[k]]);
+  }
+  const vec3 hu = m3_mulv(&Hu, su), hv = m3_mulv(&Hv, sv);
+  const int32_t *blk = &s->tri_blocks[9 * t];
+  for (int k = 0; k < 3; k++) {
+    for (int l = 0; l < 3; l++)
+      add_tri_block(&s->val[blk[3 * k + l]], q->du[k] * q->du[l], &Bu, q->dv[k] * q->dv[l], &Bv, cs, g[k], g[l]);
+    vec3 *yk = &y[q->v[k]];
+    *yk = v3_madd(*yk, hu, -a * ks * q->du[k]);
+    *yk = v3_madd(*yk, hv, -a * ks * q->dv[k]);
+    *yk = v3_madd(*yk, g[k], -a * ksh * gv);
+  }
+}
+
+/* One hinge into A, y and the force f: its Gauss-Newton blocks are rank one, Kx_kl = -kb g_k g_l^T
+ * and Kv_kl = -db g_k g_l^T (bw_hinge_jacobian); its force (bw_hinge_forces) comes from the same
+ * angle and gradient, the costly part, so it is added here rather than computed twice. */
+static void assemble_hinge(cloth_body *b, int hh, const vec3 *x, const vec3 *v, double h, vec3 *y, vec3 *f) {
+  cloth_solver *s = &b->solver;
+  const bw_hinge *q = &b->model.hinges[hh];
+  vec3 g[4];
+  const double theta = bw_hinge_angle(x, q->v, g);
+  const double kb = b->params.bend * q->weight, db = b->params.damping * b->params.bend * q->weight;
+  const double c = h * db + h * h * kb;
+  double gv = 0;
+  for (int k = 0; k < 4; k++) gv += v3_dot(g[k], v[q->v[k]]);
+  const double fs = -(kb * (theta - q->rest) + db * gv);
+  const int32_t *blk = &s->hinge_blocks[16 * hh];
+  for (int k = 0; k < 4; k++) {
+    const vec3 cg = v3_scale(g[k], c);
+    for (int l = 0; l < 4; l++) add_outer(&s->val[blk[4 * k + l]], cg, g[l], 1.0);
+    y[q->v[k]] = v3_madd(y[q->v[k]], g[k], -kb * gv);
+    f[q->v[k]] = v3_madd(f[q->v[k]], g[k], fs);
+  }
+}
+
+/* Fills A = M - h df/dv - h^2 df/dx and y = df/dx v0 (in s->q). Element forces come from the same
+ * force routines the explicit integrators use, except the hinges' (baraff_witkin), which are
+ * added to s->f0 here. */
 static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, double drag, double grab_k,
                      double grab_c, int grab_vertex) {
   cloth_solver *s = &b->solver;
@@ -299,25 +387,11 @@ static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, doub
     add_identity(&s->val[s->diag[grab_vertex]], h * grab_c + h * h * grab_k);
     y[grab_vertex] = v3_madd(y[grab_vertex], v[grab_vertex], -grab_k);
   }
-  mat3 Kx[4][4], Kv[4][4];
   if (b->params.model == LOOM_MODEL_BARAFF_WITKIN) {
     if (b->params.stretch > 0 || b->params.shear > 0)
-      for (int t = 0; t < b->model.nbw; t++) {
-        const bw_tri *q = &b->model.bw[t];
-        mat3 Tx[3][3], Tv[3][3];
-        bw_tri_jacobian(b, q, x, 0, Tx, Tv);
-        const int32_t *blk = &s->tri_blocks[9 * t];
-        for (int k = 0; k < 3; k++)
-          for (int l = 0; l < 3; l++) scatter(&s->val[blk[3 * k + l]], &Tx[k][l], &Tv[k][l], h, &y[q->v[k]], v[q->v[l]]);
-      }
+      for (int t = 0; t < b->model.nbw; t++) assemble_tri(b, t, x, v, h, y);
     if (b->params.bend > 0)
-      for (int hh = 0; hh < b->model.nh; hh++) {
-        const bw_hinge *q = &b->model.hinges[hh];
-        bw_hinge_jacobian(b, q, x, Kx, Kv);
-        const int32_t *blk = &s->hinge_blocks[16 * hh];
-        for (int k = 0; k < 4; k++)
-          for (int l = 0; l < 4; l++) scatter(&s->val[blk[4 * k + l]], &Kx[k][l], &Kv[k][l], h, &y[q->v[k]], v[q->v[l]]);
-      }
+      for (int hh = 0; hh < b->model.nh; hh++) assemble_hinge(b, hh, x, v, h, y, s->f0);
   } else {
     const int nsp = b->model.fam_start[FAM_COUNT];
     for (int q = 0; q < nsp; q++) {
@@ -366,28 +440,42 @@ static double dot(int n, const vec3 *a, const vec3 *c) {
   return d;
 }
 
+/* out = B r: the preconditioner, block-Jacobi or one multigrid V-cycle (both symmetric positive
+ * definite; CG filters what they return). */
+static void precondition(cloth_solver *s, int n, int multigrid, const vec3 *r, vec3 *out) {
+  if (multigrid) cloth_mg_apply(&s->mg, r, out);
+  else
+    for (int i = 0; i < n; i++) out[i] = m3_mulv(&s->pinv[i], r[i]);
+}
+
 /* BW98 §5.3: the modified PCG. dv starts at z (the constrained velocity changes), the residual is
  * filtered so constrained directions never change, and the loop stops when the preconditioned
  * residual falls below tol^2 times that of the filtered right-hand side. Returns iterations; the
  * relative residual sqrt(delta / delta0) in *res. */
-static int modified_pcg(cloth_solver *s, int n, double tol, int max_iter, double *res) {
+static int modified_pcg(cloth_solver *s, int n, int multigrid, double tol, int max_iter, double *res) {
   vec3 *dv = s->dv, *r = s->r, *c = s->c, *q = s->q, *t = s->f0; /* f0 is free again here */
-  /* block-Jacobi preconditioner: the inverses of the diagonal blocks */
-  for (int i = 0; i < n; i++)
-    if (m3_inverse(&s->val[s->diag[i]], &s->pinv[i]) != 0) s->pinv[i] = m3_identity();
+  if (multigrid) cloth_mg_setup(&s->mg, n, s->row, s->col, s->val, s->fixed);
+  else /* block-Jacobi: the inverses of the diagonal blocks */
+    for (int i = 0; i < n; i++)
+      if (!m3_inverse(&s->val[s->diag[i]], &s->pinv[i])) s->pinv[i] = m3_identity();
   memcpy(dv, s->z, sizeof(vec3) * (size_t)n);
-  /* delta0 from the filtered right-hand side */
-  memcpy(r, s->rhs, sizeof(vec3) * (size_t)n);
-  filter(s, n, r);
-  for (int i = 0; i < n; i++) t[i] = m3_mulv(&s->pinv[i], r[i]);
-  const double delta0 = dot(n, r, t);
   /* r = filter(b - A dv) */
   spmv(s, n, dv, q);
   for (int i = 0; i < n; i++) r[i] = v3_sub(s->rhs[i], q[i]);
   filter(s, n, r);
-  for (int i = 0; i < n; i++) c[i] = m3_mulv(&s->pinv[i], r[i]);
+  precondition(s, n, multigrid, r, c);
   filter(s, n, c);
   double delta = dot(n, r, c);
+  /* delta0 from the filtered right-hand side: the same as delta when no vertex is driven */
+  int driven = 0;
+  for (int i = 0; i < n && !driven; i++) driven = s->z[i].x != 0 || s->z[i].y != 0 || s->z[i].z != 0;
+  double delta0 = delta;
+  if (driven) {
+    memcpy(q, s->rhs, sizeof(vec3) * (size_t)n);
+    filter(s, n, q);
+    precondition(s, n, multigrid, q, t);
+    delta0 = dot(n, q, t);
+  }
   int it = 0;
   const double stop = tol * tol * delta0;
   while (delta > stop && it < max_iter) {
@@ -400,7 +488,7 @@ static int modified_pcg(cloth_solver *s, int n, double tol, int max_iter, double
       dv[i] = v3_madd(dv[i], c[i], alpha);
       r[i] = v3_madd(r[i], q[i], -alpha);
     }
-    for (int i = 0; i < n; i++) t[i] = m3_mulv(&s->pinv[i], r[i]);
+    precondition(s, n, multigrid, r, t);
     const double old = delta;
     delta = dot(n, r, t);
     const double beta = delta / old;
@@ -421,7 +509,12 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   vec3 *x = b->p.x, *v = b->p.v;
   /* f0: internal + drag + grab + external + gravity, at x0, v0 */
   vec3 *f0 = s->f0;
-  cloth_internal_forces(b, x, v, f0);
+  if (b->params.model == LOOM_MODEL_BARAFF_WITKIN) {
+    memset(f0, 0, sizeof(vec3) * (size_t)n);
+    bw_tri_forces(b, x, v, f0); /* the hinges' come with their Jacobians in assemble */
+  } else {
+    cloth_internal_forces(b, x, v, f0);
+  }
   const double drag = b->params.drag;
   for (int i = 0; i < n; i++) {
     const double m = b->p.m[i];
@@ -442,7 +535,8 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   /* rhs = h (f0 + h df/dx v0); assemble left df/dx v0 in s->q */
   for (int i = 0; i < n; i++) s->rhs[i] = v3_scale(v3_madd(f0[i], s->q[i], h), h);
   double res = 0;
-  const int it = modified_pcg(s, n, b->params.cg_tolerance, b->params.cg_iterations, &res);
+  const int multigrid = b->params.preconditioner == CLOTH_PRECOND_MULTIGRID;
+  const int it = modified_pcg(s, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, &res);
   s->last_iterations = it;
   s->last_residual = res;
   for (int i = 0; i < n; i++) {
