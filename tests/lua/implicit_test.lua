@@ -40,7 +40,7 @@ describe("implicit cloth", function()
       assert.is_false(c.frozen)
     end
     -- bounded: one linearised step per 1/30 s overshoots while the corners first snap taut (the
-    -- total energy peaks at about 2.3x its start within 0.15 s, docs/api.md), then it decays
+    -- total energy peaks at about 2.1x its start within 0.15 s, docs/api.md), then it decays
     assert.less(peak, 3 * e0)
     assert.less(W:energy().total, e0)
     assert.less(W:energy().kinetic, 1e-3)                  -- it has come to rest
