@@ -348,3 +348,123 @@ TEST(bvh_closest_triangle_matches_brute_force) {
   CHECK_EQ_INT(bvh_build(&empty, NULL, NULL, 0, 4), 0);
   CHECK_EQ_INT(bvh_closest_triangle(&empty, v, tri, v3(0, 0, 0), INFINITY, NULL, NULL, NULL), -1);
 }
+
+/* Pair and self traversal record each reported pair in an n_a x n_b matrix of counts. */
+typedef struct pair_hits {
+  unsigned char *seen; /* na x nb */
+  int nb, count, dup, misordered, stop_after;
+} pair_hits;
+
+static int collect_pair(int i, int j, void *ctx) {
+  pair_hits *h = ctx;
+  unsigned char *s = &h->seen[(size_t)i * (size_t)h->nb + (size_t)j];
+  if (*s) h->dup++;
+  *s = 1;
+  h->count++;
+  return h->stop_after > 0 && h->count >= h->stop_after ? 9 : 0;
+}
+
+static int collect_self(int i, int j, void *ctx) {
+  pair_hits *h = ctx;
+  if (i >= j) h->misordered++;
+  return collect_pair(i, j, ctx);
+}
+
+TEST(bvh_pair_and_self_traversal_match_brute_force) {
+  enum { NA = 600, NB = 450 };
+  static vec3 alo[NA], ahi[NA], blo[NB], bhi[NB];
+  static unsigned char seen[NA * NA];
+  rng r = {31};
+  for (int kind = 0; kind < 3; kind++) {
+    int sizes[][2] = {{0, 5}, {1, 1}, {2, 3}, {NA, NB}, {NA, 1}, {7, NB}};
+    for (int si = 0; si < 6; si++) {
+      int na = sizes[si][0], nb = sizes[si][1];
+      random_boxes(&r, kind, na, alo, ahi);
+      random_boxes(&r, kind == 2 ? 2 : 0, nb, blo, bhi);
+      for (int leaf = 1; leaf <= 8; leaf *= 2) {
+        bvh a, b;
+        CHECK_EQ_INT(bvh_build(&a, alo, ahi, na, leaf), 0);
+        CHECK_EQ_INT(bvh_build(&b, blo, bhi, nb, leaf + 1), 0);
+        /* a against b */
+        memset(seen, 0, sizeof seen);
+        pair_hits h = {seen, nb > 0 ? nb : 1, 0, 0, 0, 0};
+        CHECK_EQ_INT(bvh_query_pairs(&a, &b, collect_pair, &h), 0);
+        int expect = 0, missing = 0, extra = 0;
+        for (int i = 0; i < na; i++)
+          for (int j = 0; j < nb; j++) {
+            int ov = bvh_box_overlap(alo[i], ahi[i], blo[j], bhi[j]);
+            expect += ov;
+            int got = seen[(size_t)i * (size_t)h.nb + (size_t)j];
+            missing += ov && !got;
+            extra += !ov && got;
+          }
+        CHECK_EQ_INT(h.dup, 0);
+        CHECK_EQ_INT(missing, 0);
+        CHECK_EQ_INT(extra, 0);
+        CHECK_EQ_INT(h.count, expect);
+        /* a with itself: unordered pairs i < j, each once */
+        memset(seen, 0, sizeof seen);
+        pair_hits s = {seen, na > 0 ? na : 1, 0, 0, 0, 0};
+        CHECK_EQ_INT(bvh_query_self(&a, collect_self, &s), 0);
+        expect = missing = extra = 0;
+        for (int i = 0; i < na; i++)
+          for (int j = i + 1; j < na; j++) {
+            int ov = bvh_box_overlap(alo[i], ahi[i], alo[j], ahi[j]);
+            expect += ov;
+            int got = seen[(size_t)i * (size_t)s.nb + (size_t)j];
+            missing += ov && !got;
+            extra += !ov && got;
+          }
+        CHECK_EQ_INT(s.misordered, 0);
+        CHECK_EQ_INT(s.dup, 0);
+        CHECK_EQ_INT(missing, 0);
+        CHECK_EQ_INT(extra, 0);
+        CHECK_EQ_INT(s.count, expect);
+        bvh_free(&a);
+        bvh_free(&b);
+      }
+    }
+  }
+}
+
+TEST(bvh_pair_traversal_early_exit_deterministic_no_allocation) {
+  enum { N = 1000 };
+  static vec3 lo[N], hi[N];
+  static unsigned char seen[N * N];
+  rng r = {32};
+  random_boxes(&r, 1, N, lo, hi); /* heavy duplication: very many overlapping pairs */
+  bvh t;
+  CHECK_EQ_INT(bvh_build(&t, lo, hi, N, 4), 0);
+  for (int k = 1; k <= 4; k++) {
+    memset(seen, 0, sizeof seen);
+    pair_hits h = {seen, N, 0, 0, 0, k};
+    CHECK_EQ_INT(bvh_query_self(&t, collect_self, &h), 9);
+    CHECK_EQ_INT(h.count, k);
+    memset(seen, 0, sizeof seen);
+    pair_hits g = {seen, N, 0, 0, 0, k};
+    CHECK_EQ_INT(bvh_query_pairs(&t, &t, collect_pair, &g), 9);
+    CHECK_EQ_INT(g.count, k);
+  }
+  /* a tree against itself by pair traversal reports every overlapping ordered pair, (i, i) too */
+  long before = harness_alloc_count();
+  memset(seen, 0, sizeof seen);
+  pair_hits all = {seen, N, 0, 0, 0, 0};
+  bvh_query_pairs(&t, &t, collect_pair, &all);
+  pair_hits self = {seen, N, 0, 0, 0, 0};
+  memset(seen, 0, sizeof seen);
+  bvh_query_self(&t, collect_self, &self);
+  CHECK_EQ_INT(harness_alloc_count(), before);
+  CHECK_EQ_INT(all.count, 2 * self.count + N);
+  CHECK(self.count > 10000);
+  /* NULL and empty trees */
+  bvh empty;
+  CHECK_EQ_INT(bvh_build(&empty, lo, hi, 0, 4), 0);
+  pair_hits z = {seen, N, 0, 0, 0, 0};
+  CHECK_EQ_INT(bvh_query_pairs(&t, &empty, collect_pair, &z), 0);
+  CHECK_EQ_INT(bvh_query_pairs(NULL, &t, collect_pair, &z), 0);
+  CHECK_EQ_INT(bvh_query_self(&empty, collect_self, &z), 0);
+  CHECK_EQ_INT(bvh_query_self(NULL, collect_self, &z), 0);
+  CHECK_EQ_INT(z.count, 0);
+  bvh_free(&empty);
+  bvh_free(&t);
+}

@@ -267,6 +267,84 @@ int bvh_query_segment(const bvh *t, vec3 p0, vec3 p1, int (*fn)(int item, void *
   }
 }
 
+/* Pair and self traversal share one loop over a stack of node pairs (na from tree a, nb from
+ * tree b). In self mode a and b are the same tree and an entry with na == nb stands for "all pairs
+ * inside this subtree": an inner node expands into self(left), self(right) and pair(left, right);
+ * a leaf tests its items i < j. A pair entry of distinct nodes whose boxes overlap expands the
+ * node with the larger box (an inner node always before a leaf) into its two children.
+ * Stack bound: a self entry at depth d has at most 2 d entries pending beneath it (two per
+ * ancestor), and from a pair entry each expansion pushes one entry and adds one level to one of
+ * the two sides, at most 2 D levels in all; so pending <= 2 D + 2 D + 2 for trees of depth <= D,
+ * which BVH_PAIR_STACK covers for D = BVH_MAX_DEPTH. */
+typedef struct pair_entry {
+  int32_t na, nb;
+} pair_entry;
+
+static double box_extent(const bvh_node *nd) {
+  return (nd->hi.x - nd->lo.x) + (nd->hi.y - nd->lo.y) + (nd->hi.z - nd->lo.z);
+}
+
+/* Items of two leaves; a leaf with itself (same) pairs slots i < j; ordered puts the smaller item
+ * index first (self traversal). */
+static int leaf_pairs(const bvh *a, const bvh_node *la, const bvh *b, const bvh_node *lb, int same, int ordered,
+                      int (*fn)(int, int, void *), void *ctx) {
+  for (int i = la->right; i < la->right + la->count; i++) {
+    for (int j = same ? i + 1 : lb->right; j < lb->right + lb->count; j++) {
+      if (!bvh_box_overlap(a->item_lo[i], a->item_hi[i], b->item_lo[j], b->item_hi[j])) continue;
+      int ia = a->items[i], ib = b->items[j];
+      int r = ordered && ib < ia ? fn(ib, ia, ctx) : fn(ia, ib, ctx);
+      if (r) return r;
+    }
+  }
+  return 0;
+}
+
+static int pair_traverse(const bvh *a, const bvh *b, int self, int (*fn)(int, int, void *), void *ctx) {
+  if (!a || !b || a->node_count == 0 || b->node_count == 0) return 0;
+  pair_entry stack[BVH_PAIR_STACK];
+  int sp = 0;
+  pair_entry e = {0, 0};
+  for (;;) {
+    const bvh_node *na = &a->nodes[e.na], *nb = &b->nodes[e.nb];
+    if (self && e.na == e.nb) {
+      if (na->left >= 0) {
+        LOOM_ASSERT(sp + 2 <= BVH_PAIR_STACK, "bvh pair stack overflow");
+        stack[sp++] = (pair_entry){na->left, na->right};
+        stack[sp++] = (pair_entry){na->right, na->right};
+        e = (pair_entry){na->left, na->left};
+        continue;
+      }
+      int r = leaf_pairs(a, na, b, nb, 1, 1, fn, ctx);
+      if (r) return r;
+    } else if (bvh_box_overlap(na->lo, na->hi, nb->lo, nb->hi)) {
+      int split_a = na->left >= 0 && (nb->left < 0 || box_extent(na) >= box_extent(nb));
+      if (split_a || nb->left >= 0) {
+        LOOM_ASSERT(sp + 1 <= BVH_PAIR_STACK, "bvh pair stack overflow");
+        if (split_a) {
+          stack[sp++] = (pair_entry){na->right, e.nb};
+          e.na = na->left;
+        } else {
+          stack[sp++] = (pair_entry){e.na, nb->right};
+          e.nb = nb->left;
+        }
+        continue;
+      }
+      int r = leaf_pairs(a, na, b, nb, 0, self, fn, ctx);
+      if (r) return r;
+    }
+    if (sp == 0) return 0;
+    e = stack[--sp];
+  }
+}
+
+int bvh_query_pairs(const bvh *a, const bvh *b, int (*fn)(int ia, int ib, void *ctx), void *ctx) {
+  return pair_traverse(a, b, 0, fn, ctx);
+}
+
+int bvh_query_self(const bvh *t, int (*fn)(int i, int j, void *ctx), void *ctx) {
+  return pair_traverse(t, t, 1, fn, ctx);
+}
+
 /* Squared distance from p to a closed box (0 inside). */
 static double box_dist2(vec3 p, vec3 lo, vec3 hi) {
   double dx = fmax(fmax(lo.x - p.x, p.x - hi.x), 0);

@@ -1,4 +1,4 @@
-/* bvh.h — static bounding-volume hierarchy over boxes (triangles of obstacles, picking). Built
+/* bvh.h — static bounding-volume hierarchy over boxes (triangles of obstacles and cloth, picking). Built
  * once by median split on the longest axis; refit keeps the topology when the boxes move. */
 #ifndef LOOM_BVH_H
 #define LOOM_BVH_H
@@ -42,6 +42,17 @@ int bvh_query_box(const bvh *t, vec3 lo, vec3 hi, int (*fn)(int item, void *ctx)
 /* Calls fn(item, ctx) for items whose box the segment p0p1 crosses (slab test). Early exit and
  * stack as bvh_query_box. Non-finite segments report nothing. */
 int bvh_query_segment(const bvh *t, vec3 p0, vec3 p1, int (*fn)(int item, void *ctx), void *ctx);
+
+/* Pair traversal: calls fn(ia, ib, ctx) once for every item ia of a and ib of b whose boxes
+ * overlap (same closed-box test as bvh_box_overlap). Self traversal: calls fn(i, j, ctx) once for
+ * every unordered pair of distinct items of t whose boxes overlap, with i < j (item indices).
+ * Both descend the two trees together (the node with the larger box splits first), stop early
+ * when fn returns non-zero (that value is returned), use a fixed stack of BVH_PAIR_STACK node
+ * pairs (enough for two trees of depth <= BVH_MAX_DEPTH) and allocate nothing. The order of the
+ * calls is deterministic. NULL or empty trees report nothing. */
+#define BVH_PAIR_STACK (4 * BVH_MAX_DEPTH + 4)
+int bvh_query_pairs(const bvh *a, const bvh *b, int (*fn)(int ia, int ib, void *ctx), void *ctx);
+int bvh_query_self(const bvh *t, int (*fn)(int i, int j, void *ctx), void *ctx);
 
 /* The item tests the queries use (closed boxes): boxes [alo, ahi] and [blo, bhi] overlap;
  * segment p0p1 meets box [lo, hi] (Kay-Kajiya slab test). */

@@ -22,6 +22,13 @@ void loom_error_prefix(const char *prefix);
 uint64_t core_fnv1a(uint64_t h, const void *p, size_t n);
 /* A broken internal invariant (LOOM_ASSERT in checked builds): prints and aborts. */
 void core_assert_fail(const char *cond, const char *msg, const char *file, int line);
+/* Internal invariants: checked in sanitizer builds (make asan defines LOOM_CHECKED), free otherwise.
+ * Bad input from outside is never asserted: public entry points return errors for it. */
+#ifdef LOOM_CHECKED
+#define LOOM_ASSERT(cond, msg) ((cond) ? (void)0 : core_assert_fail(#cond, (msg), __FILE__, __LINE__))
+#else
+#define LOOM_ASSERT(cond, msg) ((void)0)
+#endif
 
 /* Allocation that reports failure through loom_fail (returns NULL). count * size is checked for
  * overflow; a zero-sized request returns a valid unique pointer. */

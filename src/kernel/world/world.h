@@ -22,13 +22,6 @@
 #define SOFT_MAX_COORD 1.0e6 /* m */
 #define WORLD_MAX_SUBSTEPS 4096
 
-/* Internal invariants: checked in sanitizer builds (make asan defines LOOM_CHECKED), free otherwise.
- * Bad input from outside is never asserted: public entry points return errors for it. */
-#ifdef LOOM_CHECKED
-#define LOOM_ASSERT(cond, msg) ((cond) ? (void)0 : core_assert_fail(#cond, (msg), __FILE__, __LINE__))
-#else
-#define LOOM_ASSERT(cond, msg) ((void)0)
-#endif
 
 /* ---- handles: generation (15 bits) << 16 | (slot + 1); 0 is never valid ------------------------ */
 static inline int handle_pack(int slot, uint16_t generation) {
