@@ -334,6 +334,12 @@ LOOM_API loom_vec3 *loom_body_x(loom_world *w, int body);
 LOOM_API loom_vec3 *loom_body_v(loom_world *w, int body);
 LOOM_API loom_vec3 *loom_body_f(loom_world *w, int body);
 LOOM_API double *loom_body_m(loom_world *w, int body);
+/* Velocity Jacobian of the external forces (n x 6, N s/m), cleared with f each step: a force field
+ * that writes f_i(v_i) may add D_i = -df_i/dv_i, a symmetric positive semi-definite 3x3 block
+ * stored as (xx, yy, zz, xy, xz, yz). The implicit integrator then treats that dependence
+ * backward (D_i h joins the diagonal of its matrix), which keeps velocity-dependent fields such as
+ * air pressure stable at large steps; explicit integrators ignore it. NULL for invalid handles. */
+LOOM_API double *loom_body_damping(loom_world *w, int body);
 /* Inverse masses (n, 1/kg): 0 while the vertex is pinned (read only). */
 LOOM_API const double *loom_body_inv_mass(const loom_world *w, int body);
 /* Rest positions (n x 3, read only). */

@@ -96,6 +96,36 @@ for _, n in ipairs {64, 128} do
   end)
 end
 
+-- cloth_grid_MODEL_INTEGRATOR_N: every model with every integrator it takes on the same hanging
+-- N x N cloth (scenes/cloth_free.lua, each model's default material, two pinned corners) at one
+-- frame step dt = 1/60 s: ms per frame step (explicit integrators take the substeps their stability
+-- estimate asks for), substeps and CG iterations per step, and the largest edge strain at the end
+-- (time t: the cloth is still falling into place, so strain compares models at equal t, not at rest).
+-- Large explicit grids take seconds per step: they run fewer steps and at most 3 runs.
+local grid_combos = {
+  springs = {"symplectic", "verlet", "verlet_001", "rk4", "implicit"},
+  springs_pbd = {"symplectic", "verlet_001"},
+  baraff_witkin = {"symplectic", "verlet", "verlet_001", "rk4", "implicit"},
+}
+for _, model in ipairs {"springs", "springs_pbd", "baraff_witkin"} do
+  for _, integ in ipairs(grid_combos[model]) do
+    for _, n in ipairs {32, 64, 128, 256} do
+      case(("cloth_grid_%s_%s_%d"):format(model, integ, n), function(runs)
+        local W = loom.load_scene("scenes/cloth_free.lua"):instantiate {n = n, model = model, integrator = integ}
+        W.dt = 1 / 60
+        local big = integ ~= "implicit" and n >= 128
+        local steps = big and 1 or (n >= 128 and 2 or 6)
+        W:step(big and 1 or 3)
+        local med, lo, hi = ms_per_step(W, steps, big and math.min(runs, 3) or runs)
+        local st = W:stats()
+        return {size = ("%dx%d"):format(n, n), median = med, min = lo, max = hi, substeps = st.substeps,
+                cg_iterations = integ == "implicit" and st.iterations or nil, t = W.time,
+                max_strain = max_edge_strain(W:body "cloth")}
+      end)
+    end
+  end
+end
+
 -- cloth_on_sphere_N: the drape scene (cloth on a ball and a floor, contacts every substep).
 for _, cells in ipairs {31, 63} do
   case("cloth_on_sphere_" .. (cells + 1), function(runs)

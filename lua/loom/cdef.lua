@@ -167,6 +167,7 @@ loom_vec3 *loom_body_x(loom_world *w, int body);
 loom_vec3 *loom_body_v(loom_world *w, int body);
 loom_vec3 *loom_body_f(loom_world *w, int body);
 double *loom_body_m(loom_world *w, int body);
+double *loom_body_damping(loom_world *w, int body);
 const double *loom_body_inv_mass(const loom_world *w, int body);
 const loom_vec3 *loom_body_rest(const loom_world *w, int body);
 const int32_t *loom_body_triangles(const loom_world *w, int body, int *count);

@@ -123,7 +123,7 @@ local function wrap(W, h)
     local owner = ("cloth '%s'"):format(name)
     b.n = n
     b._raw = {x = C.loom_body_x(w, h), v = C.loom_body_v(w, h), f = C.loom_body_f(w, h), m = C.loom_body_m(w, h),
-              inv_m = C.loom_body_inv_mass(w, h), rest = C.loom_body_rest(w, h)}
+              inv_m = C.loom_body_inv_mass(w, h), rest = C.loom_body_rest(w, h), damping = C.loom_body_damping(w, h)}
     for _, k in ipairs {"x", "v", "f"} do b[k] = array.vec3(b._raw[k], n, owner, k) end
     b.m = array.double(b._raw.m, n, owner, "m")
     b.inv_m = array.const_double(b._raw.inv_m, n, owner, "inv_m")
@@ -856,13 +856,15 @@ function Body:edge(name)
   return select_mod.edge(g[1], g[2], name)
 end
 
--- body:raw(name) → the unchecked kernel pointer behind body[name] ("x", "v", "f", "m", "inv_m", "rest"):
--- loom_vec3* (double* for "m" and "inv_m"), valid until the body is removed. Indexing it does no bounds check.
-local raw_names = {x = true, v = true, f = true, m = true, inv_m = true, rest = true}
+-- body:raw(name) → the unchecked kernel pointer behind body[name] ("x", "v", "f", "m", "inv_m", "rest"), or
+-- "damping" (double*, n x 6: the blocks body:add_damping adds to, xx yy zz xy xz yz): loom_vec3* (double*
+-- for "m", "inv_m" and "damping"), valid until the body is removed. Indexing it does no bounds check.
+local raw_names = {x = true, v = true, f = true, m = true, inv_m = true, rest = true, damping = true}
 function Body:raw(name)
   need_cloth(self, "raw")
   if not raw_names[name] then
-    check.raise_n(1, "raw", "expected \"x\", \"v\", \"f\", \"m\", \"inv_m\" or \"rest\", got " .. check.describe(name))
+    check.raise_n(1, "raw", "expected \"x\", \"v\", \"f\", \"m\", \"inv_m\", \"rest\" or \"damping\", got " ..
+      check.describe(name))
   end
   return self._raw[name]
 end
@@ -929,6 +931,34 @@ function Body:spring_counts()
   local a, b, c = ffi.new("int[1]"), ffi.new("int[1]"), ffi.new("int[1]")
   C.loom_body_spring_counts(self.world._w, self.handle, a, b, c)
   return {structural = a[0], shear = b[0], bend = c[0]}
+end
+
+-- body:add_damping(i, c [, nx, ny, nz]): declares that the force a field wrote on vertex i falls by
+-- c (N s/m) per m/s of the vertex's velocity — along the direction n if given (c n̂ n̂ᵀ), in every
+-- direction if not (c I). The implicit integrator then treats that dependence backward, which keeps
+-- velocity-dependent fields (air pressure, drag) stable at large steps; explicit integrators ignore
+-- it. Cleared with f every step, like the forces.
+function Body:add_damping(i, c, nx, ny, nz)
+  need_cloth(self, "add_damping")
+  if type(i) ~= "number" or i ~= math.floor(i) or i < 0 or i >= self.n then
+    check.raise_n(1, "add_damping", ("expected a vertex index 0..%d, got %s"):format(self.n - 1, check.describe(i)))
+  end
+  if not check.is_finite(c) or c < 0 then
+    check.raise_n(2, "add_damping", "expected a finite coefficient >= 0 (N s/m), got " .. check.describe(c))
+  end
+  local d = self._raw.damping + 6 * i
+  if nx == nil and ny == nil and nz == nil then
+    d[0], d[1], d[2] = d[0] + c, d[1] + c, d[2] + c
+    return
+  end
+  if not (check.is_finite(nx) and check.is_finite(ny) and check.is_finite(nz)) then
+    check.raise_n(3, "add_damping", "expected a direction nx, ny, nz of three finite numbers")
+  end
+  local l2 = nx * nx + ny * ny + nz * nz
+  if l2 == 0 then return end
+  local s = c / l2
+  d[0], d[1], d[2] = d[0] + s * nx * nx, d[1] + s * ny * ny, d[2] + s * nz * nz
+  d[3], d[4], d[5] = d[3] + s * nx * ny, d[4] + s * nx * nz, d[5] + s * ny * nz
 end
 
 -- body:add_acceleration{ax, ay, az}: f += m a for every vertex (the C twin of a simple force field)

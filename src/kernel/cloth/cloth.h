@@ -145,6 +145,9 @@ typedef struct cloth_solver {
   int last_iterations;
   double last_residual;
   int warned; /* the non-convergence warning was given */
+  int bad_damping, bad_damping_vertex; /* external damping blocks refused this substep (not finite or
+                                        * not positive semi-definite), and the first such vertex */
+  int warned_damping;
 } cloth_solver;
 
 typedef struct cloth_body {

@@ -382,6 +382,34 @@ static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, doub
     /* mass and air drag (df/dv = -drag m I) */
     add_identity(&s->val[s->diag[i]], b->p.m[i] * (1.0 + h * drag));
   }
+  /* the external forces' velocity Jacobian (loom_body_damping): D_i = -df_i/dv_i joins A_ii as h D_i.
+   * Only finite, symmetric positive semi-definite blocks are taken (every principal minor >= 0), so
+   * A stays positive definite; the others are counted and reported. */
+  s->bad_damping = 0;
+  for (int i = 0; i < n; i++) {
+    const double *d = &b->p.damp[6 * i];
+    if (d[0] == 0 && d[1] == 0 && d[2] == 0 && d[3] == 0 && d[4] == 0 && d[5] == 0) continue;
+    const double xx = d[0], yy = d[1], zz = d[2], xy = d[3], xz = d[4], yz = d[5];
+    const double det = xx * (yy * zz - yz * yz) - xy * (xy * zz - yz * xz) + xz * (xy * yz - yy * xz);
+    /* minors of a rank-one or rank-two block are zero up to rounding: allow that, relative to the trace */
+    const double tr = fabs(xx) + fabs(yy) + fabs(zz), e2 = 1e-10 * tr * tr, e3 = e2 * tr;
+    const int finite = isfinite(xx) && isfinite(yy) && isfinite(zz) && isfinite(xy) && isfinite(xz) && isfinite(yz);
+    if (!finite || xx < 0 || yy < 0 || zz < 0 || xx * yy - xy * xy < -e2 || xx * zz - xz * xz < -e2 ||
+        yy * zz - yz * yz < -e2 || det < -e3) {
+      if (s->bad_damping++ == 0) s->bad_damping_vertex = i;
+      continue;
+    }
+    mat3 *A = &s->val[s->diag[i]];
+    A->m[0][0] += h * xx;
+    A->m[1][1] += h * yy;
+    A->m[2][2] += h * zz;
+    A->m[0][1] += h * xy;
+    A->m[1][0] += h * xy;
+    A->m[0][2] += h * xz;
+    A->m[2][0] += h * xz;
+    A->m[1][2] += h * yz;
+    A->m[2][1] += h * yz;
+  }
   if (grab_vertex >= 0) {
     /* the mouse spring: df/dx = -k I, df/dv = -c I */
     add_identity(&s->val[s->diag[grab_vertex]], h * grab_c + h * h * grab_k);

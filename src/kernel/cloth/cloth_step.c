@@ -340,6 +340,13 @@ void cloth_commit(loom_world *w, body_slot *s, const step_info *si) {
                     s->name, b->params.cg_iterations, w->time + si->dt, b->scratch.cg_residual, b->params.cg_tolerance);
       b->solver.warned = 1;
     }
+    if (b->solver.bad_damping > 0 && !b->solver.warned_damping && !b->p.frozen) {
+      world_message(w, LOOM_WARNING, (int)(s - w->bodies),
+                    "cloth '%s': the external damping (loom_body_damping) of %d vertices was ignored at t = %.3f s, "
+                    "first vertex %d: a block must be finite and positive semi-definite",
+                    s->name, b->solver.bad_damping, w->time + si->dt, b->solver.bad_damping_vertex);
+      b->solver.warned_damping = 1;
+    }
   } else {
     w->stats.iterations += si->substeps * (b->params.model == LOOM_MODEL_SPRINGS_PBD ? b->params.iterations : 1);
   }

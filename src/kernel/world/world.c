@@ -251,6 +251,7 @@ int particles_alloc(particles *p, int n, int nt) {
   p->x = core_calloc((size_t)n, sizeof(vec3));
   p->v = core_calloc((size_t)n, sizeof(vec3));
   p->f = core_calloc((size_t)n, sizeof(vec3));
+  p->damp = core_calloc((size_t)n * 6, sizeof(double));
   p->rest = core_calloc((size_t)n, sizeof(vec3));
   p->m = core_calloc((size_t)n, sizeof(double));
   p->inv_m = core_calloc((size_t)n, sizeof(double));
@@ -258,7 +259,7 @@ int particles_alloc(particles *p, int n, int nt) {
   p->pin_group = core_alloc((size_t)n, sizeof(int32_t));
   p->contact = core_calloc((size_t)n, 1);
   p->tri = core_alloc((size_t)(nt > 0 ? nt : 1) * 3, sizeof(int32_t));
-  if (!p->x || !p->v || !p->f || !p->rest || !p->m || !p->inv_m || !p->m_good || !p->pin_group || !p->contact ||
+  if (!p->x || !p->v || !p->f || !p->damp || !p->rest || !p->m || !p->inv_m || !p->m_good || !p->pin_group || !p->contact ||
       !p->tri)
     return -1;
   for (int i = 0; i < n; i++) p->pin_group[i] = -1;
@@ -269,6 +270,7 @@ void particles_free(particles *p) {
   core_free(p->x);
   core_free(p->v);
   core_free(p->f);
+  core_free(p->damp);
   core_free(p->rest);
   core_free(p->m);
   core_free(p->inv_m);
@@ -405,6 +407,10 @@ LOOM_API loom_vec3 *loom_body_f(loom_world *w, int handle) {
   particles *p = pts_of(w, handle, "loom_body_f");
   return p ? p->f : NULL;
 }
+LOOM_API double *loom_body_damping(loom_world *w, int handle) {
+  particles *p = pts_of(w, handle, "loom_body_damping");
+  return p ? p->damp : NULL;
+}
 LOOM_API double *loom_body_m(loom_world *w, int handle) {
   particles *p = pts_of(w, handle, "loom_body_m");
   return p ? p->m : NULL;
@@ -465,7 +471,10 @@ LOOM_API void loom_world_clear_forces(loom_world *w) {
   if (!w) return;
   for (int i = 0; i < w->order_count; i++) {
     particles *p = w->bodies[w->order[i]].pts;
-    if (p) memset(p->f, 0, sizeof(vec3) * (size_t)p->n);
+    if (p) {
+      memset(p->f, 0, sizeof(vec3) * (size_t)p->n);
+      memset(p->damp, 0, sizeof(double) * 6 * (size_t)p->n);
+    }
   }
 }
 

@@ -39,6 +39,9 @@ typedef struct particles {
   int history_ok;  /* an integrator's history (Verlet's previous positions) is valid */
   /* inputs and outputs shared with Lua */
   vec3 *f;         /* external force accumulator, cleared each step */
+  double *damp;    /* n x 6: -df/dv of the external forces per vertex, a symmetric 3x3 block stored
+                    * (xx, yy, zz, xy, xz, yz), N s/m, cleared each step; the implicit integrator
+                    * treats that part of f backward (loom_body_damping) */
   double *m;       /* vertex mass, kg (pinned vertices keep their mass) */
   uint8_t *contact; /* 1 = the vertex was in a contact during the last step (derived from contacts) */
   /* model */

@@ -45,8 +45,11 @@ void world_diverged(loom_world *w, int slot, int vertex, const char *what, const
     snprintf(line, sizeof line, "it was in contact with %s '%s'", w->bodies[other].ops->name, w->bodies[other].name);
     add(causes, sizeof causes, line);
   }
-  double stable = 0;
-  if (loom_body_get_param(w, h, "stable_substep", &stable) == 0 && stable > 0 && s->h > stable * 1.0001) {
+  double stable = 0, integrator = 0;
+  if (loom_body_get_param(w, h, "integrator", &integrator) == 0 && integrator == LOOM_INTEGRATOR_IMPLICIT) {
+    add(causes, sizeof causes, "the implicit integrator treats external forces explicitly: give a velocity-dependent "
+                               "force field's -df/dv (body:add_damping), or reduce dt");
+  } else if (loom_body_get_param(w, h, "stable_substep", &stable) == 0 && stable > 0 && s->h > stable * 1.0001) {
     snprintf(line, sizeof line, "its substep %.3g s is above the stable %.3g s: raise 'substeps' or set it to 0 "
                                 "(automatic)", s->h, stable);
     add(causes, sizeof causes, line);
