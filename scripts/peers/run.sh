@@ -5,7 +5,9 @@
 #
 # Installs what it needs (libbullet-dev, g++, pkg-config; as root or through sudo, only if
 # missing), compiles scripts/peers/bullet_cloth.cpp into build/peers/, builds Loom if needed, then
-# runs both engines on free cloth N = 64, 128 and cloth on a sphere N = 32, 64, 128. The engines
+# runs both engines on free cloth N = 64, 128 and cloth on a sphere N = 32, 64, 128, then free cloth
+# N = 64, 128 once more with Loom's implicit Baraff-Witkin cloth at dt = 1/60 (Bullet stays at its
+# 1/240: the comparison is per simulated second, the same simulated time for both). The engines
 # run case by case, back to back, the first one alternating, so that both see the same machine
 # state. Prints a table (medians, Loom/Bullet ratio, quality figures) and keeps the raw JSON lines
 # in build/peers/. Not part of `make test` or `make bench`: numbers on a shared 2-core machine are
@@ -81,22 +83,27 @@ echo "loom:    $("$LOOM" --version 2>/dev/null | head -n 1) ($loom_src)"
 echo "protocol: dt 1/240, $STEPS steps per run, 1 untimed run then $RUNS timed runs (fresh world each), median"
 echo
 
-run_engine() { # engine case n
+run_engine() { # engine case n   (case "implicit": the free cloth, Loom with --implicit)
   status=0
+  scene=$2 flags=""
+  if [ "$2" = implicit ]; then scene=free flags=--implicit; fi
   if [ "$1" = bullet ]; then
-    line=$("$BULLET" "$3" "$2" --steps "$STEPS" --runs "$RUNS") || status=$?
+    line=$("$BULLET" "$3" "$scene" --steps "$STEPS" --runs "$RUNS") || status=$?
   else
-    line=$("$LOOM" exec scripts/peers/loom_cloth.lua "$3" "$2" --steps "$STEPS" --runs "$RUNS") || status=$?
+    # shellcheck disable=SC2086 # $flags is empty or one word
+    line=$("$LOOM" exec scripts/peers/loom_cloth.lua "$3" "$scene" --steps "$STEPS" --runs "$RUNS" $flags) || status=$?
   fi
   if [ -z "$line" ]; then
     line="{\"engine\":\"$1\",\"case\":\"$2\",\"n\":$3,\"failed\":true,\"status\":$status}"
   fi
+  # the case key of the table: the implicit runs are their own rows
+  [ "$2" = implicit ] && line=$(printf '%s' "$line" | sed 's/"case":"free"/"case":"implicit"/')
   echo "$line" >>"$JSON"
   echo "  $line"
 }
 
 k=0
-for c in "free 64" "free 128" "sphere 32" "sphere 64" "sphere 128"; do
+for c in "free 64" "free 128" "sphere 32" "sphere 64" "sphere 128" "implicit 64" "implicit 128"; do
   # shellcheck disable=SC2086 # $c is "case N"
   set -- $c
   echo "$1 N=$2"
@@ -133,12 +140,19 @@ function nan(e, k,   r) {
   row[k, get($0, "engine")] = $0
 }
 END {
-  printf "%-11s %-22s %-22s %-9s %s\n", "case", "Bullet ms/step", "Loom ms/step", "Loom/Bul", "Loom substeps"
+  printf "%-12s %-22s %-22s %-9s %-13s %-17s %s\n", "case", "Bullet ms/step", "Loom ms/step", "Loom/Bul",
+    "Loom substeps", "ms per sim. s B/L", "Bul/Loom per sim. s"
   for (i = 1; i <= nk; i++) {
     k = order[i]
     bm = get(row[k, "bullet"], "ms_per_step_median"); lm = get(row[k, "loom"], "ms_per_step_median")
     ratio = (bm + 0 > 0 && lm + 0 > 0) ? sprintf("%.2f", lm / bm) : "-"
-    printf "%-11s %-22s %-22s %-9s %s\n", k, ms("bullet", k), ms("loom", k), ratio, get(row[k, "loom"], "substeps")
+    # per simulated second: Bullet always steps 1/240 s; Loom reports its dt
+    ldt = get(row[k, "loom"], "dt"); if (ldt == "") ldt = 1 / 240
+    bs = bm * 240; ls = (ldt + 0 > 0) ? lm / ldt : 0
+    sim = (bs > 0 && ls > 0) ? sprintf("%.0f / %.0f", bs, ls) : "-"
+    speed = (bs > 0 && ls > 0) ? sprintf("%.2f", bs / ls) : "-"
+    printf "%-12s %-22s %-22s %-9s %-13s %-17s %s\n", k, ms("bullet", k), ms("loom", k), ratio,
+      get(row[k, "loom"], "substeps"), sim, speed
   }
   print ""
   printf "%-11s %-17s %-17s %-17s %-17s %-17s %s\n", "quality B/L", "max strain", "p99 strain", "mean strain",
@@ -152,8 +166,10 @@ END {
   }
   print ""
   print "ms/step: median (min-max) of the timed runs; Loom/Bul below 1 means Loom is faster. Bullet takes one"
-  print "step per dt with 10 position iterations; Loom the substeps shown. Quality (Bullet / Loom), from the"
-  print "untimed run: strain = |l/L - 1| over the triangle edges at the end (the max sits at the pinned"
+  print "step per dt with 10 position iterations; Loom the substeps shown. The implicit rows: Loom steps"
+  print "1/60 s (Baraff-Witkin, stretch 20 000 N/m), Bullet 1/240 s, over the same simulated time; compare"
+  print "them per simulated second (Bul/Loom above 1 means Loom is that many times faster)."
+  print "Quality (Bullet / Loom), from the untimed run: strain = |l/L - 1| over the triangle edges at the end (the max sits at the pinned"
   print "corners); max pen. = deepest vertex inside the sphere over the whole run; end gap = closest vertex"
   print "to the sphere surface at the end (Loom keeps its 4 mm thickness, Bullet 0.3 x grid spacing margin)."
 }' "$JSON"
