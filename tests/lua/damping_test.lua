@@ -104,6 +104,29 @@ describe("body:add_damping", function()
   end)
 end)
 
+describe("an implicit body that diverges", function()
+  it("is told what broke it: a state written between steps, not the force-field advice", function()
+    local W, c = free_cloth("implicit")
+    c:raw("x")[10].z = 0 / 0
+    W:step(2)
+    assert.is_true(c.frozen)
+    local all = table.concat(W:errors(), "\n")
+    assert.truthy(all:find("cloth 'sheet' diverged", 1, true), all)
+    assert.truthy(all:find("already not finite when the step began", 1, true), all)
+    assert.is_nil(all:find("add_damping", 1, true), all)
+    assert.is_nil(all:find("substeps", 1, true), all) -- implicit bodies are never told to substep
+  end)
+
+  it("under a velocity-dependent field without its Jacobian, is pointed to add_damping", function()
+    local W, c = free_cloth("implicit")
+    W:force("drag", drag_field(c, 5 * 60, false)) -- h beta = 5: forward Euler grows 4x per step
+    W:run(1)
+    assert.is_true(c.frozen)
+    local all = table.concat(W:errors(), "\n")
+    assert.truthy(all:find("add_damping", 1, true), all)
+  end)
+end)
+
 describe("the implicit flag (scenes/flag_implicit.lua)", function()
   it("flies at dt = 1/60 s for 5 s: bounded, moving, outside the pole, one solve per step", function()
     local W = loom.load_scene("../../scenes/flag_implicit.lua"):instantiate()

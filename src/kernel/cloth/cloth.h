@@ -148,6 +148,7 @@ typedef struct cloth_solver {
   int bad_damping, bad_damping_vertex; /* external damping blocks refused this substep (not finite or
                                         * not positive semi-definite), and the first such vertex */
   int warned_damping;
+  int breakdown, warned_breakdown; /* CG met a direction of non-positive curvature this substep */
 } cloth_solver;
 
 typedef struct cloth_body {

@@ -505,12 +505,19 @@ static int modified_pcg(cloth_solver *s, int n, int multigrid, double tol, int m
     delta0 = dot(n, q, t);
   }
   int it = 0;
+  s->breakdown = 0;
   const double stop = tol * tol * delta0;
   while (delta > stop && it < max_iter) {
     spmv(s, n, c, q);
     filter(s, n, q);
     const double cq = dot(n, c, q);
-    if (!(cq > 0)) break; /* no descent left (round-off at convergence) */
+    if (cq == 0 && delta < 1e-200) break; /* converged to underflow */
+    if (!(cq > 0)) {
+      /* c^T A c <= 0 for a non-zero direction: A is not positive definite (or not finite), which
+       * the assembly rules out for finite input; the solve stops with what it has and says so */
+      s->breakdown = 1;
+      break;
+    }
     const double alpha = delta / cq;
     for (int i = 0; i < n; i++) {
       dv[i] = v3_madd(dv[i], c[i], alpha);

@@ -340,6 +340,14 @@ void cloth_commit(loom_world *w, body_slot *s, const step_info *si) {
                     s->name, b->params.cg_iterations, w->time + si->dt, b->scratch.cg_residual, b->params.cg_tolerance);
       b->solver.warned = 1;
     }
+    if (b->solver.breakdown && !b->solver.warned_breakdown && !b->p.frozen) {
+      world_message(w, LOOM_WARNING, (int)(s - w->bodies),
+                    "cloth '%s': the implicit system was not positive definite at t = %.3f s (CG stopped after %d "
+                    "iterations, relative residual %.3g): look for non-finite or extreme masses, forces or "
+                    "parameters",
+                    s->name, w->time + si->dt, b->solver.last_iterations, b->scratch.cg_residual);
+      b->solver.warned_breakdown = 1;
+    }
     if (b->solver.bad_damping > 0 && !b->solver.warned_damping && !b->p.frozen) {
       world_message(w, LOOM_WARNING, (int)(s - w->bodies),
                     "cloth '%s': the external damping (loom_body_damping) of %d vertices was ignored at t = %.3f s, "

@@ -3,7 +3,9 @@
  *   - the vertex was in a contact with a body during the last substep (name it);
  *   - pinned vertices of the body lie inside another body's contact margin (pins cannot move,
  *     so free vertices between them and the obstacle are squeezed every substep);
- *   - the body was asked for fewer substeps than its stability estimate.
+ *   - the body was asked for fewer substeps than its stability estimate;
+ *   - its state was already not finite when the step began (written from outside);
+ *   - an implicit body had external forces (force fields act explicitly in its step).
  * Force fields are Lua's: the Lua layer checks their output and names them. */
 #include <stdio.h>
 #include <string.h>
@@ -45,10 +47,22 @@ void world_diverged(loom_world *w, int slot, int vertex, const char *what, const
     snprintf(line, sizeof line, "it was in contact with %s '%s'", w->bodies[other].ops->name, w->bodies[other].name);
     add(causes, sizeof causes, line);
   }
+  /* a state that was already broken when the step began came from outside the kernel */
+  const particles *p = b->pts;
+  int broken_before = 0, pushed = 0;
+  if (p && p->x_step)
+    for (int i = 0; i < p->n && !broken_before; i++)
+      broken_before = !v3_isfinite(p->x_step[i]) || !v3_isfinite(p->v[i]);
+  if (p)
+    for (int i = 0; i < p->n && !pushed; i++) pushed = p->f[i].x != 0 || p->f[i].y != 0 || p->f[i].z != 0;
+  if (broken_before)
+    add(causes, sizeof causes, "its positions were already not finite when the step began: something wrote them "
+                               "between steps");
   double stable = 0, integrator = 0;
   if (loom_body_get_param(w, h, "integrator", &integrator) == 0 && integrator == LOOM_INTEGRATOR_IMPLICIT) {
-    add(causes, sizeof causes, "the implicit integrator treats external forces explicitly: give a velocity-dependent "
-                               "force field's -df/dv (body:add_damping), or reduce dt");
+    if (pushed && !broken_before)
+      add(causes, sizeof causes, "the implicit integrator treats external forces explicitly: give a "
+                                 "velocity-dependent force field's -df/dv (body:add_damping), or reduce dt");
   } else if (loom_body_get_param(w, h, "stable_substep", &stable) == 0 && stable > 0 && s->h > stable * 1.0001) {
     snprintf(line, sizeof line, "its substep %.3g s is above the stable %.3g s: raise 'substeps' or set it to 0 "
                                 "(automatic)", s->h, stable);
