@@ -180,7 +180,31 @@ SDL_Event e;
   }
 }
 
-int host_run_window(const host_options *opt, const char *exe, const char *lua_dir) {
+/* The window loop's state: SDL objects, the texture the runner's frames go to, and the watchdog's
+ * view of the runner. */
+typedef struct host_win {
+  const host_options *opt;
+  const char *exe, *lua_dir;
+  SDL_Window *win;
+  SDL_Renderer *ren;
+  SDL_Joystick *joy;
+  SDL_Texture *tex;
+  int tex_w, tex_h;
+  loom_canvas *overlay; /* the last frame with the "stuck" banner drawn over it */
+  runner *r;
+  pthread_t th;
+  unsigned seen; /* frame_seq of the frame in tex */
+  int shots, shot_pending, quit;
+  int stuck; /* 0 running; 1 a callback has not returned (banner shown); 2 restart it */
+  double stuck_since_wall, stuck_secs;
+  long long mtime_at_stuck;
+  char label[160]; /* what the runner is stuck in */
+} host_win;
+
+/* SDL, a resizable window, a renderer (accelerated, else software) and the first joystick.
+ * -2 when there is no display to open it on (the caller then runs headless). */
+static int window_open(host_win *hw) {
+  const host_options *opt = hw->opt;
   if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) return -2;
   if (SDL_Init(SDL_INIT_VIDEO) != 0) {
     fprintf(stderr, "loom: SDL: %s\n", SDL_GetError());
@@ -190,117 +214,122 @@ int host_run_window(const host_options *opt, const char *exe, const char *lua_di
   int W = opt->width > 0 ? opt->width : 1280, H = opt->height > 0 ? opt->height : 720;
   char title[512];
   snprintf(title, sizeof title, "%s — Loom", opt->scene);
-  SDL_Window *win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, W, H, SDL_WINDOW_RESIZABLE);
-  if (!win) {
+  hw->win = SDL_CreateWindow(title, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, W, H, SDL_WINDOW_RESIZABLE);
+  if (!hw->win) {
     fprintf(stderr, "loom: SDL: cannot open a window: %s\n", SDL_GetError());
     SDL_Quit();
     return -2;
   }
-  SDL_Renderer *ren = SDL_CreateRenderer(win, -1, SDL_RENDERER_ACCELERATED);
-  if (!ren) ren = SDL_CreateRenderer(win, -1, SDL_RENDERER_SOFTWARE);
-  if (!ren) {
+  hw->ren = SDL_CreateRenderer(hw->win, -1, SDL_RENDERER_ACCELERATED);
+  if (!hw->ren) hw->ren = SDL_CreateRenderer(hw->win, -1, SDL_RENDERER_SOFTWARE);
+  if (!hw->ren) {
     fprintf(stderr, "loom: SDL: no renderer: %s\n", SDL_GetError());
-    SDL_DestroyWindow(win);
+    SDL_DestroyWindow(hw->win);
     SDL_Quit();
     return -2;
   }
-  SDL_Joystick *joy = SDL_NumJoysticks() > 0 ? SDL_JoystickOpen(0) : NULL;
+  hw->joy = SDL_NumJoysticks() > 0 ? SDL_JoystickOpen(0) : NULL;
+  return 0;
+}
 
-  pthread_t th;
-  runner *r = start_runner(opt, exe, lua_dir, &th);
-  if (!r) {
-    fprintf(stderr, "loom: cannot start the simulation thread\n");
-    return 1;
+static void window_close(host_win *hw) {
+  if (hw->tex) SDL_DestroyTexture(hw->tex);
+  loom_canvas_destroy(hw->overlay);
+  if (hw->joy) SDL_JoystickClose(hw->joy);
+  SDL_DestroyRenderer(hw->ren);
+  SDL_DestroyWindow(hw->win);
+  SDL_Quit();
+}
+
+/* Watchdog: interrupt a callback that has not returned for HOST_WATCHDOG_SECONDS; past twice that
+ * (a compiled loop ignores the interrupt) show the banner, and once a script file changes abandon
+ * the stuck runner and start the scene afresh. Returns -1 if the new runner cannot start. */
+static int watch_runner(host_win *hw) {
+  if (runner_stuck_seconds(hw->r, &hw->stuck_secs, hw->label, sizeof hw->label)) {
+    if (hw->stuck_secs > HOST_WATCHDOG_SECONDS) host_interrupt(hw->r);
+    if (hw->stuck_secs > 2 * HOST_WATCHDOG_SECONDS && !hw->stuck) {
+      hw->stuck = 1;
+      hw->stuck_since_wall = host_now();
+      hw->mtime_at_stuck = newest_mtime(hw->r);
+      fprintf(stderr, "loom: %s has not returned for %.0f s and cannot be interrupted (a compiled loop); press r to restart, Esc to quit\n",
+              hw->label, hw->stuck_secs);
+    }
+  } else if (hw->stuck == 1) {
+    hw->stuck = 0;
   }
-  SDL_Texture *tex = NULL;
-  int tex_w = 0, tex_h = 0;
-  unsigned seen = 0;
-  int shots = 0, shot_pending = 0, quit = 0, stuck = 0;
-  double stuck_since_wall = 0;
-  long long mtime_at_stuck = 0;
-  loom_canvas *overlay = NULL;
+  if (hw->stuck == 1 && host_now() - hw->stuck_since_wall > 0.2 && newest_mtime(hw->r) > hw->mtime_at_stuck)
+    hw->stuck = 2;
+  if (hw->stuck != 2) return 0;
+  /* abandon the stuck runner (its thread is left spinning) and start the scene afresh */
+  pthread_mutex_lock(&hw->r->mu);
+  hw->r->abandoned = 1;
+  pthread_mutex_unlock(&hw->r->mu);
+  pthread_detach(hw->th);
+  fprintf(stderr, "loom: restarting %s from t = 0 (the previous run is stuck in %s)\n", hw->opt->scene, hw->label);
+  hw->r = start_runner(hw->opt, hw->exe, hw->lua_dir, &hw->th);
+  if (!hw->r) return -1;
+  hw->stuck = 0;
+  hw->seen = 0;
+  return 0;
+}
 
-  while (!quit) {
-    pump_events(win, r, tex_w, tex_h, &quit, &shot_pending, &stuck);
-
-    /* watchdog */
-    double secs;
-    char label[160];
-    if (runner_stuck_seconds(r, &secs, label, sizeof label)) {
-      if (secs > HOST_WATCHDOG_SECONDS) host_interrupt(r);
-      if (secs > 2 * HOST_WATCHDOG_SECONDS && !stuck) {
-        stuck = 1;
-        stuck_since_wall = host_now();
-        mtime_at_stuck = newest_mtime(r);
-        fprintf(stderr, "loom: %s has not returned for %.0f s and cannot be interrupted (a compiled loop); press r to restart, Esc to quit\n",
-                label, secs);
-      }
-    } else if (stuck == 1) {
-      stuck = 0;
-    }
-    if (stuck == 1 && host_now() - stuck_since_wall > 0.2 && newest_mtime(r) > mtime_at_stuck) stuck = 2;
-    if (stuck == 2) {
-      /* abandon the stuck runner (its thread is left spinning) and start the scene afresh */
-      pthread_mutex_lock(&r->mu);
-      r->abandoned = 1;
-      pthread_mutex_unlock(&r->mu);
-      pthread_detach(th);
-      fprintf(stderr, "loom: restarting %s from t = 0 (the previous run is stuck in %s)\n", opt->scene, label);
-      r = start_runner(opt, exe, lua_dir, &th);
-      if (!r) break;
-      stuck = 0;
-      seen = 0;
-    }
-
-    pthread_mutex_lock(&r->mu);
-    /* A stuck runner publishes no frames, so the warning is drawn here over its last frame, and
-     * redrawn every time round (the seconds count up). */
-    if (r->front && (r->frame_seq != seen || stuck)) {
-      if (!tex || tex_w != r->front_w || tex_h != r->front_h) {
-        if (tex) SDL_DestroyTexture(tex);
-        tex = SDL_CreateTexture(ren, SDL_PIXELFORMAT_RGBA32, SDL_TEXTUREACCESS_STREAMING, r->front_w, r->front_h);
-        tex_w = r->front_w;
-        tex_h = r->front_h;
-      }
-      if (tex) {
-        if (stuck) {
-          if (!overlay || loom_canvas_width(overlay) != tex_w || loom_canvas_height(overlay) != tex_h) {
-            loom_canvas_destroy(overlay);
-            overlay = loom_canvas_create(tex_w, tex_h);
-          }
-          if (overlay) {
-            memcpy(loom_canvas_pixels(overlay), r->front, (size_t)tex_w * tex_h * 4);
-            host_draw_stuck_banner(overlay, label, secs);
-            SDL_UpdateTexture(tex, NULL, loom_canvas_pixels(overlay), tex_w * 4);
-          }
-        } else {
-          SDL_UpdateTexture(tex, NULL, r->front, tex_w * 4);
-        }
-        seen = r->frame_seq;
-      }
-    }
-    double sim_time = r->sim_time;
-    int paused = r->paused;
-    int finished = r->finished;
-    pthread_mutex_unlock(&r->mu);
-
-    SDL_SetRenderDrawColor(ren, 0, 0, 0, 255);
-    SDL_RenderClear(ren);
-    if (tex) SDL_RenderCopy(ren, tex, NULL, NULL);
-    if (shot_pending && tex) {
-      take_screenshot(ren, opt, r, shots++, sim_time, paused);
-      shot_pending = 0;
-    }
-    SDL_RenderPresent(ren);
-    if (finished) break;
-    SDL_Delay(8);
+/* Copies the runner's newest frame into the texture (or, while the runner is stuck, its last frame
+ * with the banner over it, redrawn every time round so the seconds count up). Call with r->mu held. */
+static void upload_frame(host_win *hw) {
+  runner *r = hw->r;
+  if (!r->front || (r->frame_seq == hw->seen && !hw->stuck)) return;
+  if (!hw->tex || hw->tex_w != r->front_w || hw->tex_h != r->front_h) {
+    if (hw->tex) SDL_DestroyTexture(hw->tex);
+    hw->tex = SDL_CreateTexture(hw->ren, SDL_PIXELFORMAT_RGBA32, SDL_TEXTUREACCESS_STREAMING, r->front_w, r->front_h);
+    hw->tex_w = r->front_w;
+    hw->tex_h = r->front_h;
   }
+  if (!hw->tex) return;
+  if (hw->stuck) {
+    if (!hw->overlay || loom_canvas_width(hw->overlay) != hw->tex_w || loom_canvas_height(hw->overlay) != hw->tex_h) {
+      loom_canvas_destroy(hw->overlay);
+      hw->overlay = loom_canvas_create(hw->tex_w, hw->tex_h);
+    }
+    if (hw->overlay) {
+      memcpy(loom_canvas_pixels(hw->overlay), r->front, (size_t)hw->tex_w * hw->tex_h * 4);
+      host_draw_stuck_banner(hw->overlay, hw->label, hw->stuck_secs);
+      SDL_UpdateTexture(hw->tex, NULL, loom_canvas_pixels(hw->overlay), hw->tex_w * 4);
+    }
+  } else {
+    SDL_UpdateTexture(hw->tex, NULL, r->front, hw->tex_w * 4);
+  }
+  hw->seen = r->frame_seq;
+}
 
+/* One frame of the window: events, watchdog, the newest frame, a screenshot if asked. Returns 0 to
+ * go on, 1 when the loop ends (quit, the runner finished, or it could not restart). */
+static int window_frame(host_win *hw) {
+  pump_events(hw->win, hw->r, hw->tex_w, hw->tex_h, &hw->quit, &hw->shot_pending, &hw->stuck);
+  if (watch_runner(hw) != 0) return 1;
+  pthread_mutex_lock(&hw->r->mu);
+  upload_frame(hw);
+  const double sim_time = hw->r->sim_time;
+  const int paused = hw->r->paused, finished = hw->r->finished;
+  pthread_mutex_unlock(&hw->r->mu);
+  SDL_SetRenderDrawColor(hw->ren, 0, 0, 0, 255);
+  SDL_RenderClear(hw->ren);
+  if (hw->tex) SDL_RenderCopy(hw->ren, hw->tex, NULL, NULL);
+  if (hw->shot_pending && hw->tex) {
+    take_screenshot(hw->ren, hw->opt, hw->r, hw->shots++, sim_time, paused);
+    hw->shot_pending = 0;
+  }
+  SDL_RenderPresent(hw->ren);
+  if (finished || hw->quit) return 1;
+  SDL_Delay(8);
+  return 0;
+}
+
+/* Asks the runner to quit and waits up to 2 s for it. 1 if it finished. */
+static int stop_runner(runner *r) {
   pthread_mutex_lock(&r->mu);
   r->quit = 1;
   pthread_mutex_unlock(&r->mu);
-  int code = 0;
-  double t0 = host_now();
+  const double t0 = host_now();
   int finished = 0;
   while (host_now() - t0 < 2.0) {
     pthread_mutex_lock(&r->mu);
@@ -309,20 +338,36 @@ int host_run_window(const host_options *opt, const char *exe, const char *lua_di
     if (finished) break;
     host_sleep(0.01);
   }
-  if (tex) SDL_DestroyTexture(tex);
-  loom_canvas_destroy(overlay);
-  if (joy) SDL_JoystickClose(joy);
-  SDL_DestroyRenderer(ren);
-  SDL_DestroyWindow(win);
-  SDL_Quit();
+  return finished;
+}
+
+int host_run_window(const host_options *opt, const char *exe, const char *lua_dir) {
+  host_win hw = {.opt = opt, .exe = exe, .lua_dir = lua_dir};
+  const int rc = window_open(&hw);
+  if (rc != 0) return rc;
+  hw.r = start_runner(opt, exe, lua_dir, &hw.th);
+  if (!hw.r) {
+    fprintf(stderr, "loom: cannot start the simulation thread\n");
+    window_close(&hw);
+    return 1;
+  }
+  while (window_frame(&hw) == 0) {
+  }
+  if (!hw.r) { /* a restart failed: nothing to wait for */
+    window_close(&hw);
+    return 1;
+  }
+  const int finished = stop_runner(hw.r);
+  window_close(&hw);
   if (!finished) {
     /* the runner is stuck in a callback: leave without waiting for it */
     fflush(stdout);
     fflush(stderr);
     _exit(0);
   }
-  pthread_join(th, NULL);
-  code = r->exit_code;
+  pthread_join(hw.th, NULL);
+  runner *r = hw.r;
+  const int code = r->exit_code;
   pthread_mutex_destroy(&r->mu);
   free(r->front);
   free(r);
