@@ -152,11 +152,12 @@ local cloth_spec = params_mod.add_checks({
   integrator = {"string", choices = {"symplectic", "verlet", "verlet_001", "rk4", "implicit"}},
   density = {"number", min = 0, open_min = true}, mass = {"number", min = 0, open_min = true},
   self_collision = {"boolean", default = false},
+  fixed = {"any"},
 }, C.LOOM_KIND_CLOTH)
 
 -- world:cloth{name, mesh, model, integrator, stretch, shear, bend, damping, drag, density | mass,
 --             thickness, friction, substeps, iterations, cg_tolerance, cg_iterations, preconditioner,
---             self_collision} → body
+--             self_collision, fixed = {0-based vertex indices}} → body
 function World:cloth(def)
   local d, err = check.fields(def, cloth_spec)
   if not d then check.raise("cloth", err) end
@@ -189,6 +190,19 @@ function World:cloth(def)
   end
   self._body_serial = (rawget(self, "_body_serial") or 0) + 1
   local b = wrap(self, h)
+  if d.fixed ~= nil then
+    -- a pin group without a trajectory: the listed vertices stay where the mesh put them
+    if type(d.fixed) ~= "table" and type(d.fixed) ~= "number" then
+      self:remove(b)
+      check.raise("cloth", "'fixed' must be a table of 0-based vertex indices, got " .. check.describe(d.fixed))
+    end
+    local ok, e = pcall(Body.pin, b, d.fixed)
+    if not ok then
+      self:remove(b)
+      check.raise("cloth", "'fixed': " .. tostring(e):gsub("^.-bad argument #1 to 'pin' %((.*)%)$", "%1"))
+    end
+    b.fixed = e
+  end
   local gx, gy = ffi.new("int[1]"), ffi.new("int[1]")
   if C.loom_mesh_grid_dims(d.mesh, gx, gy) == 1 and gx[0] * gy[0] == b.n then b._grid = {gx[0], gy[0]} end
   return b
@@ -1085,6 +1099,103 @@ function Group:set_offset(x, y, z)
   if not finite3(x, y, z) then check.raise("set_offset", "expected three finite numbers") end
   tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
   C.loom_pins_set_offset(self.world._w, self.handle, tmp)
+  return self
+end
+
+----------------------------------------------------------------------------------------------------
+-- grips: pick up vertices at a time, carry them along a trajectory, let go at another
+
+local GripMT = {}
+local Grip = {}
+GripMT.__index = Grip
+GripMT.__tostring = function(g)
+  return ("loom.grip (%d vertices of '%s', %s)"):format(g.count, g.body.name, g:state())
+end
+M.Grip = Grip
+
+local grip_spec = {
+  body = {"any", required = true},
+  vertices = {"any", required = true},
+  trajectory = {"callable", required = true},
+  at = {"number"},
+  release = {"number"},
+}
+
+-- world:grip{body = b | "name", vertices = {…}, trajectory = traj, at = t0, release = t2} → grip
+-- From the step that ends at t0 (default: now) to the one that ends at t2 (default: never) the
+-- vertices are held and carried: their positions are where they were picked up plus
+-- traj(t) - traj(t0), and their velocities exactly its rate of change; after t2 they are free and
+-- keep the velocity they had. Until t0 they move freely. Built on a pin group, so checkpoints and
+-- hot reload keep it (the trajectory is a function of t only).
+function World:grip(def)
+  local d, err = check.fields(def, grip_spec)
+  if not d then check.raise("grip", err) end
+  local b = d.body
+  if type(b) == "string" then
+    b = self._bodies[b]
+    if not b then check.raise("grip", ("'body': no body named %q"):format(d.body)) end
+  end
+  if getmetatable(b) ~= BodyMT or b.world ~= self or b.kind ~= "cloth" or b.dead then
+    check.raise("grip", "'body' must be a cloth of this world (or its name), got " .. check.describe(d.body))
+  end
+  local now = self.time
+  local t0 = d.at or now
+  local t2 = d.release or math.huge
+  if t0 < now - 1e-12 then
+    check.raise("grip", ("'at' (%g s) is in the past (the world is at t = %g s)"):format(t0, now))
+  end
+  if not (t2 > t0) then
+    check.raise("grip", ("'release' (%g s) must come after the pick-up 'at' (%g s)"):format(t2, t0))
+  end
+  local traj = d.trajectory
+  local ok, x0, y0, z0 = pcall(traj, t0)
+  if not ok then check.raise("grip", "'trajectory' failed at t = " .. t0 .. ": " .. tostring(x0)) end
+  if not finite3(x0, y0, z0) then
+    check.raise("grip", ("'trajectory' must return three finite numbers (an offset in m), got %s, %s, %s at t = %g"):format(
+      check.describe(x0), check.describe(y0), check.describe(z0), t0))
+  end
+  -- pinning stops the vertices; a grip that waits gives them their velocities back
+  local saved
+  if type(d.vertices) == "table" then
+    saved = {}
+    for k, i in ipairs(d.vertices) do
+      if type(i) == "number" and i >= 0 and i < b.n and i == math.floor(i) then
+        local v = b.v[i]
+        saved[k] = {i, v.x, v.y, v.z}
+      end
+    end
+  end
+  local okp, group = pcall(Body.pin, b, d.vertices)
+  if not okp then check.raise("grip", "'vertices': " .. tostring(group):gsub("^.-bad argument #1 to 'pin' %((.*)%)$", "%1")) end
+  -- steps end on multiples of dt: a tolerance of a thousandth of a step absorbs the rounding
+  local eps = 1e-3 * C.loom_world_dt(self._w)
+  local function carried(t)
+    if t < t0 - eps or t > t2 + eps then return nil end
+    local x, y, z = traj(t)
+    if x == nil then return nil end
+    if not finite3(x, y, z) then return x, y, z end -- drive_pins reports it
+    return x - x0, y - y0, z - z0
+  end
+  group.label = ("trajectory of a grip on '%s'"):format(b.name)
+  if t0 > now + eps then
+    group:release()
+    for _, e in ipairs(saved or {}) do b.v[e[1]].x, b.v[e[1]].y, b.v[e[1]].z = e[2], e[3], e[4] end
+  end
+  group:follow(carried)
+  return setmetatable({world = self, body = b, group = group, count = group.count, at = t0, release_at = t2}, GripMT)
+end
+
+-- grip:state() → "waiting" (before at), "holding" or "released"
+function Grip:state()
+  if self.group:held() then return "holding" end
+  return self.world.time < self.at - 1e-3 * C.loom_world_dt(self.world._w) and "waiting" or "released"
+end
+
+-- grip:release(): lets go now (the vertices keep their velocity)
+function Grip:release()
+  self.group:stop()
+  self.group:release()
+  self.release_at = math.min(self.release_at, self.world.time)
   return self
 end
 
