@@ -171,6 +171,9 @@ install: all
 	install -m 644 src/loom.h $(DESTDIR)$(PREFIX)/include/loom.h
 	install -m 644 lua/loom/*.lua $(DESTDIR)$(PREFIX)/share/loom/lua/loom/
 	cp -R scenes/. $(DESTDIR)$(PREFIX)/share/loom/scenes/
+	@# scenes/dpo_cloth_on_table.lua reads document 000's scene folder from ../tests/data/dpo
+	install -d $(DESTDIR)$(PREFIX)/share/loom/tests/data
+	cp -R tests/data/dpo $(DESTDIR)$(PREFIX)/share/loom/tests/data/
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/bin/loom $(DESTDIR)$(PREFIX)/lib/libloom.so \

@@ -15,6 +15,7 @@ local loom = {
   load_scene = scene.load_scene,
   world_load = scene.world_load,
   world = world.new,
+  import = require "loom.import",
   C = C,
 }
 

@@ -81,7 +81,21 @@ function M.is_mesh(v) return type(v) == "cdata" and ffi.istype("loom_mesh*", v) 
 local planes = {xy = 0, xz = 1, yz = 2}
 
 -- grid{size = {w, h}, cells = {nx, ny}, center = {x, y, z}, plane = "xy" | "xz" | "yz"}
+-- grid{width = w, length = l, wDiv = nx, lDiv = ny, centre = {x, y, z}}: document 000's
+--   fabricCreator parameters (width along x, length along y, in the horizontal plane, z up).
+local fabric_spec = {
+  width = {"number", required = true, min = 0, open_min = true}, length = {"number", required = true, min = 0, open_min = true},
+  wDiv = {"number", required = true, integer = true, min = 1, max = 4096},
+  lDiv = {"number", required = true, integer = true, min = 1, max = 4096},
+  centre = {"vec3", default = {0, 0, 0}},
+}
 function M.grid(def)
+  if type(def) == "table" and (def.width ~= nil or def.length ~= nil or def.wDiv ~= nil or def.lDiv ~= nil or def.centre ~= nil) then
+    local d, err = check.fields(def, fabric_spec)
+    if not d then check.raise("grid", err .. " (fabricCreator form: width, length, wDiv, lDiv, centre)") end
+    local c = ffi.new("loom_vec3", d.centre[1], d.centre[2], d.centre[3])
+    return own(C.loom_mesh_grid(d.width, d.length, d.wDiv, d.lDiv, c, planes.xy), "loom.mesh.grid")
+  end
   local d, err = check.fields(def, {
     size = {"table", default = {1, 1}}, cells = {"table", default = {16, 16}},
     center = {"vec3", default = {0, 0, 0}}, plane = {"string", default = "xy", choices = {"xy", "xz", "yz"}},
