@@ -185,7 +185,7 @@ function World:cloth(def)
   local h = C.loom_cloth_create(self._w, cd)
   if h == 0 then caller.error(last_error()) end
   -- live parameters the definition struct does not carry are set once the body exists
-  for _, k in ipairs {"preconditioner"} do
+  for _, k in ipairs {"preconditioner", "relative_damping", "area_exponent"} do
     if d[k] ~= nil and C.loom_body_set_param(self._w, h, k, d[k]) ~= 0 then caller.error(last_error()) end
   end
   self._body_serial = (rawget(self, "_body_serial") or 0) + 1

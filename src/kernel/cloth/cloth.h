@@ -15,6 +15,8 @@ typedef struct spring {
 typedef struct bw_tri {
   int32_t v[3];
   double area; /* rest area, m^2 */
+  double wa;   /* weight of the stretch and shear energy: area^(2 area_exponent), the area itself at
+                * BW's exponent 1/2 (energy per unit area: resolution-independent) */
   double du[3], dv[3];
 } bw_tri;
 
@@ -37,6 +39,8 @@ typedef struct cloth_params {
   double cg_tolerance; /* implicit: relative residual at which CG stops */
   int cg_iterations;   /* implicit: CG iteration cap per substep */
   int preconditioner;  /* implicit: CLOTH_PRECOND_* */
+  double relative_damping; /* springs: 001's -c (v_i - v_j) per spring, N s/m (0: off) */
+  double area_exponent;    /* baraff_witkin: stretch and shear conditions weighted by area^p (0.5: BW) */
 } cloth_params;
 
 enum { CLOTH_PRECOND_JACOBI = 1, CLOTH_PRECOND_MULTIGRID = 2 };
@@ -75,6 +79,7 @@ typedef struct cloth_derived {
   int substeps_auto;
   double h_stable; /* s, stability estimate of the explicit integrators */
   int warned_substeps;
+  double wa_exponent; /* the area_exponent the triangles' weights wa were computed with */
 } cloth_derived;
 
 /* The triangle tree and boxes the contact passes refit from the positions (a cache: rebuilt from
@@ -189,12 +194,17 @@ void springs_project(const cloth_body *b, vec3 *x);
 void springs_project_xpbd(const cloth_body *b, vec3 *x, double h, double *lambda);
 /* Gershgorin bound of omega^2 = lambda_max(M^-1 K) at rest. */
 double springs_omega2_bound(const cloth_body *b);
+/* Gershgorin bound (1/s) of the rate of 001's relative damping, 0 when it is off (allocates: call
+ * outside steps). */
+double springs_relative_damping_bound(const cloth_body *b);
 
 /* ---- cloth_baraff_witkin.c ----------------------------------------------------------------------- */
 int bw_build(cloth_body *b, const loom_mesh *m);
 void bw_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
 /* The two halves of bw_forces (the implicit integrator adds the hinges' while it assembles). */
 void bw_tri_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
+/* Recomputes the triangles' energy weights wa = area^(2 area_exponent) (after a change of it). */
+void bw_set_area_exponent(cloth_body *b);
 void bw_hinge_forces(const cloth_body *b, const vec3 *x, const vec3 *v, vec3 *F);
 double bw_energy(const cloth_body *b, const vec3 *x);
 double bw_omega2_bound(const cloth_body *b);

@@ -60,6 +60,7 @@ int bw_build(cloth_body *b, const loom_mesh *m) {
     bw_tri *q = &b->model.bw[c++];
     memcpy(q->v, tv, sizeof q->v);
     q->area = 0.5 * fabs(D);
+    q->wa = q->area;
     q->du[1] = dv2 / D;
     q->du[2] = -dv1 / D;
     q->du[0] = -(q->du[1] + q->du[2]);
@@ -129,24 +130,25 @@ void bw_tri_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *rest
     vec3 vv = v3_add(v3_add(v3_scale(v[i0], q->dv[0]), v3_scale(v[i1], q->dv[1])), v3_scale(v[i2], q->dv[2]));
     vec3 gu = v3(0, 0, 0), gv = v3(0, 0, 0); /* force = sum_k (du_k gu + dv_k gv) */
     if (ks > 0) {
-      /* Stretch: C = sqrt(a) (|w_u| - 1, |w_v| - 1); f = -(k C + kd dC/dt) dC/dx (BW98 §4.1–4.3). */
+      /* Stretch: C = a^p (|w_u| - 1, |w_v| - 1), p = area_exponent (BW98: 1/2, so the energy is per
+       * unit area; 001's code 3/4); f = -(k C + kd dC/dt) dC/dx (BW98 §4.1–4.3); wa = a^(2p). */
       double lu = v3_len(wu), lv = v3_len(wv);
       if (lu > 1e-12) {
         vec3 uh = v3_scale(wu, 1.0 / lu);
-        double s = -q->area * (ks * (lu - 1.0) + ds * v3_dot(uh, vu));
+        double s = -q->wa * (ks * (lu - 1.0) + ds * v3_dot(uh, vu));
         gu = v3_madd(gu, uh, s);
       }
       if (lv > 1e-12) {
         vec3 vh = v3_scale(wv, 1.0 / lv);
-        double s = -q->area * (ks * (lv - 1.0) + ds * v3_dot(vh, vv));
+        double s = -q->wa * (ks * (lv - 1.0) + ds * v3_dot(vh, vv));
         gv = v3_madd(gv, vh, s);
       }
     }
     if (ksh > 0) {
-      /* Shear: C = sqrt(a) w_u . w_v, dC/dx_k = sqrt(a) (du_k w_v + dv_k w_u). */
+      /* Shear: C = a^p w_u . w_v, dC/dx_k = a^p (du_k w_v + dv_k w_u). */
       double C = v3_dot(wu, wv);
       double Cdot = v3_dot(wv, vu) + v3_dot(wu, vv);
-      double s = -q->area * (ksh * C + dsh * Cdot);
+      double s = -q->wa * (ksh * C + dsh * Cdot);
       gu = v3_madd(gu, wv, s);
       gv = v3_madd(gv, wu, s);
     }
@@ -154,6 +156,14 @@ void bw_tri_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *rest
       vec3 fk = v3_add(v3_scale(gu, q->du[k]), v3_scale(gv, q->dv[k]));
       F[q->v[k]] = v3_add(F[q->v[k]], fk);
     }
+  }
+}
+
+void bw_set_area_exponent(cloth_body *b) {
+  const double e = 2 * b->params.area_exponent;
+  for (int t = 0; t < b->model.nbw; t++) {
+    bw_tri *q = &b->model.bw[t];
+    q->wa = e == 1 ? q->area : pow(q->area, e);
   }
 }
 
@@ -187,7 +197,7 @@ double bw_energy(const cloth_body *b, const vec3 *x) {
       wv = v3_madd(wv, x[q->v[k]], q->dv[k]);
     }
     double cu = v3_len(wu) - 1, cv = v3_len(wv) - 1, cs = v3_dot(wu, wv);
-    e += 0.5 * q->area * (b->params.stretch * (cu * cu + cv * cv) + b->params.shear * cs * cs);
+    e += 0.5 * q->wa * (b->params.stretch * (cu * cu + cv * cv) + b->params.shear * cs * cs);
   }
   for (int h = 0; h < b->model.nh; h++) {
     const bw_hinge *q = &b->model.hinges[h];
@@ -210,7 +220,7 @@ double bw_omega2_bound(const cloth_body *b) {
       for (int j = 0; j < 3; j++) {
         double gi = sqrt(q->du[i] * q->du[i] + q->dv[i] * q->dv[i]);
         double gj = sqrt(q->du[j] * q->du[j] + q->dv[j] * q->dv[j]);
-        double kij = q->area * (b->params.stretch * (fabs(q->du[i] * q->du[j]) + fabs(q->dv[i] * q->dv[j])) +
+        double kij = q->wa * (b->params.stretch * (fabs(q->du[i] * q->du[j]) + fabs(q->dv[i] * q->dv[j])) +
                                 b->params.shear * gi * gj);
         r[q->v[i]] += kij / sqrt(m[q->v[i]] * m[q->v[j]]);
       }

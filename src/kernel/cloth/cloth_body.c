@@ -157,6 +157,9 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->params.cg_tolerance = def->cg_tolerance;
   b->params.cg_iterations = def->cg_iterations;
   b->params.preconditioner = CLOTH_PRECOND_MULTIGRID;
+  b->params.relative_damping = 0;
+  b->params.area_exponent = 0.5;
+  b->derived.wa_exponent = 0.5;
   b->model.grid_nx = mesh->grid_nx;
   b->model.grid_ny = mesh->grid_ny;
 
@@ -220,6 +223,10 @@ static const param_spec cloth_param_table[] = {
               "implicit: CG iteration cap per substep (not converged: a warning, the step completes)"),
   CLOTH_PARAM("preconditioner", "", 1, 2, PARAM_LIVE | PARAM_INTEGER, params.preconditioner,
               "implicit: CG preconditioner (1 block-Jacobi, 2 multigrid: smoothed aggregation V-cycle)"),
+  CLOTH_PARAM("relative_damping", "N s/m", 0, 1e6, PARAM_LIVE, params.relative_damping,
+              "springs: 001's damping of the full relative velocity, -c (v_i - v_j) on every spring (0: off)"),
+  CLOTH_PARAM("area_exponent", "", 0.5, 1, PARAM_LIVE, params.area_exponent,
+              "baraff_witkin: stretch and shear conditions weighted by area^p (0.5: BW, energy per area; 0.75: 001)"),
   CLOTH_PARAM("stable_substep", "s", 0, 0, PARAM_READONLY, derived.h_stable, "largest stable substep of the estimate"),
   CLOTH_PARAM("lambda_stretch", "1/s^2", 0, 0, PARAM_READONLY, model.lambda_unit[FAM_STRUCTURAL],
               "lambda_max(M^-1/2 K M^-1/2) of the stretch family at unit stiffness"),
@@ -242,7 +249,8 @@ static int cloth_check_param(const body_slot *s, const param_spec *p, double val
 
 static double cloth_param_value(const body_slot *s, const param_spec *p, double stored) {
   const cloth_body *b = cloth_of(s);
-  if (!strcmp(p->name, "substeps") && stored == 0) return b->derived.substeps_auto;
+  if (!strcmp(p->name, "substeps") && stored == 0)
+    return b->params.integrator == LOOM_INTEGRATOR_IMPLICIT ? 1 : b->derived.substeps_auto;
   return stored;
 }
 
@@ -250,6 +258,13 @@ static double cloth_param_value(const body_slot *s, const param_spec *p, double 
 static void cloth_param_changed(loom_world *w, body_slot *s, const param_spec *p) {
   cloth_body *b = cloth_of(s);
   if (p && !strcmp(p->name, "substeps")) b->derived.warned_substeps = 0;
+  if (b->params.model == LOOM_MODEL_BARAFF_WITKIN && b->params.area_exponent != b->derived.wa_exponent) {
+    /* set, or loaded from a checkpoint: the energy weights change, and so does the spectrum the
+     * stable substep comes from */
+    b->derived.wa_exponent = b->params.area_exponent;
+    bw_set_area_exponent(b);
+    cloth_estimate_spectrum(b);
+  }
   /* friction, thickness and iterations do not change the stability estimate */
   if (!p || (strcmp(p->name, "friction") && strcmp(p->name, "thickness") && strcmp(p->name, "iterations")))
     cloth_update_substeps(b, w->dt);
@@ -350,11 +365,18 @@ void cloth_update_substeps(cloth_body *b, double dt) {
       margin = 0.85;
     }
     double beta = b->params.damping;
+    /* 001's relative damping: a Gershgorin bound of its rate, lambda_max(M^-1/2 L_c M^-1/2) <=
+     * max_i sum over i's springs of c (1/m_i + 1/sqrt(m_i m_j)) */
+    const double gamma_rel = b->params.model == LOOM_MODEL_SPRINGS ? springs_relative_damping_bound(b) : 0;
     if (omega2 > 0) {
-      /* Symplectic Euler on m x'' = -k x - beta k x' is stable iff h^2 w^2 + 2 h beta w^2 < 4
-       * (roots of the update's characteristic polynomial inside the unit circle). */
-      h = -beta + sqrt(beta * beta + 4.0 / omega2);
+      /* Symplectic Euler on m x'' = -k x - (beta k + c) x' is stable iff
+       * h^2 w^2 + 2 h gamma < 4 with gamma = beta w^2 + the relative damping rate (roots of the
+       * update's characteristic polynomial inside the unit circle) */
+      const double gamma = beta * omega2 + gamma_rel;
+      h = (-gamma + sqrt(gamma * gamma + 4.0 * omega2)) / omega2;
       h *= margin;
+    } else if (gamma_rel > 0) {
+      h = margin * 2.0 / gamma_rel;
     } else {
       h = dt;
     }

@@ -221,7 +221,7 @@ static void stretch_hessian(vec3 w, int exact, mat3 *H, mat3 *P) {
 void bw_tri_jacobian(const cloth_body *b, const bw_tri *q, const vec3 *x, int exact, mat3 Kx[3][3], mat3 Kv[3][3]) {
   const double ks = b->params.stretch, ksh = b->params.shear;
   const double ds = b->params.damping * ks, dsh = b->params.damping * ksh;
-  const double a = q->area;
+  const double a = q->wa;
   vec3 wu = v3(0, 0, 0), wv = v3(0, 0, 0);
   for (int k = 0; k < 3; k++) {
     wu = v3_madd(wu, x[q->v[k]], q->du[k]);
@@ -264,14 +264,17 @@ void bw_hinge_jacobian(const cloth_body *b, const bw_hinge *q, const vec3 *x, ma
 }
 
 void spring_jacobian(const cloth_body *b, int q, const vec3 *x, int exact, mat3 *Kx, mat3 *Kv) {
-  /* f_i = (k (l - L) + c vrel) u with d = x_j - x_i: df_i/dx_j = k [u u^T + (1 - L/l)(I - u u^T)]
-   * = -df_i/dx_i; returned: Kx = df_i/dx_j (the (i, j) block; (i, i) is -Kx). */
+  /* f_i = (k (l - L) + c vrel) u + c_r (v_j - v_i) with d = x_j - x_i:
+   * df_i/dx_j = k [u u^T + (1 - L/l)(I - u u^T)] = -df_i/dx_i, df_i/dv_j = c u u^T + c_r I;
+   * returned: Kx = df_i/dx_j, Kv = df_i/dv_j (the (i, j) blocks; (i, i) are their negatives). */
   const spring *sp = &b->model.springs[q];
   int fam = 0;
   while (fam < FAM_COUNT - 1 && q >= b->model.fam_start[fam + 1]) fam++;
   const double k = fam == FAM_STRUCTURAL ? b->params.stretch : fam == FAM_SHEAR ? b->params.shear : b->params.bend;
   memset(Kx, 0, sizeof *Kx);
   memset(Kv, 0, sizeof *Kv);
+  /* 001's relative damping -c (v_i - v_j): df_i/dv_j = c I */
+  add_identity(Kv, b->params.relative_damping);
   const vec3 d = v3_sub(x[sp->j], x[sp->i]);
   const double l = v3_len(d);
   if (!(l > 1e-12) || k == 0) return;
@@ -311,7 +314,7 @@ static void assemble_tri(cloth_body *b, int t, const vec3 *x, const vec3 *v, dou
   const bw_tri *q = &b->model.bw[t];
   const double ks = b->params.stretch, ksh = b->params.shear;
   const double ds = b->params.damping * ks, dsh = b->params.damping * ksh;
-  const double a = q->area, h2 = h * h;
+  const double a = q->wa, h2 = h * h;
   vec3 wu = v3(0, 0, 0), wv = v3(0, 0, 0), su = v3(0, 0, 0), sv = v3(0, 0, 0);
   for (int k = 0; k < 3; k++) {
     wu = v3_madd(wu, x[q->v[k]], q->du[k]);

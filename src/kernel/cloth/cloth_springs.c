@@ -1,5 +1,5 @@
 /* cloth_springs.c — mass–spring cloth (document 001): structural, shear and bend springs with
- * damping along the spring (force variant), and the same springs as position constraints
+ * damping along the spring and optionally 001's damping of the full relative velocity (force variant), and the same springs as position constraints
  * (constraint variant, springs_pbd). */
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +96,37 @@ void springs_forces(const cloth_body *b, const vec3 *restrict x, const vec3 *res
       F[j].z -= fz;
     }
   }
+  /* 001's damping of the full relative velocity, -c (v_i - v_j) on i, on every spring (it damps
+   * shear and rotation of each spring as well as its stretching; momentum is kept) */
+  const double cr = b->params.relative_damping;
+  if (cr > 0) {
+    const spring *s = b->model.springs;
+    for (int q = 0; q < b->model.fam_start[FAM_COUNT]; q++) {
+      const int i = s[q].i, j = s[q].j;
+      const vec3 f = v3_scale(v3_sub(v[j], v[i]), cr);
+      F[i] = v3_add(F[i], f);
+      F[j] = v3_sub(F[j], f);
+    }
+  }
+}
+
+double springs_relative_damping_bound(const cloth_body *b) {
+  const double c = b->params.relative_damping;
+  if (!(c > 0)) return 0;
+  double *r = core_calloc((size_t)b->p.n, sizeof(double));
+  if (!r) return 0;
+  const double *m = b->p.m;
+  const spring *s = b->model.springs;
+  for (int q = 0; q < b->model.fam_start[FAM_COUNT]; q++) {
+    const int i = s[q].i, j = s[q].j;
+    const double off = c / sqrt(m[i] * m[j]);
+    r[i] += c / m[i] + off;
+    r[j] += c / m[j] + off;
+  }
+  double worst = 0;
+  for (int i = 0; i < b->p.n; i++) worst = fmax(worst, r[i]);
+  core_free(r);
+  return worst;
 }
 
 double springs_energy(const cloth_body *b, const vec3 *x) {
