@@ -126,6 +126,33 @@ for _, model in ipairs {"springs", "springs_pbd", "baraff_witkin"} do
   end
 end
 
+-- fig51_MODEL: document 001's figure 5.1, the time to compute 600 frames (1/60 s each) of its
+-- experiment (scenes/experiments_001.lua: a 20 x 20 cloth falling onto an OBJ body on a floor,
+-- 001's Verlet) with each model: force springs, constraint springs (10 substeps x 10 iterations),
+-- the continuum model with and without bending. The median is ms for all 600 frames; the force
+-- models take the substeps their stability needs (001 used 10 for all).
+for _, v in ipairs {
+  {"springs", {model = "springs"}}, {"springs_pbd", {model = "springs_pbd", iterations = 10}},
+  {"baraff_witkin", {model = "baraff_witkin", bend = 1}}, {"baraff_witkin_nobend", {model = "baraff_witkin", bend = 0}},
+} do
+  case("fig51_" .. v[1], function(runs)
+    local sc = loom.load_scene("scenes/experiments_001.lua")
+    local p = {n = 20, iterations = 10, bend = 1, kd = 0, area_exponent = 0.5}
+    for k, x in pairs(v[2]) do p[k] = x end
+    local last
+    local med, lo, hi = sample(math.min(runs, 3), 1, function()
+      local W = sc:instantiate(p)
+      local t0 = C.loom_clock()
+      W:step(600)
+      last = W
+      return (C.loom_clock() - t0) * 1000
+    end)
+    local sub = last:stats().substeps
+    return {size = "20x20, 600 frames", median = med, min = lo, max = hi, runs = math.min(runs, 3), substeps = sub,
+            ms_per_frame = med / 600, ms_per_substep = med / 600 / sub}
+  end)
+end
+
 -- cloth_on_sphere_N: the drape scene (cloth on a ball and a floor, contacts every substep).
 for _, cells in ipairs {31, 63} do
   case("cloth_on_sphere_" .. (cells + 1), function(runs)
