@@ -1,5 +1,6 @@
 /* rigid_features.c — sharp features of a rigid body's shape, in the body frame, with outward
- * hints: box corners and edges, cylinder rims, convex or boundary edges of meshes (> 25 degrees),
+ * hints: box corners and edges, cylinder rims, convex or boundary edges of meshes (> 25 degrees)
+ * and the vertices of their smoothly curved convex regions,
  * and the rounded "features" of spheres (centre) and capsules (axis) with their radius. The cloth
  * contact pass (contact/contact_features.c) tests them against cloth triangles and edges. */
 #include <string.h>
@@ -137,6 +138,38 @@ static int mesh_features(feat_builder *f, const loom_mesh *m, const vec3 *tri_no
   int rc = 0;
   for (int i = 0; i < m->nv && rc == 0; i++)
     if (v3_len2(corner_n[i]) > 0) rc = add_point(f, m->v[i], corner_n[i]);
+  /* The vertices of smooth convex regions: a cloth triangle larger than the surface's curvature
+   * allows sags into it between the cloth's vertices (by about rho^2 / 2R, rho its circumradius),
+   * so such vertices are points the cloth triangles must keep clear of too, with the area-weighted
+   * vertex normal as hint. A vertex counts when none of its neighbours lies above its tangent
+   * plane; flat regions are left out (nothing sticks out of them). */
+  vec3 *vn = rc == 0 ? core_calloc((size_t)m->nv, sizeof(vec3)) : NULL;
+  uint8_t *bad = rc == 0 ? core_calloc((size_t)m->nv, 1) : NULL;
+  if (rc == 0 && (!vn || !bad)) rc = -1;
+  if (rc == 0) {
+    for (int t = 0; t < m->nt; t++) {
+      const int32_t *tv = &m->tri[3 * t];
+      const vec3 an = v3_cross(v3_sub(m->v[tv[1]], m->v[tv[0]]), v3_sub(m->v[tv[2]], m->v[tv[0]]));
+      for (int k = 0; k < 3; k++) vn[tv[k]] = v3_add(vn[tv[k]], an);
+    }
+    for (int t = 0; t < m->nt; t++) {
+      const int32_t *tv = &m->tri[3 * t];
+      for (int k = 0; k < 3; k++) {
+        const int i = tv[k];
+        const vec3 n = v3_normalize(vn[i]);
+        for (int o = 1; o < 3; o++) {
+          const vec3 d = v3_sub(m->v[tv[(k + o) % 3]], m->v[i]);
+          const double h = v3_dot(n, d), len = v3_len(d);
+          if (h > 1e-9 * len) bad[i] = 1;       /* a neighbour above the tangent plane: concave */
+          if (h > -1e-3 * len) bad[i] |= 2;     /* one (nearly) in it: not curved everywhere */
+        }
+      }
+    }
+    for (int i = 0; i < m->nv && rc == 0; i++)
+      if (!bad[i] && v3_len2(corner_n[i]) == 0 && v3_len2(vn[i]) > 0) rc = add_point(f, m->v[i], vn[i]);
+  }
+  core_free(vn);
+  core_free(bad);
   core_free(corner_n);
   return rc;
 }
