@@ -57,11 +57,13 @@ function M.relocate(msg)
   return info.short_src .. ":" .. info.currentline .. ": " .. msg:gsub("^[^\n:]+:%d+: ", "")
 end
 
+-- true when path can be opened for reading
 local function exists(path)
   local f = io.open(path, "rb")
   if f then f:close() return true end
   return false
 end
+M.exists = exists
 
 -- A path as the user meant it: absolute paths unchanged; a relative path is taken relative to the
 -- directory of the user's file that made the call when the file exists there, else relative to the

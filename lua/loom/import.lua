@@ -35,11 +35,7 @@ local function fail(file, line, msg)
   error(("loom.import.dpo: %s: %s"):format(file, msg), 0)
 end
 
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() return true end
-  return false
-end
+local exists = caller.exists
 
 local function read_lines(path)
   local f, err = io.open(path, "rb")
@@ -80,9 +76,10 @@ local function find_dirs(dir)
   local params = dir .. "/world_parameters"
   local alt = dir .. "/environment/world_parameters/world_parameters"
   local bodies = dir .. "/bodies"
-  if exists(alt) then params, bodies = alt, dir .. "/environment/bodies"
-  elseif not exists(params) or not exists(bodies .. "/body_list") then
-    if not exists(params) then fail(dir, nil, "no world_parameters file (looked for " .. params .. " and " .. alt .. ")") end
+  if exists(alt) then
+    params, bodies = alt, dir .. "/environment/bodies"
+  elseif not exists(params) then
+    fail(dir, nil, "no world_parameters file (looked for " .. params .. " and " .. alt .. ")")
   end
   if not exists(bodies .. "/body_list") then fail(bodies .. "/body_list", nil, "missing") end
   return params, bodies
