@@ -125,13 +125,19 @@ typedef struct loom_stats {
   double step_seconds;    /* wall time of the last loom_world_step (not part of the state) */
   int contacts;           /* soft-body vertices in contact with an obstacle after the last step */
   int collisions;         /* vertex paths through mesh obstacles caught by the segment test, last step */
-  int impact_zones;       /* rigid impact zones formed in the last step (pipeline of a later issue: 0) */
+  int impact_zones;       /* rigid impact zones of the collision pipeline, most in one substep of the last step */
   int iterations;         /* substeps x solver iterations performed in the last step, all bodies */
   int substeps;           /* largest substep count among soft bodies in the last step */
   int frozen;             /* bodies frozen after a divergence */
   int bodies;             /* live bodies */
   int messages;           /* messages emitted since the world was created */
   double cg_residual;     /* largest relative CG residual of the implicit cloths in the last step (0: none) */
+  /* the collision pipeline between and within particle bodies (self_collision, cloth on cloth) */
+  int proximity;            /* proximity pairs that received repulsion, last step */
+  int ccd_collisions;       /* pairs found colliding by the first CCD pass of each substep, last step */
+  int collision_iterations; /* CCD passes and impact-zone passes performed, last step */
+  int largest_zone;         /* vertices in the largest impact zone, last step */
+  int unresolved;           /* vertices stopped by the last-resort fallback, last step (0 normally) */
 } loom_stats;
 
 /* Fills a definition with defaults: dt = 1/240 s, gravity (0, 0, -9.81), no wind. */
@@ -312,7 +318,7 @@ typedef struct loom_cloth_def {
   double friction;        /* Coulomb coefficient against obstacles */
   int substeps;           /* per step; 0 = automatic from a stability estimate */
   int iterations;         /* springs_pbd constraint iterations per substep */
-  int self_collision;     /* 1 = cloth-cloth collisions (not available yet: creation fails) */
+  int self_collision;     /* 1 = the cloth's triangles never pass through each other (0 or 1) */
   double cg_tolerance;    /* implicit: relative (preconditioned) residual at which CG stops */
   double compliance;      /* springs_pbd: 0 = 001's fractions per iteration; > 0 = XPBD compliance (m/N) */
   int cg_iterations;      /* implicit: CG iteration cap per substep */

@@ -54,6 +54,11 @@ typedef struct loom_stats {
   int bodies;
   int messages;
   double cg_residual;
+  int proximity;
+  int ccd_collisions;
+  int collision_iterations;
+  int largest_zone;
+  int unresolved;
 } loom_stats;
 void loom_world_def_default(loom_world_def *def);
 loom_world *loom_world_create(const loom_world_def *def);

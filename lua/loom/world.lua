@@ -151,9 +151,10 @@ local cloth_spec = params_mod.add_checks({
   -- default: "implicit" for baraff_witkin, "symplectic" otherwise (the kernel's default per model)
   integrator = {"string", choices = {"symplectic", "verlet", "verlet_001", "rk4", "implicit"}},
   density = {"number", min = 0, open_min = true}, mass = {"number", min = 0, open_min = true},
-  self_collision = {"boolean", default = false},
   fixed = {"any"},
 }, C.LOOM_KIND_CLOTH)
+-- a switch: true or false here (the kernel's live parameter is 0 or 1; body:set takes either)
+cloth_spec.self_collision = {"boolean", default = false}
 
 -- world:cloth{name, mesh, model, integrator, stretch, shear, bend, damping, drag, density | mass,
 --             thickness, friction, substeps, iterations, cg_tolerance, cg_iterations, preconditioner,
@@ -644,6 +645,9 @@ function World:stats()
     impact_zones = s.impact_zones, iterations = s.iterations, substeps = s.substeps,
     max_penetration = s.max_penetration, frozen = s.frozen, bodies = s.bodies,
     messages = s.messages, step_ms = s.step_seconds * 1000, cg_residual = s.cg_residual,
+    proximity = s.proximity, ccd_collisions = s.ccd_collisions,
+    collision_iterations = s.collision_iterations, largest_zone = s.largest_zone,
+    unresolved = s.unresolved,
   }
 end
 
@@ -895,6 +899,7 @@ end
 function Body:set(name, value)
   alive(self, "set")
   if type(name) ~= "string" then check.raise_n(1, "set", "expected a parameter name") end
+  if type(value) == "boolean" then value = value and 1 or 0 end -- switches (self_collision)
   if not check.is_finite(value) then check.raise_n(2, "set", ("'%s' must be a finite number, got %s"):format(name, check.describe(value))) end
   if C.loom_body_set_param(self.world._w, self.handle, name, value) ~= 0 then caller.error(last_error()) end
   return self

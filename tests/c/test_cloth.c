@@ -732,7 +732,7 @@ TEST(cloth_definition_validation) {
   d.integrator = 0;
   expect_cloth_fails(w, &d, "integrator");
   d = fx_def(LOOM_MODEL_SPRINGS, "bad", m);
-  d.self_collision = 1;
+  d.self_collision = 2;
   expect_cloth_fails(w, &d, "'self_collision'");
   d = fx_def(LOOM_MODEL_SPRINGS_PBD, "bad", m);
   d.bend = 1.5; /* PBD stiffness is a fraction */

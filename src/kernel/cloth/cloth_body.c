@@ -81,10 +81,8 @@ static int validate(const loom_cloth_def *d) {
     return loom_fail("cloth '%s': 'cg_tolerance' must be a number in (0, 1], got %g", nm, d->cg_tolerance);
   if (d->cg_iterations < 1 || d->cg_iterations > 100000)
     return loom_fail("cloth '%s': 'cg_iterations' must be an integer in [1, 100000], got %d", nm, d->cg_iterations);
-  if (d->self_collision)
-    return loom_fail("cloth '%s': 'self_collision' is not available yet (cloth-cloth collisions arrive with the "
-                     "Bridson pipeline)",
-                     nm);
+  if (d->self_collision != 0 && d->self_collision != 1)
+    return loom_fail("cloth '%s': 'self_collision' must be true or false (0 or 1), got %d", nm, d->self_collision);
   if (check_stiffness(nm, d->model, "stretch", d->stretch) || check_stiffness(nm, d->model, "shear", d->shear) ||
       check_stiffness(nm, d->model, "bend", d->bend))
     return -1;
@@ -151,6 +149,7 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->params.drag = def->drag;
   b->p.thickness = def->thickness;
   b->p.friction = def->friction;
+  b->p.self_collision = def->self_collision;
   b->params.substeps_user = def->substeps;
   b->params.iterations = def->iterations;
   b->params.compliance = def->compliance;
@@ -211,6 +210,8 @@ static const param_spec cloth_param_table[] = {
   CLOTH_PARAM("drag", "1/s", 0, 1000, PARAM_LIVE, params.drag, "air drag per unit mass against the world's wind"),
   CLOTH_PARAM("thickness", "m", 0, 1, PARAM_LIVE, p.thickness, "other bodies keep at least this far"),
   CLOTH_PARAM("friction", "", 0, 10, PARAM_LIVE, p.friction, "Coulomb coefficient against other bodies"),
+  CLOTH_PARAM("self_collision", "", 0, 1, PARAM_LIVE | PARAM_INTEGER, p.self_collision,
+              "1: the cloth's own triangles and edges never pass through each other (the collision pipeline)"),
   CLOTH_PARAM("substeps", "", 0, WORLD_MAX_SUBSTEPS, PARAM_LIVE | PARAM_INTEGER, params.substeps_user,
               "substeps per step; 0 = automatic from the stability estimate (get returns the count in use)"),
   CLOTH_PARAM("iterations", "", 1, 1000, PARAM_LIVE | PARAM_INTEGER, params.iterations,

@@ -257,6 +257,9 @@ void cloth_begin(loom_world *w, body_slot *s, const step_info *si) {
   b->scratch.F = ARENA_NEW(A, vec3, n, "cloth forces");
   b->scratch.rk_x = b->scratch.rk_v = b->scratch.rk_sx = b->scratch.rk_sv = NULL;
   b->scratch.lambda = NULL;
+  /* the repulsion spring of the collision pipeline: the stretch stiffness (Bridson et al.); a
+   * projection model has no stiffness in N/m, so a stiff default (the 10 % limit then decides) */
+  b->p.stiffness = b->params.model == LOOM_MODEL_SPRINGS_PBD ? 1e4 : b->params.stretch;
   if (b->params.model == LOOM_MODEL_SPRINGS_PBD) {
     const int ns = b->model.fam_start[FAM_COUNT];
     b->scratch.lambda = ARENA_NEW(A, double, ns > 0 ? ns : 1, "xpbd multipliers");

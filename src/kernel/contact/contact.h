@@ -17,4 +17,19 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first);
  * where the vertex response left the cloth and resolved at once. */
 void contact_features_respond(loom_world *w, const body_pair *pair, const step_info *s);
 
+/* Particle bodies against themselves (self_collision) and each other (contact_collide.c): the
+ * Bridson-Fedkiw-Anderson pipeline over the substep, after the obstacle families. */
+void contact_collide_respond(loom_world *w, const step_info *s);
+/* Its formulas, exposed for unit tests. Repulsion of a proximity pair with weights w, node inverse
+ * masses inv_m (0 = infinite) and masses m, unit normal n from the second feature to the first,
+ * relative velocity vrel, distance dist < thick: the relative velocity change (normal: inelastic
+ * part plus the spring h k d (1/m_A + 1/m_B), limited to leave 0.1 (thick - dist) / h; tangential:
+ * Coulomb, at most mu times the normal change) in *dvrel; 1 if it applies (approaching faster than
+ * the limit allows), else 0. */
+int contact_repulsion(const double w[4], const double inv_m[4], const double m[4], vec3 n, vec3 vrel, double dist,
+                      double thick, double k, double mu, double h, vec3 *dvrel);
+/* The relative normal velocity change an inelastic CCD impulse asks for: the pair ends the substep
+ * 0.1 thick apart along n (0: it already separates at least that fast). */
+double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], vec3 n, double thick, double h);
+
 #endif

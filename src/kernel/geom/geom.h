@@ -68,6 +68,39 @@ int geom_tri_tri_intersect(vec3 a0, vec3 a1, vec3 a2, vec3 b0, vec3 b1, vec3 b2)
  * s, and degenerate triangles, give 0. Exact, like geom_tri_tri_intersect. */
 int geom_tri_tri_shared_vertex(vec3 s, vec3 a1, vec3 a2, vec3 b1, vec3 b2);
 
+/* ---- continuous collision (geom_ccd.c) -------------------------------------------------------
+ * Four points x[k] moving to x[k] + d[k] over t in [0, 1]. Point–triangle: x[0..2] the triangle,
+ * x[3] the point. Edge–edge: edges x[0]x[1] and x[2]x[3]. */
+
+/* Coefficients c[0] + c[1] t + c[2] t^2 + c[3] t^3 of p(t) = (x21 + t d21) x (x31 + t d31) .
+ * (x41 + t d41) (zero where the four points are coplanar), and in *err (may be NULL) a bound on the
+ * rounding error of evaluating p on [0, 1] from them. */
+void geom_coplanarity_cubic(const vec3 x[4], const vec3 d[4], double c[4], double *err);
+/* Roots of the cubic c in [0, 1], ascending, without repeats; |p| <= tol counts as zero (at the
+ * ends and at critical points: touching and grazing roots are reported). Pieces between critical
+ * points are monotone; a sign change on one is bisected to adjacent doubles. Degree may drop
+ * (c[3] = 0, ...). Non-finite coefficients: none. Returns the count (at most 4). */
+#define GEOM_CUBIC_MAX_ROOTS 4
+int geom_cubic_roots01(const double c[4], double tol, double out[GEOM_CUBIC_MAX_ROOTS]);
+/* What a collision found: the first time t in [0, 1] at which the features are within eta; the
+ * weights w (relative point = sum w[k] x[k](t): point–triangle (-a, -b, -c, 1) with the point's
+ * barycentric weights, edge–edge (1 - s, s, -(1 - u), -u)); the unit normal n at that time (plane
+ * normal pointing to the side the first feature — the point, the first edge — started on; where
+ * the plane is degenerate, the start separation or against the motion); the distance then. */
+typedef struct geom_ccd_hit {
+  double t, w[4], distance;
+  vec3 n;
+} geom_ccd_hit;
+/* 1 and *hit (may be NULL) if the features meet within eta during the motion, 0 otherwise.
+ * Coplanar motion throughout (all coefficients within rounding of zero) is tested at nine evenly
+ * spaced times. Non-finite input: 0. */
+int geom_ccd_point_triangle(const vec3 x[4], const vec3 d[4], double eta, geom_ccd_hit *hit);
+int geom_ccd_edge_edge(const vec3 x[4], const vec3 d[4], double eta, geom_ccd_hit *hit);
+/* Proximity of a pair at positions y (same layouts): the distance, the weights w as above and in
+ * *n (may be NULL) the unit direction from the second feature to the first (touching: the plane
+ * normal, sign arbitrary). */
+double geom_proximity(int edge_edge, const vec3 y[4], double w[4], vec3 *n);
+
 /* Convex shapes in their own frame (centred at the origin, axis along z where it matters). */
 typedef enum geom_shape_type { GEOM_SPHERE = 1, GEOM_BOX = 2, GEOM_CAPSULE = 3, GEOM_CYLINDER = 4 } geom_shape_type;
 typedef struct geom_shape {

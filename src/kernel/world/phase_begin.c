@@ -12,6 +12,11 @@ void phase_begin(loom_world *w, step_info *s) {
   w->stats.contacts = 0;
   w->stats.collisions = 0;
   w->stats.impact_zones = 0;
+  w->stats.proximity = 0;
+  w->stats.ccd_collisions = 0;
+  w->stats.collision_iterations = 0;
+  w->stats.largest_zone = 0;
+  w->stats.unresolved = 0;
   w->stats.iterations = 0;
   w->stats.cg_residual = 0;
   w->stats.substeps = 0;

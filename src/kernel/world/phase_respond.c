@@ -1,12 +1,15 @@
 /* phase_respond.c — the contact solvers, one family after another: vertices against rigid shapes
  * (projection to the contact distance, inelastic normal response, Coulomb friction), then sharp
- * rigid features against cloth elements where the first family left the cloth; then each body
+ * rigid features against cloth elements where the first family left the cloth; then particle
+ * bodies against themselves and each other (the Bridson pipeline, whose vertices held by an
+ * obstacle this step count as infinite mass); then each body
  * reconciles its own state with what the contacts changed (Verlet's history). */
 #include "contact/contact.h"
 
 void phase_respond(loom_world *w, const step_info *s) {
   contact_vertices_respond(w, s, 0);
   for (int i = 0; i < w->npairs; i++) contact_features_respond(w, &w->pairs[i], s);
+  contact_collide_respond(w, s);
   for (int o = 0; o < w->order_count; o++) {
     body_slot *b = &w->bodies[w->order[o]];
     if (b->ops->after_contacts) b->ops->after_contacts(w, b, s);

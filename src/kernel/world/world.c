@@ -69,6 +69,8 @@ LOOM_API void loom_world_destroy(loom_world *w) {
   core_free(w->order);
   core_free(w->contacts.items);
   core_free(w->contacts.work);
+  core_free(w->cpairs);
+  core_free(w->zone_parent);
   arena_destroy(&w->scratch);
   core_free(w);
 }
@@ -281,6 +283,22 @@ void particles_free(particles *p) {
   core_free(p->path_lo);
   core_free(p->path_hi);
   bvh_free(&p->path_tree);
+  particle_collide *c = &p->col;
+  core_free(c->edge);
+  bvh_free(&c->tri_tree);
+  bvh_free(&c->edge_tree);
+  core_free(c->tri_lo);
+  core_free(c->tri_hi);
+  core_free(c->edge_lo);
+  core_free(c->edge_hi);
+  core_free(c->vbar);
+  core_free(c->vbar0);
+  core_free(c->dv);
+  core_free(c->ecol);
+  core_free(c->nobs);
+  core_free(c->held);
+  core_free(c->inv_m);
+  core_free(c->count);
   memset(p, 0, sizeof *p);
 }
 

@@ -30,6 +30,26 @@ static inline int handle_pack(int slot, uint16_t generation) {
 static inline int handle_slot(int handle) { return handle > 0 ? (handle & 0xffff) - 1 : -1; }
 static inline int handle_generation(int handle) { return (handle >> 16) & 0x7fff; }
 
+/* ---- the collision pipeline's data per particle body (contact/contact_collide.c) ----------------
+ * Built at the pipeline's first use for the body; freed with the particles. */
+typedef struct particle_collide {
+  int ready;
+  int ne;
+  int32_t *edge;         /* unique edges of the surface triangles: 2 vertices each, lower first */
+  bvh tri_tree, edge_tree;
+  vec3 *tri_lo, *tri_hi, *edge_lo, *edge_hi;
+  double built_area;     /* summed node box areas right after the last build (quality reference) */
+  vec3 *vbar, *vbar0;    /* mean velocity over the substep: corrected, and as predicted */
+  vec3 *dv;              /* Jacobi sums of velocity changes */
+  vec3 *ecol;            /* path ends when the candidates were last collected */
+  double *inv_m;         /* inverse masses in the pipeline: 0 for pinned vertices and vertices
+                          * that more than one obstacle normal holds this step */
+  vec3 *nobs;            /* the obstacle normal holding a vertex this step (held == 1) */
+  uint8_t *held;         /* 0 free, 1 held on one side by an obstacle (moves freely away from it),
+                          * 2 held by several obstacle normals */
+  int32_t *count;        /* Jacobi: contributions per vertex */
+} particle_collide;
+
 /* ---- particles: the part every particle-based kind shares ------------------------------------- */
 typedef struct particles {
   int n;
@@ -62,6 +82,10 @@ typedef struct particles {
   vec3 *path_lo, *path_hi;
   unsigned path_serial;
   vec3 sub_lo, sub_hi; /* the body's box over the current substep (set by the broad phase) */
+  /* collisions between particle bodies and within one (the collision pipeline) */
+  int self_collision;  /* 1: the body's own triangles and edges collide with each other */
+  double stiffness;    /* N/m, the repulsion spring of proximity contacts (the kind sets it) */
+  particle_collide col;
 } particles;
 
 /* ---- the contact buffer ------------------------------------------------------------------------ */
@@ -188,6 +212,14 @@ typedef struct pin_group {
   int held;
 } pin_group;
 
+/* A candidate pair of features for the collision pipeline: PT (vertex fa of body a against
+ * triangle fb of body b) or EE (edge fa of a against edge fb of b); a and b index the pipeline's
+ * list of bodies for the substep. */
+typedef struct collide_pair {
+  int32_t type; /* 0 point-triangle, 1 edge-edge */
+  int32_t a, b, fa, fb;
+} collide_pair;
+
 /* A candidate pair from the broad phase: slots in creation order of the first. */
 typedef struct body_pair {
   int a, b;
@@ -207,6 +239,11 @@ struct loom_world {
   unsigned substep_serial; /* counts substeps since creation (not state: passes use it to run once) */
   body_pair *pairs; /* broad-phase pairs of the current substep (scratch) */
   int npairs;
+  /* the collision pipeline's work (not state): candidate feature pairs and impact-zone links */
+  collide_pair *cpairs;
+  int ncpairs, cpair_cap;
+  int32_t *zone_parent;
+  int zone_cap;
   loom_stats stats;
   char messages[WORLD_MESSAGES][WORLD_MESSAGE_LEN];
   int message_severity[WORLD_MESSAGES];

@@ -1,0 +1,738 @@
+/* contact_collide.c — collisions of particle bodies with themselves and with each other: the
+ * pipeline of Bridson, Fedkiw & Anderson 2002 over one substep (docs/architecture.md, "Collisions
+ * between cloths").
+ *
+ *   1. mean velocities vbar = (x - x_sub) / h of every vertex (after the obstacle passes)
+ *   2. candidates: vertex-triangle and edge-edge pairs whose swept boxes, inflated by the pair's
+ *      thickness, overlap (per-body BVHs over triangles and edges, self and pair traversal)
+ *   3. proximity at the start positions: repulsion (inelastic part, then a spring limited to 10 %
+ *      of the overlap per substep) and Coulomb friction, Gauss-Seidel
+ *   4. continuous collision detection on the linear paths x_sub + t h vbar, inelastic impulses,
+ *      Jacobi-averaged, a few iterations
+ *   5. rigid impact zones, merged until no pair collides (the guarantee); a capped loop, after
+ *      which the vertices still colliding stand still for the substep and the world says so
+ *   6. x = x_sub + h vbar and v += vbar - vbar_predicted where vbar changed
+ *
+ * Impulses act on four nodes with weights w (relative point = sum w_k x_k): Delta v_k =
+ * w_k inv_m_k J n changes the relative normal velocity by J sum w_k^2 inv_m_k, which for equal
+ * masses is Bridson's 2I / (1 + sum w^2) and leaves an infinite-mass (pinned, or held by an
+ * obstacle this step) node unchanged. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "contact/contact.h"
+
+#define CCD_ITERATIONS 6
+#define ZONE_ITERATIONS 48
+#define MIN_THICKNESS 1e-5 /* m: separations below this are not resolvable in double precision paths */
+
+typedef struct cbody {
+  int slot;
+  particles *p;
+  int offset; /* first global vertex index (impact zones) */
+  double half;
+  unsigned char self;
+} cbody;
+
+typedef struct collide_ctx {
+  loom_world *w;
+  double h;
+  cbody *b;
+  int nb, total;
+  /* collection */
+  int qa, qb, qi; /* bodies of the current query, vertex of a vertex query */
+  int overflow;
+} collide_ctx;
+
+typedef struct feat4 {
+  vec3 x[4], v[4];
+  double inv_m[4], m[4];
+  vec3 nobs[4];
+  int held[4];
+  particles *p[4];
+  int32_t vi[4];
+  int gi[4];
+  double thick, mu;
+  int ee;
+} feat4;
+
+/* ---- per-body data ---------------------------------------------------------------------------- */
+
+static int cmp_edge(const void *a, const void *b) {
+  const int32_t *x = a, *y = b;
+  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+  return x[1] < y[1] ? -1 : (x[1] > y[1]);
+}
+
+static int prepare(particles *p) {
+  particle_collide *c = &p->col;
+  if (c->ready) return 0;
+  int32_t *e = core_alloc(6 * (size_t)(p->nt ? p->nt : 1), sizeof(int32_t));
+  if (!e) return -1;
+  for (int t = 0; t < p->nt; t++)
+    for (int k = 0; k < 3; k++) {
+      int32_t a = p->tri[3 * t + k], b = p->tri[3 * t + (k + 1) % 3];
+      e[6 * t + 2 * k] = a < b ? a : b;
+      e[6 * t + 2 * k + 1] = a < b ? b : a;
+    }
+  qsort(e, (size_t)3 * (size_t)p->nt, 2 * sizeof(int32_t), cmp_edge);
+  int ne = 0;
+  for (int i = 0; i < 3 * p->nt; i++)
+    if (ne == 0 || e[2 * i] != e[2 * (ne - 1)] || e[2 * i + 1] != e[2 * (ne - 1) + 1]) {
+      e[2 * ne] = e[2 * i];
+      e[2 * ne + 1] = e[2 * i + 1];
+      ne++;
+    }
+  c->edge = e;
+  c->ne = ne;
+  const size_t n = (size_t)p->n, nt = (size_t)(p->nt ? p->nt : 1), nE = (size_t)(ne ? ne : 1);
+  c->tri_lo = core_alloc(nt, sizeof(vec3));
+  c->tri_hi = core_alloc(nt, sizeof(vec3));
+  c->edge_lo = core_alloc(nE, sizeof(vec3));
+  c->edge_hi = core_alloc(nE, sizeof(vec3));
+  c->vbar = core_alloc(n, sizeof(vec3));
+  c->vbar0 = core_alloc(n, sizeof(vec3));
+  c->dv = core_alloc(n, sizeof(vec3));
+  c->ecol = core_alloc(n, sizeof(vec3));
+  c->nobs = core_alloc(n, sizeof(vec3));
+  c->held = core_alloc(n, sizeof(uint8_t));
+  c->inv_m = core_alloc(n, sizeof(double));
+  c->count = core_alloc(n, sizeof(int32_t));
+  if (!c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->dv || !c->ecol || !c->nobs || !c->held || !c->inv_m ||
+      !c->count)
+    return -1;
+  c->ready = 1;
+  return 0;
+}
+
+static inline vec3 end_of(const particles *p, double h, int i) { return v3_madd(p->x_sub[i], p->col.vbar[i], h); }
+
+static double tree_area(const bvh *t) {
+  double a = 0;
+  for (int i = 0; i < t->node_count; i++) {
+    vec3 e = v3_sub(t->nodes[i].hi, t->nodes[i].lo);
+    a += e.x * e.y + e.y * e.z + e.z * e.x;
+  }
+  return a;
+}
+
+/* Swept boxes of the triangles and edges, inflated by half the body's thickness; trees refit, or
+ * rebuilt when refitting has doubled their summed node areas. */
+static int update_trees(collide_ctx *cx, cbody *cb) {
+  particles *p = cb->p;
+  particle_collide *c = &p->col;
+  const double h = cx->h, r = cb->half;
+  const vec3 e = v3(r, r, r);
+  for (int t = 0; t < p->nt; t++) {
+    vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
+    for (int k = 0; k < 3; k++) {
+      const int i = p->tri[3 * t + k];
+      vec3 a = p->x_sub[i], b = end_of(p, h, i);
+      lo = v3_min(lo, v3_min(a, b));
+      hi = v3_max(hi, v3_max(a, b));
+    }
+    c->tri_lo[t] = v3_sub(lo, e);
+    c->tri_hi[t] = v3_add(hi, e);
+  }
+  for (int j = 0; j < c->ne; j++) {
+    const int i0 = c->edge[2 * j], i1 = c->edge[2 * j + 1];
+    vec3 a0 = p->x_sub[i0], a1 = end_of(p, h, i0), b0 = p->x_sub[i1], b1 = end_of(p, h, i1);
+    c->edge_lo[j] = v3_sub(v3_min(v3_min(a0, a1), v3_min(b0, b1)), e);
+    c->edge_hi[j] = v3_add(v3_max(v3_max(a0, a1), v3_max(b0, b1)), e);
+  }
+  if (c->tri_tree.node_count > 0 && c->edge_tree.node_count > 0) {
+    bvh_refit(&c->tri_tree, c->tri_lo, c->tri_hi);
+    bvh_refit(&c->edge_tree, c->edge_lo, c->edge_hi);
+    if (tree_area(&c->tri_tree) + tree_area(&c->edge_tree) <= 2 * c->built_area) return 0;
+  }
+  bvh_free(&c->tri_tree);
+  bvh_free(&c->edge_tree);
+  if (bvh_build(&c->tri_tree, c->tri_lo, c->tri_hi, p->nt, 4) || bvh_build(&c->edge_tree, c->edge_lo, c->edge_hi, c->ne, 4))
+    return -1;
+  c->built_area = tree_area(&c->tri_tree) + tree_area(&c->edge_tree);
+  return 0;
+}
+
+/* ---- candidates ------------------------------------------------------------------------------- */
+
+static int push_pair(collide_ctx *cx, int type, int a, int b, int fa, int fb) {
+  loom_world *w = cx->w;
+  if (w->ncpairs == w->cpair_cap) {
+    int cap = w->cpair_cap ? 2 * w->cpair_cap : 1024;
+    if (cap > (1 << 26)) {
+      cx->overflow = 1;
+      return 1;
+    }
+    collide_pair *np = core_realloc(w->cpairs, (size_t)cap, sizeof(collide_pair));
+    if (!np) {
+      cx->overflow = 1;
+      return 1;
+    }
+    w->cpairs = np;
+    w->cpair_cap = cap;
+  }
+  collide_pair *q = &w->cpairs[w->ncpairs++];
+  q->type = type;
+  q->a = a;
+  q->b = b;
+  q->fa = fa;
+  q->fb = fb;
+  return 0;
+}
+
+static int vertex_cb(int t, void *ud) {
+  collide_ctx *cx = ud;
+  const particles *pb = cx->b[cx->qb].p;
+  if (cx->qa == cx->qb) {
+    const int32_t *tr = &pb->tri[3 * t];
+    if (tr[0] == cx->qi || tr[1] == cx->qi || tr[2] == cx->qi) return 0;
+  }
+  return push_pair(cx, 0, cx->qa, cx->qb, cx->qi, t);
+}
+
+static int edge_cb(int i, int j, void *ud) {
+  collide_ctx *cx = ud;
+  if (cx->qa == cx->qb) {
+    const int32_t *e = cx->b[cx->qa].p->col.edge;
+    if (e[2 * i] == e[2 * j] || e[2 * i] == e[2 * j + 1] || e[2 * i + 1] == e[2 * j] || e[2 * i + 1] == e[2 * j + 1])
+      return 0;
+  }
+  return push_pair(cx, 1, cx->qa, cx->qb, i, j);
+}
+
+static void vertices_against(collide_ctx *cx, int a, int b) {
+  const particles *pa = cx->b[a].p;
+  const double r = cx->b[a].half;
+  const vec3 e = v3(r, r, r);
+  cx->qa = a;
+  cx->qb = b;
+  for (int i = 0; i < pa->n && !cx->overflow; i++) {
+    vec3 p0 = pa->x_sub[i], p1 = end_of(pa, cx->h, i);
+    cx->qi = i;
+    bvh_query_box(&cx->b[b].p->col.tri_tree, v3_sub(v3_min(p0, p1), e), v3_add(v3_max(p0, p1), e), vertex_cb, cx);
+  }
+}
+
+static int boxes_overlap(const cbody *a, const cbody *b) {
+  const double r = a->half + b->half;
+  const vec3 e = v3(r, r, r);
+  return bvh_box_overlap(v3_sub(a->p->sub_lo, e), v3_add(a->p->sub_hi, e), b->p->sub_lo, b->p->sub_hi);
+}
+
+/* Every candidate of the substep, in a deterministic order: per body, then per pair of bodies. */
+static int collect(collide_ctx *cx) {
+  cx->w->ncpairs = 0;
+  for (int a = 0; a < cx->nb; a++) {
+    particles *p = cx->b[a].p;
+    for (int i = 0; i < p->n; i++) p->col.ecol[i] = end_of(p, cx->h, i);
+    if (update_trees(cx, &cx->b[a])) return -1;
+  }
+  for (int a = 0; a < cx->nb; a++) {
+    if (cx->b[a].self) {
+      vertices_against(cx, a, a);
+      cx->qa = cx->qb = a;
+      bvh_query_self(&cx->b[a].p->col.edge_tree, edge_cb, cx);
+    }
+    for (int b = a + 1; b < cx->nb; b++) {
+      if (!boxes_overlap(&cx->b[a], &cx->b[b])) continue;
+      vertices_against(cx, a, b);
+      vertices_against(cx, b, a);
+      cx->qa = a;
+      cx->qb = b;
+      bvh_query_pairs(&cx->b[a].p->col.edge_tree, &cx->b[b].p->col.edge_tree, edge_cb, cx);
+    }
+  }
+  return cx->overflow ? -1 : 0;
+}
+
+/* ---- one pair's four nodes -------------------------------------------------------------------- */
+
+static void node(feat4 *f, int k, const cbody *cb, int i, double h) {
+  particles *p = cb->p;
+  f->p[k] = p;
+  f->vi[k] = i;
+  f->gi[k] = cb->offset + i;
+  f->x[k] = p->x_sub[i];
+  f->v[k] = p->col.vbar[i];
+  f->inv_m[k] = p->col.inv_m[i];
+  f->held[k] = p->col.held[i];
+  f->nobs[k] = p->col.nobs[i];
+  f->m[k] = p->m[i];
+  (void)h;
+}
+
+static void gather(const collide_ctx *cx, const collide_pair *q, feat4 *f) {
+  const cbody *A = &cx->b[q->a], *B = &cx->b[q->b];
+  f->ee = q->type & 1;
+  if (!f->ee) {
+    const int32_t *t = &B->p->tri[3 * q->fb];
+    for (int k = 0; k < 3; k++) node(f, k, B, t[k], cx->h);
+    node(f, 3, A, q->fa, cx->h);
+  } else {
+    const int32_t *ea = &A->p->col.edge[2 * q->fa], *eb = &B->p->col.edge[2 * q->fb];
+    node(f, 0, A, ea[0], cx->h);
+    node(f, 1, A, ea[1], cx->h);
+    node(f, 2, B, eb[0], cx->h);
+    node(f, 3, B, eb[1], cx->h);
+  }
+  f->thick = A->half + B->half;
+  f->mu = sqrt(A->p->friction * B->p->friction);
+}
+
+/* Inverse masses for a relative velocity change along u: a vertex an obstacle holds on one side
+ * keeps its mass for changes away from the obstacle and is immovable towards it (the obstacle
+ * pass put it at the contact distance; pushing it in would undo that). */
+static void effective(const feat4 *f, const double w[4], vec3 u, double inv[4]) {
+  for (int k = 0; k < 4; k++) {
+    inv[k] = f->inv_m[k];
+    if (f->held[k] == 1 && w[k] * v3_dot(u, f->nobs[k]) < 0) inv[k] = 0;
+  }
+}
+
+static double wsum2(const double inv[4], const double w[4]) {
+  double s = 0;
+  for (int k = 0; k < 4; k++) s += w[k] * w[k] * inv[k];
+  return s;
+}
+
+static vec3 rel(const double w[4], const vec3 y[4]) {
+  vec3 r = v3(0, 0, 0);
+  for (int k = 0; k < 4; k++) r = v3_madd(r, y[k], w[k]);
+  return r;
+}
+
+/* Gauss-Seidel: the relative velocity change dvrel distributed to the nodes now. */
+static void apply_now(feat4 *f, const double w[4], vec3 dvrel) {
+  double inv[4];
+  effective(f, w, dvrel, inv);
+  const double s = wsum2(inv, w);
+  if (!(s > 0)) return;
+  for (int k = 0; k < 4; k++) {
+    if (inv[k] == 0 || w[k] == 0) continue;
+    vec3 *vb = &f->p[k]->col.vbar[f->vi[k]];
+    *vb = v3_madd(*vb, dvrel, w[k] * inv[k] / s);
+  }
+}
+
+/* ---- 3. proximity: repulsion and friction ------------------------------------------------------ */
+
+int contact_repulsion(const double w[4], const double inv_m[4], const double m[4], vec3 n, vec3 vrel, double dist,
+                      double thick, double k, double mu, double h, vec3 *dvrel) {
+  *dvrel = v3(0, 0, 0);
+  const double d = thick - dist;
+  const double vn = v3_dot(vrel, n);
+  const double limit = 0.1 * d / h;
+  if (!(d > 0) || !(vn < limit)) return 0;
+  double inv_a = 0, inv_b = 0, ma = 0, mb = 0;
+  int inf_a = 0, inf_b = 0;
+  for (int q = 0; q < 4; q++) {
+    if (w[q] > 0) {
+      ma += w[q] * m[q];
+      inf_a |= inv_m[q] == 0;
+    } else if (w[q] < 0) {
+      mb -= w[q] * m[q];
+      inf_b |= inv_m[q] == 0;
+    }
+  }
+  inv_a = inf_a || !(ma > 0) ? 0 : 1 / ma;
+  inv_b = inf_b || !(mb > 0) ? 0 : 1 / mb;
+  double dvn = fmax(-vn, 0) + h * k * d * (inv_a + inv_b);
+  if (dvn > limit - vn) dvn = limit - vn;
+  vec3 vt = v3_madd(vrel, n, -vn);
+  const double lt = v3_len(vt);
+  vec3 out = v3_scale(n, dvn);
+  if (lt > 0) out = v3_madd(out, vt, -fmin(mu * dvn, lt) / lt);
+  *dvrel = out;
+  return 1;
+}
+
+static void proximity(collide_ctx *cx) {
+  loom_world *w = cx->w;
+  for (int c = 0; c < w->ncpairs; c++) {
+    const collide_pair *q = &w->cpairs[c];
+    feat4 f;
+    gather(cx, q, &f);
+    double wt[4];
+    vec3 n;
+    const double dist = geom_proximity(f.ee, f.x, wt, &n);
+    if (!(dist < f.thick)) continue;
+    if (q->a == q->b) {
+      /* features of one body that are this close at rest are the mesh's own business */
+      vec3 r[4];
+      for (int k = 0; k < 4; k++) r[k] = f.p[k]->rest[f.vi[k]];
+      double wr[4];
+      if (geom_proximity(f.ee, r, wr, NULL) < f.thick) continue;
+    }
+    vec3 vrel = rel(wt, f.v);
+    if (!(dist > 0) && v3_dot(vrel, n) > 0) n = v3_neg(n); /* touching: push against the approach */
+    double inv[4];
+    effective(&f, wt, n, inv);
+    if (!(wsum2(inv, wt) > 0)) continue;
+    const double k = 0.5 * (cx->b[q->a].p->stiffness + cx->b[q->b].p->stiffness);
+    vec3 dv;
+    if (contact_repulsion(wt, inv, f.m, n, vrel, dist, f.thick, k, f.mu, cx->h, &dv)) {
+      w->stats.proximity++;
+      apply_now(&f, wt, dv);
+    }
+  }
+}
+
+/* ---- 4. continuous collisions ----------------------------------------------------------------- */
+
+static int ccd_pair(const collide_ctx *cx, const feat4 *f, geom_ccd_hit *hit) {
+  vec3 d[4], e[4];
+  for (int k = 0; k < 4; k++) {
+    d[k] = v3_scale(f->v[k], cx->h);
+    e[k] = v3_add(f->x[k], d[k]);
+  }
+  const double eta = 0.01 * f->thick;
+  /* the features' swept boxes must come within eta (most candidates of the thickness-inflated
+   * search do not): the first feature is nodes 0..split-1 */
+  const int split = f->ee ? 2 : 3;
+  vec3 alo = v3_min(f->x[0], e[0]), ahi = v3_max(f->x[0], e[0]), blo = v3_min(f->x[3], e[3]), bhi = v3_max(f->x[3], e[3]);
+  for (int k = 1; k < split; k++) {
+    alo = v3_min(alo, v3_min(f->x[k], e[k]));
+    ahi = v3_max(ahi, v3_max(f->x[k], e[k]));
+  }
+  for (int k = split; k < 3; k++) {
+    blo = v3_min(blo, v3_min(f->x[k], e[k]));
+    bhi = v3_max(bhi, v3_max(f->x[k], e[k]));
+  }
+  if (alo.x > bhi.x + eta || blo.x > ahi.x + eta || alo.y > bhi.y + eta || blo.y > ahi.y + eta || alo.z > bhi.z + eta ||
+      blo.z > ahi.z + eta)
+    return 0;
+  return f->ee ? geom_ccd_edge_edge(f->x, d, eta, hit) : geom_ccd_point_triangle(f->x, d, eta, hit);
+}
+
+/* The relative normal velocity change that leaves the pair 10 % of the thickness apart along n at
+ * the end of the substep (0: the pair already separates that fast). */
+double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], vec3 n, double thick, double h) {
+  const double d0 = v3_dot(rel(w, x0), n);
+  const double vn = v3_dot(rel(w, v), n);
+  const double target = (0.1 * thick - d0) / h;
+  return vn < target ? target - vn : 0;
+}
+
+/* One Jacobi pass of inelastic impulses; the number of colliding pairs. */
+static int ccd_pass(collide_ctx *cx) {
+  loom_world *w = cx->w;
+  for (int a = 0; a < cx->nb; a++) {
+    particles *p = cx->b[a].p;
+    memset(p->col.dv, 0, sizeof(vec3) * (size_t)p->n);
+    memset(p->col.count, 0, sizeof(int32_t) * (size_t)p->n);
+  }
+  int hits = 0;
+  for (int c = 0; c < w->ncpairs; c++) {
+    feat4 f;
+    gather(cx, &w->cpairs[c], &f);
+    geom_ccd_hit hit;
+    if (!ccd_pair(cx, &f, &hit)) continue;
+    hits++;
+    double inv[4];
+    effective(&f, hit.w, hit.n, inv);
+    const double s = wsum2(inv, hit.w);
+    const double dvn = contact_ccd_target(hit.w, f.x, f.v, hit.n, f.thick, cx->h);
+    if (!(s > 0) || !(dvn > 0)) continue;
+    for (int k = 0; k < 4; k++) {
+      if (inv[k] == 0 || hit.w[k] == 0) continue;
+      particle_collide *pc = &f.p[k]->col;
+      pc->dv[f.vi[k]] = v3_madd(pc->dv[f.vi[k]], hit.n, dvn * hit.w[k] * inv[k] / s);
+      pc->count[f.vi[k]]++;
+    }
+  }
+  for (int a = 0; a < cx->nb; a++) {
+    particle_collide *pc = &cx->b[a].p->col;
+    for (int i = 0; i < cx->b[a].p->n; i++)
+      if (pc->count[i]) pc->vbar[i] = v3_madd(pc->vbar[i], pc->dv[i], 1.0 / pc->count[i]);
+  }
+  return hits;
+}
+
+/* ---- 5. rigid impact zones ------------------------------------------------------------------- */
+
+static int zfind(int32_t *parent, int i) {
+  while (parent[i] != i) {
+    parent[i] = parent[parent[i]];
+    i = parent[i];
+  }
+  return i;
+}
+
+static void zunion(int32_t *parent, int a, int b) {
+  a = zfind(parent, a);
+  b = zfind(parent, b);
+  if (a == b) return;
+  if (a < b) parent[b] = a;
+  else parent[a] = b;
+}
+
+/* 3x3 symmetric solve by Cramer's rule with a tiny regularisation (a zone on a line). */
+static vec3 solve3(const double I[3][3], vec3 L) {
+  double A[3][3];
+  double tr = I[0][0] + I[1][1] + I[2][2];
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) A[r][c] = I[r][c] + (r == c ? 1e-12 * tr + 1e-300 : 0);
+  double c00 = A[1][1] * A[2][2] - A[1][2] * A[2][1], c01 = A[1][2] * A[2][0] - A[1][0] * A[2][2],
+         c02 = A[1][0] * A[2][1] - A[1][1] * A[2][0];
+  double det = A[0][0] * c00 + A[0][1] * c01 + A[0][2] * c02;
+  if (!(fabs(det) > 0)) return v3(0, 0, 0);
+  double inv[3][3] = {{c00, A[0][2] * A[2][1] - A[0][1] * A[2][2], A[0][1] * A[1][2] - A[0][2] * A[1][1]},
+                      {c01, A[0][0] * A[2][2] - A[0][2] * A[2][0], A[0][2] * A[1][0] - A[0][0] * A[1][2]},
+                      {c02, A[0][1] * A[2][0] - A[0][0] * A[2][1], A[0][0] * A[1][1] - A[0][1] * A[1][0]}};
+  return v3((inv[0][0] * L.x + inv[0][1] * L.y + inv[0][2] * L.z) / det,
+            (inv[1][0] * L.x + inv[1][1] * L.y + inv[1][2] * L.z) / det,
+            (inv[2][0] * L.x + inv[2][1] * L.y + inv[2][2] * L.z) / det);
+}
+
+static vec3 rodrigues(vec3 axis_angle, vec3 r) {
+  const double th = v3_len(axis_angle);
+  if (!(th > 0)) return r;
+  vec3 k = v3_scale(axis_angle, 1 / th);
+  const double c = cos(th), s = sin(th);
+  return v3_add(v3_add(v3_scale(r, c), v3_scale(v3_cross(k, r), s)), v3_scale(k, v3_dot(k, r) * (1 - c)));
+}
+
+typedef struct zone_acc {
+  double m;
+  vec3 mx, mv;          /* mass-weighted sums */
+  int n, fixed;         /* members, infinite-mass members */
+  vec3 v_fixed;         /* sum of the infinite-mass members' velocities */
+  double I[3][3];
+  vec3 L;
+  vec3 cx, cv, omega;
+} zone_acc;
+
+static particles *vertex_of(const collide_ctx *cx, int g, int *i) {
+  int a = 0;
+  while (a + 1 < cx->nb && cx->b[a + 1].offset <= g) a++;
+  *i = g - cx->b[a].offset;
+  return cx->b[a].p;
+}
+
+/* Moves every zone of two or more vertices rigidly (mass-weighted linear and angular momentum
+ * kept); a zone that holds infinite-mass vertices moves with their mean velocity. Returns the
+ * largest zone's size and counts zones in *zones. */
+static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones) {
+  const int N = cx->total;
+  const double h = cx->h;
+  memset(acc, 0, sizeof(zone_acc) * (size_t)N);
+  for (int g = 0; g < N; g++) {
+    const int r = zfind(parent, g);
+    int i;
+    particles *p = vertex_of(cx, g, &i);
+    zone_acc *z = &acc[r];
+    z->n++;
+    const double m = p->m[i];
+    z->m += m;
+    z->mx = v3_madd(z->mx, p->x_sub[i], m);
+    z->mv = v3_madd(z->mv, p->col.vbar[i], m);
+    if (p->col.inv_m[i] == 0 || p->col.held[i]) {
+      z->fixed++;
+      z->v_fixed = v3_add(z->v_fixed, p->col.vbar[i]);
+    }
+  }
+  int largest = 0, count = 0;
+  for (int g = 0; g < N; g++) {
+    zone_acc *z = &acc[g];
+    if (z->n < 2) continue;
+    count++;
+    if (z->n > largest) largest = z->n;
+    z->cx = v3_scale(z->mx, 1 / z->m);
+    z->cv = v3_scale(z->mv, 1 / z->m);
+  }
+  for (int g = 0; g < N; g++) {
+    zone_acc *z = &acc[zfind(parent, g)];
+    if (z->n < 2 || z->fixed) continue;
+    int i;
+    particles *p = vertex_of(cx, g, &i);
+    const double m = p->m[i];
+    vec3 r = v3_sub(p->x_sub[i], z->cx), u = v3_sub(p->col.vbar[i], z->cv);
+    z->L = v3_add(z->L, v3_scale(v3_cross(r, u), m));
+    const double rr = v3_dot(r, r);
+    const double rv[3] = {r.x, r.y, r.z};
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) z->I[a][b] += m * ((a == b ? rr : 0) - rv[a] * rv[b]);
+  }
+  for (int g = 0; g < N; g++) {
+    zone_acc *z = &acc[g];
+    if (z->n >= 2 && !z->fixed) z->omega = solve3((const double(*)[3])z->I, z->L);
+  }
+  for (int g = 0; g < N; g++) {
+    zone_acc *z = &acc[zfind(parent, g)];
+    if (z->n < 2) continue;
+    int i;
+    particles *p = vertex_of(cx, g, &i);
+    if (p->col.inv_m[i] == 0 || p->col.held[i]) continue;
+    if (z->fixed) {
+      p->col.vbar[i] = v3_scale(z->v_fixed, 1.0 / z->fixed);
+      continue;
+    }
+    vec3 r = v3_sub(p->x_sub[i], z->cx);
+    vec3 xe = v3_add(v3_madd(z->cx, z->cv, h), rodrigues(v3_scale(z->omega, h), r));
+    p->col.vbar[i] = v3_scale(v3_sub(xe, p->x_sub[i]), 1 / h);
+  }
+  *zones = count;
+  return largest;
+}
+
+/* ---- the pipeline ----------------------------------------------------------------------------- */
+
+/* A vertex whose path now ends farther than half its body's thickness (per axis) from where it
+ * ended when the candidates were collected may meet features the boxes did not cover: collect
+ * again. (Within that margin the new path stays inside the inflated box of the old one.) */
+static int moved_out(const collide_ctx *cx) {
+  for (int a = 0; a < cx->nb; a++) {
+    const particles *p = cx->b[a].p;
+    const particle_collide *c = &p->col;
+    const double r = cx->b[a].half;
+    for (int i = 0; i < p->n; i++) {
+      const vec3 d = v3_sub(end_of(p, cx->h, i), c->ecol[i]);
+      if (fabs(d.x) > r || fabs(d.y) > r || fabs(d.z) > r) return 1;
+    }
+  }
+  return 0;
+}
+
+static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits) {
+  loom_world *w = cx->w;
+  *hits = 0;
+  for (int c = 0; c < w->ncpairs; c++) {
+    feat4 f;
+    gather(cx, &w->cpairs[c], &f);
+    if (!ccd_pair(cx, &f, NULL)) continue;
+    (*hits)++;
+    for (int k = 1; k < 4; k++) zunion(parent, f.gi[0], f.gi[k]);
+  }
+}
+
+void contact_collide_respond(loom_world *w, const step_info *s) {
+  cbody list[64];
+  int nb = 0, any_pair = 0, total = 0;
+  for (int o = 0; o < w->order_count && nb < 64; o++) {
+    const int slot = w->order[o];
+    particles *p = w->bodies[slot].pts;
+    if (!p || p->nt <= 0 || p->frozen || !p->x_sub) continue;
+    /* a body that is diverging in this substep stays out: its commit freezes it, and its absurd
+     * motion must not reach the others through impulses */
+    int sane = 1;
+    const double vmax = SOFT_MAX_SPEED * s->h;
+    for (int i = 0; i < p->n && sane; i++) {
+      const vec3 d = v3_sub(p->x[i], p->x_sub[i]);
+      sane = v3_isfinite(p->x[i]) && v3_isfinite(p->x_sub[i]) && v3_len2(d) <= vmax * vmax;
+    }
+    if (!sane) continue;
+    list[nb].slot = slot;
+    list[nb].p = p;
+    list[nb].offset = total;
+    list[nb].half = 0.5 * fmax(p->thickness, MIN_THICKNESS);
+    list[nb].self = (unsigned char)(p->self_collision != 0);
+    total += p->n;
+    nb++;
+  }
+  for (int a = 0; a < nb && !any_pair; a++) {
+    if (list[a].self) any_pair = 1;
+    for (int b = a + 1; b < nb && !any_pair; b++) any_pair = boxes_overlap(&list[a], &list[b]);
+  }
+  if (!any_pair) return;
+  collide_ctx cx = {w, s->h, list, nb, total, 0, 0, 0, 0};
+  const double h = s->h;
+  for (int a = 0; a < nb; a++) {
+    particles *p = list[a].p;
+    if (prepare(p)) {
+      world_message(w, LOOM_ERROR, list[a].slot, "collisions: out of memory preparing body %d", list[a].slot);
+      return;
+    }
+    particle_collide *c = &p->col;
+    for (int i = 0; i < p->n; i++) {
+      c->vbar[i] = v3_scale(v3_sub(p->x[i], p->x_sub[i]), 1 / h);
+      c->inv_m[i] = p->inv_m[i];
+      c->held[i] = 0;
+    }
+    memcpy(c->vbar0, c->vbar, sizeof(vec3) * (size_t)p->n);
+  }
+  /* vertices the obstacle passes hold this step: their contact normals */
+  for (int k = 0; k < w->contacts.count; k++) {
+    const loom_contact *rc = &w->contacts.items[k];
+    const contact_work *wk = &w->contacts.work[k];
+    if (rc->solver != 1 || !wk->resolved) continue;
+    for (int a = 0; a < nb; a++) {
+      if (list[a].slot != wk->slot_a) continue;
+      particle_collide *c = &list[a].p->col;
+      const int i = rc->feature_a;
+      const vec3 n = v3(rc->normal.x, rc->normal.y, rc->normal.z);
+      if (c->held[i] == 0 || (c->held[i] == 1 && v3_dot(n, c->nobs[i]) > 0.999)) {
+        c->held[i] = 1;
+        c->nobs[i] = n;
+      } else {
+        c->held[i] = 2;
+        c->inv_m[i] = 0;
+      }
+    }
+  }
+  if (collect(&cx)) {
+    world_message(w, LOOM_ERROR, list[0].slot, "collisions: too many candidate pairs (%d); collisions skipped this substep",
+                  w->ncpairs);
+    return;
+  }
+  proximity(&cx);
+  int hits = 0, it = 0;
+  for (it = 0; it < CCD_ITERATIONS; it++) {
+    if (moved_out(&cx) && collect(&cx)) break;
+    hits = ccd_pass(&cx);
+    if (it == 0) w->stats.ccd_collisions += hits;
+    if (!hits) break;
+  }
+  w->stats.collision_iterations += it;
+  if (hits) {
+    /* impact zones until nothing collides */
+    arena_mark mark = arena_get_mark(&w->scratch);
+    int32_t *parent = ARENA_NEW(&w->scratch, int32_t, total, "impact zones");
+    zone_acc *acc = ARENA_NEW(&w->scratch, zone_acc, total, "impact zone sums");
+    int resolved = 0, zones = 0, largest = 0;
+    if (parent && acc) {
+      for (int g = 0; g < total; g++) parent[g] = g;
+      for (int zi = 0; zi < ZONE_ITERATIONS; zi++) {
+        if (moved_out(&cx) && collect(&cx)) break;
+        int nh;
+        zone_link_hits(&cx, parent, &nh);
+        w->stats.collision_iterations++;
+        if (!nh) {
+          resolved = 1;
+          break;
+        }
+        largest = rigidify(&cx, parent, acc, &zones);
+      }
+    }
+    if (zones > w->stats.impact_zones) w->stats.impact_zones = zones;
+    if (largest > w->stats.largest_zone) w->stats.largest_zone = largest;
+    if (!resolved) {
+      /* the fail-safe's fail-safe: every vertex of the colliding bodies, pinned and held ones too,
+       * stands still for this substep (their start is free of crossings), and the world says so */
+      int stood = 0;
+      for (int a = 0; a < nb; a++) {
+        particles *p = list[a].p;
+        for (int i = 0; i < p->n; i++) {
+          p->col.vbar[i] = v3(0, 0, 0);
+          stood++;
+        }
+      }
+      w->stats.unresolved += stood;
+      world_message(w, LOOM_WARNING, list[0].slot,
+                    "collisions: impact zones did not separate the cloth in %d iterations at t = %.4f s; %d vertices "
+                    "stood still for the substep (smaller dt or larger thickness)",
+                    ZONE_ITERATIONS, w->time + s->a0 * s->dt, stood);
+    }
+    arena_release(&w->scratch, mark);
+  }
+  /* 6. positions and velocities where the pipeline changed the motion */
+  for (int a = 0; a < nb; a++) {
+    particles *p = list[a].p;
+    const particle_collide *c = &p->col;
+    for (int i = 0; i < p->n; i++) {
+      if (c->vbar[i].x == c->vbar0[i].x && c->vbar[i].y == c->vbar0[i].y && c->vbar[i].z == c->vbar0[i].z) continue;
+      p->x[i] = v3_madd(p->x_sub[i], c->vbar[i], h);
+      p->v[i] = v3_add(p->v[i], v3_sub(c->vbar[i], c->vbar0[i]));
+    }
+  }
+}
