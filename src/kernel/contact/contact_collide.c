@@ -414,38 +414,66 @@ double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], 
   return vn < target ? target - vn : 0;
 }
 
-/* One Jacobi pass of inelastic impulses; the number of colliding pairs. */
+/* One Jacobi pass of inelastic impulses; the number of colliding pairs. Every impulse is found
+ * from the velocities before the pass; each is then scaled by 1 / (the largest number of
+ * impulses any of its nodes receives), so that a vertex caught in several collisions is not
+ * pushed several times over (Bridson's averaging) while every impulse still acts equally and
+ * oppositely on its four nodes: momentum is kept exactly. */
+typedef struct ccd_impulse {
+  int c;
+  double dvn, inv[4], s;
+  geom_ccd_hit hit;
+} ccd_impulse;
+
 static int ccd_pass(collide_ctx *cx) {
   loom_world *w = cx->w;
   for (int a = 0; a < cx->nb; a++) {
     particles *p = cx->b[a].p;
-    memset(p->col.dv, 0, sizeof(vec3) * (size_t)p->n);
     memset(p->col.count, 0, sizeof(int32_t) * (size_t)p->n);
   }
+  arena_mark mark = arena_get_mark(&w->scratch);
+  int cap = 256, nimp = 0;
+  ccd_impulse *imp = ARENA_NEW(&w->scratch, ccd_impulse, cap, "ccd impulses");
   int hits = 0;
-  for (int c = 0; c < w->ncpairs; c++) {
+  for (int c = 0; c < w->ncpairs && imp; c++) {
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
     geom_ccd_hit hit;
     if (!ccd_pair(cx, &f, &hit)) continue;
     hits++;
-    double inv[4];
-    effective(&f, hit.w, hit.n, inv);
-    const double s = wsum2(inv, hit.w);
-    const double dvn = contact_ccd_target(hit.w, f.x, f.v, hit.n, f.thick, cx->h);
-    if (!(s > 0) || !(dvn > 0)) continue;
+    ccd_impulse q;
+    q.c = c;
+    q.hit = hit;
+    effective(&f, hit.w, hit.n, q.inv);
+    q.s = wsum2(q.inv, hit.w);
+    q.dvn = contact_ccd_target(hit.w, f.x, f.v, hit.n, f.thick, cx->h);
+    if (!(q.s > 0) || !(q.dvn > 0)) continue;
+    if (nimp == cap) {
+      ccd_impulse *grown = ARENA_NEW(&w->scratch, ccd_impulse, 2 * cap, "ccd impulses");
+      if (!grown) break; /* the rest waits for the next pass (or the impact zones) */
+      memcpy(grown, imp, sizeof(ccd_impulse) * (size_t)nimp);
+      imp = grown;
+      cap *= 2;
+    }
+    imp[nimp++] = q;
+    for (int k = 0; k < 4; k++)
+      if (q.inv[k] != 0 && hit.w[k] != 0) f.p[k]->col.count[f.vi[k]]++;
+  }
+  for (int j = 0; j < nimp; j++) {
+    const ccd_impulse *q = &imp[j];
+    feat4 f;
+    gather(cx, &w->cpairs[q->c], &f);
+    int most = 1;
+    for (int k = 0; k < 4; k++)
+      if (q->inv[k] != 0 && q->hit.w[k] != 0 && f.p[k]->col.count[f.vi[k]] > most) most = f.p[k]->col.count[f.vi[k]];
+    const double scale = q->dvn / (q->s * most);
     for (int k = 0; k < 4; k++) {
-      if (inv[k] == 0 || hit.w[k] == 0) continue;
-      particle_collide *pc = &f.p[k]->col;
-      pc->dv[f.vi[k]] = v3_madd(pc->dv[f.vi[k]], hit.n, dvn * hit.w[k] * inv[k] / s);
-      pc->count[f.vi[k]]++;
+      if (q->inv[k] == 0 || q->hit.w[k] == 0) continue;
+      vec3 *vb = &f.p[k]->col.vbar[f.vi[k]];
+      *vb = v3_madd(*vb, q->hit.n, scale * q->hit.w[k] * q->inv[k]);
     }
   }
-  for (int a = 0; a < cx->nb; a++) {
-    particle_collide *pc = &cx->b[a].p->col;
-    for (int i = 0; i < cx->b[a].p->n; i++)
-      if (pc->count[i]) pc->vbar[i] = v3_madd(pc->vbar[i], pc->dv[i], 1.0 / pc->count[i]);
-  }
+  arena_release(&w->scratch, mark);
   return hits;
 }
 

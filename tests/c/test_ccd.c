@@ -1,0 +1,328 @@
+/* test_ccd.c — the collision pipeline's formulas (Bridson, Fedkiw & Anderson 2002, document 000):
+ * the coplanarity cubic and its roots (000's two plotted polynomials, touching and grazing roots),
+ * point–triangle and edge–edge continuous tests against a sampled reference on random and
+ * adversarial motions, the repulsion and inelastic impulses (0.1 d exactly, v_N = 0, equal masses
+ * = Bridson's formula, infinite mass), and a world in which two cloths meet: momentum kept, nothing
+ * crosses. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel_fixtures.h"
+#include "contact/contact.h"
+#include "geom/geom.h"
+
+static double cubic_at(const double c[4], double t) { return ((c[3] * t + c[2]) * t + c[1]) * t + c[0]; }
+
+TEST(ccd_000_plotted_polynomials) {
+  /* 000: p(t) = 1.034e-5 t^3 - 1.24e-4 t + 7.84e-6 has one root in [0, 0.1] s; on [0, 1] after
+   * t = 0.1 u the coefficients are c_k 0.1^k */
+  const double T = 0.1;
+  double c[4] = {7.84e-6, -1.24e-4 * T, 0, 1.034e-5 * T * T * T};
+  double r[GEOM_CUBIC_MAX_ROOTS];
+  int n = geom_cubic_roots01(c, 1e-18, r);
+  CHECK_EQ_INT(n, 1);
+  double t = r[0] * T;
+  CHECK(t > 0.0630 && t < 0.0636);
+  CHECK(fabs(cubic_at(c, r[0])) < 1e-15);
+  /* sign change across the root, as in the plot */
+  CHECK(cubic_at(c, r[0] - 1e-6) > 0 && cubic_at(c, r[0] + 1e-6) < 0);
+  /* 000: -3.27e-3 t^2 + 1e-4 t + 3.98e-6 stays positive on [0, 0.05] s (its root is at 0.0534 s) */
+  const double T2 = 0.05;
+  double q[4] = {3.98e-6, 1e-4 * T2, -3.27e-3 * T2 * T2, 0};
+  CHECK_EQ_INT(geom_cubic_roots01(q, 1e-18, r), 0);
+  const double T3 = 0.06;
+  double q3[4] = {3.98e-6, 1e-4 * T3, -3.27e-3 * T3 * T3, 0};
+  CHECK_EQ_INT(geom_cubic_roots01(q3, 1e-18, r), 1);
+  CHECK_NEAR(r[0] * T3, 0.05341, 1e-4);
+}
+
+TEST(ccd_cubic_touching_grazing_and_degenerate) {
+  double r[GEOM_CUBIC_MAX_ROOTS];
+  /* (t - 0.5)^2: a grazing double root, no sign change */
+  double g[4] = {0.25, -1, 1, 0};
+  CHECK_EQ_INT(geom_cubic_roots01(g, 1e-15, r), 1);
+  CHECK_NEAR(r[0], 0.5, 1e-7);
+  /* (t - 0.3)^3: triple root */
+  double tr[4] = {-0.027, 0.27, -0.9, 1};
+  CHECK(geom_cubic_roots01(tr, 1e-15, r) >= 1);
+  CHECK_NEAR(r[0], 0.3, 1e-4);
+  /* roots exactly at the ends */
+  double e[4] = {0, 1, -1, 0}; /* t (1 - t) */
+  CHECK_EQ_INT(geom_cubic_roots01(e, 0, r), 2);
+  CHECK_NEAR(r[0], 0, 0);
+  CHECK_NEAR(r[1], 1, 0);
+  /* three simple roots */
+  double three[4] = {-0.1 * 0.5 * 0.9, 0.1 * 0.5 + 0.1 * 0.9 + 0.5 * 0.9, -(0.1 + 0.5 + 0.9), 1};
+  CHECK_EQ_INT(geom_cubic_roots01(three, 1e-15, r), 3);
+  CHECK_NEAR(r[0], 0.1, 1e-9);
+  CHECK_NEAR(r[1], 0.5, 1e-9);
+  CHECK_NEAR(r[2], 0.9, 1e-9);
+  /* constant non-zero, and non-finite coefficients: nothing */
+  double k[4] = {1, 0, 0, 0};
+  CHECK_EQ_INT(geom_cubic_roots01(k, 1e-15, r), 0);
+  double bad[4] = {NAN, 1, 0, 0};
+  CHECK_EQ_INT(geom_cubic_roots01(bad, 1e-15, r), 0);
+}
+
+/* Reference: the point crosses the triangle's interior if, sampled finely, the signed plane
+ * distance changes sign where the point projects inside with a margin. */
+static int reference_pt(const vec3 x[4], const vec3 d[4], double margin) {
+  const int S = 4000;
+  double prev = 0;
+  for (int i = 0; i <= S; i++) {
+    const double t = (double)i / S;
+    vec3 a = v3_madd(x[0], d[0], t), b = v3_madd(x[1], d[1], t), c = v3_madd(x[2], d[2], t), p = v3_madd(x[3], d[3], t);
+    vec3 n = v3_cross(v3_sub(b, a), v3_sub(c, a));
+    const double s = v3_dot(v3_sub(p, a), n);
+    if (i > 0 && ((s <= 0) != (prev <= 0))) {
+      double w[3];
+      geom_closest_on_triangle(p, a, b, c, w);
+      if (w[0] > margin && w[1] > margin && w[2] > margin) return 1;
+    }
+    prev = s;
+  }
+  return 0;
+}
+
+TEST(ccd_point_triangle_matches_sampled_reference) {
+  fx_rng r = {12345};
+  int crossings = 0, misses = 0, false_far = 0;
+  for (int it = 0; it < 3000; it++) {
+    vec3 x[4], d[4];
+    for (int k = 0; k < 4; k++) {
+      x[k] = fx_vec(&r);
+      d[k] = v3_scale(fx_vec(&r), 1.5);
+    }
+    const int ref = reference_pt(x, d, 1e-3);
+    geom_ccd_hit hit;
+    const int got = geom_ccd_point_triangle(x, d, 1e-9, &hit);
+    crossings += ref;
+    if (ref && !got) misses++;
+    if (got) {
+      /* a reported hit is real: at its time the point is on the triangle */
+      vec3 y[4];
+      for (int k = 0; k < 4; k++) y[k] = v3_madd(x[k], d[k], hit.t);
+      double w[4];
+      if (geom_proximity(0, y, w, NULL) > 1e-8) false_far++;
+      CHECK(hit.t >= 0 && hit.t <= 1);
+      CHECK_NEAR(v3_len(hit.n), 1, 1e-12);
+      CHECK_NEAR(hit.w[3], 1, 0);
+      CHECK_NEAR(hit.w[0] + hit.w[1] + hit.w[2], -1, 1e-12);
+    }
+  }
+  CHECK(crossings > 100);
+  CHECK_EQ_INT(misses, 0);
+  CHECK_EQ_INT(false_far, 0);
+}
+
+TEST(ccd_edge_edge_matches_sampled_reference) {
+  fx_rng r = {777};
+  int crossings = 0, misses = 0;
+  for (int it = 0; it < 3000; it++) {
+    vec3 x[4], d[4];
+    for (int k = 0; k < 4; k++) {
+      x[k] = fx_vec(&r);
+      d[k] = v3_scale(fx_vec(&r), 1.5);
+    }
+    /* reference: sampled signed volume changes sign where the closest points are interior */
+    const int S = 4000;
+    double prev = 0;
+    int ref = 0;
+    for (int i = 0; i <= S && !ref; i++) {
+      const double t = (double)i / S;
+      vec3 y[4];
+      for (int k = 0; k < 4; k++) y[k] = v3_madd(x[k], d[k], t);
+      const double s = v3_dot(v3_cross(v3_sub(y[1], y[0]), v3_sub(y[3], y[2])), v3_sub(y[2], y[0]));
+      if (i > 0 && ((s <= 0) != (prev <= 0))) {
+        double a, b;
+        const double dist2 = geom_segment_segment(y[0], y[1], y[2], y[3], &a, &b);
+        const double len = v3_dist(y[0], y[1]) + v3_dist(y[2], y[3]);
+        if (a > 1e-3 && a < 1 - 1e-3 && b > 1e-3 && b < 1 - 1e-3 && sqrt(dist2) < 1e-3 * len / S * 50) ref = 1;
+      }
+      prev = s;
+    }
+    geom_ccd_hit hit;
+    const int got = geom_ccd_edge_edge(x, d, 1e-9, &hit);
+    crossings += ref;
+    if (ref && !got) misses++;
+    if (got) {
+      vec3 y[4];
+      for (int k = 0; k < 4; k++) y[k] = v3_madd(x[k], d[k], hit.t);
+      double w[4];
+      CHECK(geom_proximity(1, y, w, NULL) <= 1e-8);
+      CHECK_NEAR(hit.w[0] + hit.w[1], 1, 1e-12);
+      CHECK_NEAR(hit.w[2] + hit.w[3], -1, 1e-12);
+    }
+  }
+  CHECK(crossings > 20);
+  CHECK_EQ_INT(misses, 0);
+}
+
+TEST(ccd_adversarial_configurations) {
+  geom_ccd_hit hit;
+  /* triangle in z = 0; the point crosses the plane outside it: no collision */
+  vec3 x[4] = {v3(0, 0, 0), v3(1, 0, 0), v3(0, 1, 0), v3(2, 2, 1)};
+  vec3 d[4] = {v3(0, 0, 0), v3(0, 0, 0), v3(0, 0, 0), v3(0, 0, -2)};
+  CHECK_EQ_INT(geom_ccd_point_triangle(x, d, 1e-9, &hit), 0);
+  /* the same through the inside: a collision at t = 0.5 with the normal on the start side */
+  x[3] = v3(0.2, 0.2, 1);
+  CHECK_EQ_INT(geom_ccd_point_triangle(x, d, 1e-9, &hit), 1);
+  CHECK_NEAR(hit.t, 0.5, 1e-12);
+  CHECK_NEAR(hit.n.z, 1, 1e-12);
+  CHECK_NEAR(hit.w[0], -0.6, 1e-12);
+  /* ends exactly on the triangle: t = 1; starts on it: t = 0 */
+  d[3] = v3(0, 0, -1);
+  CHECK_EQ_INT(geom_ccd_point_triangle(x, d, 1e-9, &hit), 1);
+  CHECK_NEAR(hit.t, 1, 0);
+  x[3] = v3(0.2, 0.2, 0);
+  d[3] = v3(0, 0, 1);
+  CHECK_EQ_INT(geom_ccd_point_triangle(x, d, 1e-9, &hit), 1);
+  CHECK_NEAR(hit.t, 0, 0);
+  /* both move together, parallel to the plane: never meet */
+  x[3] = v3(0.2, 0.2, 0.5);
+  for (int k = 0; k < 4; k++) d[k] = v3(3, -1, 0);
+  CHECK_EQ_INT(geom_ccd_point_triangle(x, d, 1e-9, &hit), 0);
+  /* coplanar motion throughout: a point sliding in the triangle's plane into it */
+  x[3] = v3(2, 0.1, 0);
+  for (int k = 0; k < 3; k++) d[k] = v3(0, 0, 0);
+  d[3] = v3(-1.9, 0, 0);
+  CHECK_EQ_INT(geom_ccd_point_triangle(x, d, 1e-9, &hit), 1);
+  /* a triangle rotating about its edge so that its plane sweeps over a point outside it */
+  vec3 y[4] = {v3(0, 0, 0), v3(1, 0, 0), v3(0, 1, 0), v3(0.2, -0.5, 0.5)};
+  vec3 e[4] = {v3(0, 0, 0), v3(0, 0, 0), v3(0, -1, 1), v3(0, 0, 0)};
+  CHECK_EQ_INT(geom_ccd_point_triangle(y, e, 1e-9, &hit), 0);
+  /* edges that become coplanar without crossing: parallel edges sliding into one plane */
+  vec3 a[4] = {v3(0, 0, 1), v3(1, 0, 1), v3(0, 1, 0), v3(1, 1, 0)};
+  vec3 da[4] = {v3(0, 0, -1), v3(0, 0, -1), v3(0, 0, 0), v3(0, 0, 0)};
+  CHECK_EQ_INT(geom_ccd_edge_edge(a, da, 1e-9, &hit), 0);
+  /* crossing edges: hit at t = 0.5 in the middle of both */
+  vec3 b[4] = {v3(-1, 0, 1), v3(1, 0, 1), v3(0, -1, 0), v3(0, 1, 0)};
+  vec3 db[4] = {v3(0, 0, -2), v3(0, 0, -2), v3(0, 0, 0), v3(0, 0, 0)};
+  CHECK_EQ_INT(geom_ccd_edge_edge(b, db, 1e-9, &hit), 1);
+  CHECK_NEAR(hit.t, 0.5, 1e-12);
+  CHECK_NEAR(hit.w[0], 0.5, 1e-12);
+  CHECK_NEAR(hit.w[2], -0.5, 1e-12);
+  CHECK_NEAR(hit.n.z, 1, 1e-12);
+  /* the same edges passing beside each other: none */
+  b[2] = v3(2, -1, 0);
+  b[3] = v3(2, 1, 0);
+  CHECK_EQ_INT(geom_ccd_edge_edge(b, db, 1e-9, &hit), 0);
+  /* non-finite input */
+  b[0].x = NAN;
+  CHECK_EQ_INT(geom_ccd_edge_edge(b, db, 1e-9, &hit), 0);
+}
+
+TEST(ccd_repulsion_impulse) {
+  /* point over the middle of a triangle, equal masses, approaching */
+  const double w[4] = {-1.0 / 3, -1.0 / 3, -1.0 / 3, 1};
+  const double m[4] = {0.01, 0.01, 0.01, 0.01}, inv[4] = {100, 100, 100, 100};
+  const vec3 n = v3(0, 0, 1);
+  const double h = 0.01, thick = 0.004, dist = 0.001, d = thick - dist;
+  vec3 dv;
+  /* stiff spring: limited to 0.1 d per step: the separation grows by exactly 0.1 d */
+  CHECK_EQ_INT(contact_repulsion(w, inv, m, n, v3(0, 0, -0.5), dist, thick, 1e9, 0, h, &dv), 1);
+  CHECK_NEAR(-0.5 + dv.z, 0.1 * d / h, 1e-15);
+  CHECK_NEAR(dist + h * (-0.5 + dv.z) - dist, 0.1 * d, 1e-15);
+  /* already separating faster than that: nothing */
+  CHECK_EQ_INT(contact_repulsion(w, inv, m, n, v3(0, 0, 0.1 * d / h + 1e-9), dist, thick, 1e9, 0, h, &dv), 0);
+  CHECK_EQ_INT(contact_repulsion(w, inv, m, n, v3(0, 0, -1), 0.005, thick, 1e9, 0, h, &dv), 0); /* not within */
+  /* soft spring at rest: h k d (1/m_A + 1/m_B), m_A = point, m_B = sum of |w| m over the triangle */
+  const double k = 0.5;
+  CHECK_EQ_INT(contact_repulsion(w, inv, m, n, v3(0, 0, 0), dist, thick, k, 0, h, &dv), 1);
+  CHECK_NEAR(dv.z, h * k * d * (1 / 0.01 + 1 / 0.01), 1e-15);
+  /* infinite-mass triangle: only the point's mass counts */
+  const double inv_fixed[4] = {0, 0, 0, 100};
+  CHECK_EQ_INT(contact_repulsion(w, inv_fixed, m, n, v3(0, 0, 0), dist, thick, k, 0, h, &dv), 1);
+  CHECK_NEAR(dv.z, h * k * d / 0.01, 1e-15);
+  /* Coulomb: the tangential change is at most mu times the normal one, and stops slow sliding */
+  CHECK_EQ_INT(contact_repulsion(w, inv, m, n, v3(2, 0, -0.5), dist, thick, 1e9, 0.3, h, &dv), 1);
+  CHECK_NEAR(-dv.x, 0.3 * dv.z, 1e-12);
+  CHECK_EQ_INT(contact_repulsion(w, inv, m, n, v3(0.01, 0, -0.5), dist, thick, 1e9, 0.3, h, &dv), 1);
+  CHECK_NEAR(dv.x, -0.01, 1e-15);
+}
+
+TEST(ccd_inelastic_target) {
+  /* the impulse asks for the velocity that ends the substep 0.1 thick apart along n */
+  const double w[4] = {-0.2, -0.3, -0.5, 1};
+  vec3 x0[4] = {v3(0, 0, 0), v3(1, 0, 0), v3(0, 1, 0), v3(0.3, 0.3, 0.002)};
+  vec3 v[4] = {v3(0, 0, 0), v3(0, 0, 0), v3(0, 0, 0), v3(0, 0, -1)};
+  const double h = 0.01, thick = 0.004;
+  const double dvn = contact_ccd_target(w, x0, v, v3(0, 0, 1), thick, h);
+  CHECK_NEAR(0.002 + h * (-1 + dvn), 0.1 * thick, 1e-15);
+  /* applied with weights w_k inv_m_k J: v_N as asked, momentum kept, an infinite mass untouched */
+  const double m[4] = {0.01, 0.02, 0.04, 0.01};
+  double inv[4] = {1 / m[0], 1 / m[1], 0, 1 / m[3]};
+  double s = 0;
+  for (int k = 0; k < 4; k++) s += w[k] * w[k] * inv[k];
+  vec3 p_before = v3(0, 0, 0), p_after = v3(0, 0, 0), vrel = v3(0, 0, 0);
+  for (int k = 0; k < 4; k++) {
+    vec3 nv = v3_madd(v[k], v3(0, 0, 1), dvn * w[k] * inv[k] / s);
+    if (inv[k] > 0) {
+      p_before = v3_madd(p_before, v[k], m[k]);
+      p_after = v3_madd(p_after, nv, m[k]);
+    }
+    CHECK(inv[k] > 0 || v3_dist(nv, v[k]) == 0);
+    vrel = v3_madd(vrel, nv, w[k]);
+  }
+  CHECK_NEAR(vrel.z, -1 + dvn, 1e-12);
+  /* with equal finite masses the total momentum is unchanged (sum of w = 0) */
+  double eq[4] = {100, 100, 100, 100};
+  s = 0;
+  for (int k = 0; k < 4; k++) s += w[k] * w[k] * eq[k];
+  double pz = 0;
+  for (int k = 0; k < 4; k++) pz += 0.01 * dvn * w[k] * eq[k] / s;
+  CHECK_NEAR(pz, 0, 1e-15);
+  /* Bridson's equal-mass form: the point gets 2I/(1 + sum w^2) / m with I = m dvn / 2 */
+  const double I = 0.01 * dvn / 2;
+  const double bridson = 2 * I / (1 + 0.04 + 0.09 + 0.25) / 0.01;
+  CHECK_NEAR(dvn * w[3] * eq[3] / s, bridson, 1e-12);
+  /* separating already: 0 */
+  v[3] = v3(0, 0, 1);
+  CHECK_NEAR(contact_ccd_target(w, x0, v, v3(0, 0, 1), thick, h), 0, 0);
+}
+
+/* Two cloths flying into each other in zero gravity: nothing passes through at any step, and
+ * momentum is what it was (the pipeline's impulses come in equal and opposite pairs). */
+TEST(ccd_two_cloths_collide_head_on) {
+  loom_world *w = fx_world(0.01);
+  loom_vec3 g = {0, 0, 0};
+  loom_world_set_gravity(w, &g);
+  loom_mesh *m1 = fx_grid(9, 0.4, v3(0, 0, 0.05), LOOM_PLANE_XY);
+  loom_mesh *m2 = fx_grid(9, 0.4, v3(0.03, 0.02, -0.05), LOOM_PLANE_XY);
+  loom_cloth_def d1 = fx_def(LOOM_MODEL_SPRINGS, "upper", m1), d2 = fx_def(LOOM_MODEL_SPRINGS, "lower", m2);
+  d1.thickness = d2.thickness = 0.004;
+  d1.drag = d2.drag = 0; /* air drag would take momentum */
+  int a = loom_cloth_create(w, &d1), b = loom_cloth_create(w, &d2);
+  CHECK(a > 0 && b > 0);
+  loom_vec3 *va = loom_body_v(w, a), *vb = loom_body_v(w, b);
+  const int n = loom_body_vertex_count(w, a);
+  for (int i = 0; i < n; i++) {
+    va[i] = (loom_vec3){0, 0, -4};
+    vb[i] = (loom_vec3){0, 0, 6};
+  }
+  const double *ma = loom_body_m(w, a), *mb = loom_body_m(w, b);
+  double p0 = 0;
+  for (int i = 0; i < n; i++) p0 += ma[i] * va[i].z + mb[i] * vb[i].z;
+  int crossings = 0;
+  loom_stats st;
+  int ccd = 0;
+  for (int s = 0; s < 40; s++) {
+    loom_world_step(w);
+    crossings += loom_world_interpenetrations(w);
+    loom_world_stats(w, &st);
+    ccd += st.ccd_collisions + st.proximity;
+  }
+  CHECK_EQ_INT(crossings, 0);
+  CHECK(ccd > 0);
+  double p1 = 0;
+  for (int i = 0; i < n; i++) p1 += ma[i] * va[i].z + mb[i] * vb[i].z;
+  CHECK_NEAR(p1, p0, 1e-9 * fabs(p0) + 1e-12);
+  /* the upper cloth is above the lower one everywhere */
+  const loom_vec3 *xa = loom_body_x(w, a), *xb = loom_body_x(w, b);
+  double za = 0, zb = 0;
+  for (int i = 0; i < n; i++) za += xa[i].z, zb += xb[i].z;
+  CHECK(za > zb);
+  loom_mesh_destroy(m1);
+  loom_mesh_destroy(m2);
+  loom_world_destroy(w);
+}
