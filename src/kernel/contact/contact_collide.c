@@ -524,8 +524,7 @@ static vec3 rodrigues(vec3 axis_angle, vec3 r) {
 typedef struct zone_acc {
   double m;
   vec3 mx, mv;          /* mass-weighted sums */
-  int n, fixed;         /* members, infinite-mass members */
-  vec3 v_fixed;         /* sum of the infinite-mass members' velocities */
+  int n;                /* members */
   double I[3][3];
   vec3 L;
   vec3 cx, cv, omega;
@@ -538,27 +537,31 @@ static particles *vertex_of(const collide_ctx *cx, int g, int *i) {
   return cx->b[a].p;
 }
 
-/* Moves every zone of two or more vertices rigidly (mass-weighted linear and angular momentum
- * kept); a zone that holds infinite-mass vertices moves with their mean velocity. Returns the
- * largest zone's size and counts zones in *zones. */
+/* Moves every zone of two or more vertices rigidly: the rigid motion that keeps the zone's
+ * (weighted) linear and angular momentum. Vertices that cannot give way — pinned, or held by an
+ * obstacle — weigh a million times their mass, so the zone follows them; the pinned ones keep
+ * their own motion, the held ones move with the zone (a held vertex of a zone moved by others is
+ * at most slightly pressed into its obstacle, which the next obstacle pass corrects). Returns
+ * the largest zone's size and counts zones in *zones. */
+#define ZONE_HEAVY 1e6
+
+static double zone_weight(const particles *p, int i) {
+  return (p->col.inv_m[i] == 0 || p->col.held[i]) ? ZONE_HEAVY * p->m[i] : p->m[i];
+}
+
 static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones) {
   const int N = cx->total;
   const double h = cx->h;
   memset(acc, 0, sizeof(zone_acc) * (size_t)N);
   for (int g = 0; g < N; g++) {
-    const int r = zfind(parent, g);
+    zone_acc *z = &acc[zfind(parent, g)];
     int i;
-    particles *p = vertex_of(cx, g, &i);
-    zone_acc *z = &acc[r];
+    const particles *p = vertex_of(cx, g, &i);
+    const double m = zone_weight(p, i);
     z->n++;
-    const double m = p->m[i];
     z->m += m;
     z->mx = v3_madd(z->mx, p->x_sub[i], m);
     z->mv = v3_madd(z->mv, p->col.vbar[i], m);
-    if (p->col.inv_m[i] == 0 || p->col.held[i]) {
-      z->fixed++;
-      z->v_fixed = v3_add(z->v_fixed, p->col.vbar[i]);
-    }
   }
   int largest = 0, count = 0;
   for (int g = 0; g < N; g++) {
@@ -571,10 +574,10 @@ static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones)
   }
   for (int g = 0; g < N; g++) {
     zone_acc *z = &acc[zfind(parent, g)];
-    if (z->n < 2 || z->fixed) continue;
+    if (z->n < 2) continue;
     int i;
-    particles *p = vertex_of(cx, g, &i);
-    const double m = p->m[i];
+    const particles *p = vertex_of(cx, g, &i);
+    const double m = zone_weight(p, i);
     vec3 r = v3_sub(p->x_sub[i], z->cx), u = v3_sub(p->col.vbar[i], z->cv);
     z->L = v3_add(z->L, v3_scale(v3_cross(r, u), m));
     const double rr = v3_dot(r, r);
@@ -584,18 +587,14 @@ static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones)
   }
   for (int g = 0; g < N; g++) {
     zone_acc *z = &acc[g];
-    if (z->n >= 2 && !z->fixed) z->omega = solve3((const double(*)[3])z->I, z->L);
+    if (z->n >= 2) z->omega = solve3((const double(*)[3])z->I, z->L);
   }
   for (int g = 0; g < N; g++) {
     zone_acc *z = &acc[zfind(parent, g)];
     if (z->n < 2) continue;
     int i;
     particles *p = vertex_of(cx, g, &i);
-    if (p->col.inv_m[i] == 0 || p->col.held[i]) continue;
-    if (z->fixed) {
-      p->col.vbar[i] = v3_scale(z->v_fixed, 1.0 / z->fixed);
-      continue;
-    }
+    if (p->col.inv_m[i] == 0) continue;
     vec3 r = v3_sub(p->x_sub[i], z->cx);
     vec3 xe = v3_add(v3_madd(z->cx, z->cv, h), rodrigues(v3_scale(z->omega, h), r));
     p->col.vbar[i] = v3_scale(v3_sub(xe, p->x_sub[i]), 1 / h);
