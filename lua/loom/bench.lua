@@ -96,6 +96,33 @@ for _, n in ipairs {64, 128} do
   end)
 end
 
+-- crumple_N: scenes/crumple.lua, an N x N Baraff–Witkin cloth with self_collision crumpling into a
+-- pile on the floor at dt = 1/100 s, timed from t = 1 s (the pile is forming): ms per step, the
+-- collision pipeline's counts in the last step, and `interpenetrations`, the largest count of
+-- crossing triangle pairs after any timed step (must be 0).
+for _, n in ipairs {32, 64, 128} do
+  case("crumple_" .. n, function(runs)
+    local W = loom.load_scene("scenes/crumple.lua"):instantiate {n = n}
+    W:run(1.0)
+    local steps = n >= 128 and 3 or 10
+    local worst = 0
+    local med, lo, hi = sample(n >= 128 and math.min(runs, 3) or runs, 1, function()
+      local ms = 0
+      for _ = 1, steps do
+        local t0 = C.loom_clock()
+        W:step()
+        ms = ms + (C.loom_clock() - t0) * 1000
+        worst = math.max(worst, W:interpenetrations())
+      end
+      return ms / steps
+    end)
+    local st = W:stats()
+    return {size = ("%dx%d"):format(n, n), median = med, min = lo, max = hi, proximity = st.proximity,
+            ccd_collisions = st.ccd_collisions, impact_zones = st.impact_zones, cg_iterations = st.iterations,
+            interpenetrations = worst, unresolved = st.unresolved}
+  end)
+end
+
 -- cloth_grid_MODEL_INTEGRATOR_N: every model with every integrator it takes on the same hanging
 -- N x N cloth (scenes/cloth_free.lua, each model's default material, two pinned corners) at one
 -- frame step dt = 1/60 s: ms per frame step (explicit integrators take the substeps their stability

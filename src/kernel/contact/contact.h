@@ -19,7 +19,7 @@ void contact_features_respond(loom_world *w, const body_pair *pair, const step_i
 
 /* Particle bodies against themselves (self_collision) and each other (contact_collide.c): the
  * Bridson-Fedkiw-Anderson pipeline over the substep, after the obstacle families. */
-void contact_collide_respond(loom_world *w, const step_info *s);
+int contact_collide_respond(loom_world *w, const step_info *s); /* vertices it changed */
 /* Its formulas, exposed for unit tests. Repulsion of a proximity pair with weights w, node inverse
  * masses inv_m (0 = infinite) and masses m, unit normal n from the second feature to the first,
  * relative velocity vrel, distance dist < thick: the relative velocity change (normal: inelastic

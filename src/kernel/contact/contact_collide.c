@@ -220,7 +220,56 @@ static int boxes_overlap(const cbody *a, const cbody *b) {
   return bvh_box_overlap(v3_sub(a->p->sub_lo, e), v3_add(a->p->sub_hi, e), b->p->sub_lo, b->p->sub_hi);
 }
 
-/* Every candidate of the substep, in a deterministic order: per body, then per pair of bodies. */
+/* Sorts the candidates by (type, bodies, features): the set the trees report is exact whatever
+ * their shape, but the order of a traversal depends on when a tree was last rebuilt, and the
+ * Gauss-Seidel and Jacobi sums depend on the order. Sorting makes a step depend on the state
+ * only (a restored checkpoint continues bit for bit). LSD radix sort, 4 passes of 16 bits. */
+static uint64_t pair_key(const collide_pair *q) {
+  return ((uint64_t)q->type << 60) | ((uint64_t)q->a << 54) | ((uint64_t)q->b << 48) | ((uint64_t)q->fa << 24) |
+         (uint64_t)q->fb;
+}
+
+static int sort_pairs(loom_world *w) {
+  const int n = w->ncpairs;
+  if (n < 2) return 0;
+  arena_mark mark = arena_get_mark(&w->scratch);
+  uint64_t *k0 = ARENA_NEW(&w->scratch, uint64_t, n, "candidate keys");
+  uint64_t *k1 = ARENA_NEW(&w->scratch, uint64_t, n, "candidate keys");
+  uint32_t *count = ARENA_NEW(&w->scratch, uint32_t, 65536, "radix counts");
+  if (!k0 || !k1 || !count) {
+    arena_release(&w->scratch, mark);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) k0[i] = pair_key(&w->cpairs[i]);
+  for (int pass = 0; pass < 4; pass++) {
+    const int shift = 16 * pass;
+    memset(count, 0, sizeof(uint32_t) * 65536);
+    for (int i = 0; i < n; i++) count[(k0[i] >> shift) & 0xffff]++;
+    uint32_t sum = 0;
+    for (int d = 0; d < 65536; d++) {
+      const uint32_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (int i = 0; i < n; i++) k1[count[(k0[i] >> shift) & 0xffff]++] = k0[i];
+    uint64_t *t = k0;
+    k0 = k1;
+    k1 = t;
+  }
+  for (int i = 0; i < n; i++) {
+    collide_pair *q = &w->cpairs[i];
+    const uint64_t k = k0[i];
+    q->type = (int32_t)(k >> 60);
+    q->a = (int32_t)((k >> 54) & 63);
+    q->b = (int32_t)((k >> 48) & 63);
+    q->fa = (int32_t)((k >> 24) & 0xffffff);
+    q->fb = (int32_t)(k & 0xffffff);
+  }
+  arena_release(&w->scratch, mark);
+  return 0;
+}
+
+/* Every candidate of the substep, in a canonical order (sort_pairs). */
 static int collect(collide_ctx *cx) {
   cx->w->ncpairs = 0;
   for (int a = 0; a < cx->nb; a++) {
@@ -243,7 +292,7 @@ static int collect(collide_ctx *cx) {
       bvh_query_pairs(&cx->b[a].p->col.edge_tree, &cx->b[b].p->col.edge_tree, edge_cb, cx);
     }
   }
-  return cx->overflow ? -1 : 0;
+  return cx->overflow || sort_pairs(cx->w) ? -1 : 0;
 }
 
 /* ---- one pair's four nodes -------------------------------------------------------------------- */
@@ -353,6 +402,15 @@ static void proximity(collide_ctx *cx) {
     const collide_pair *q = &w->cpairs[c];
     feat4 f;
     gather(cx, q, &f);
+    /* the features' start boxes must come within the thickness */
+    const int split = f.ee ? 2 : 3;
+    vec3 alo = f.x[0], ahi = f.x[0], blo = f.x[3], bhi = f.x[3];
+    for (int k = 1; k < split; k++) alo = v3_min(alo, f.x[k]), ahi = v3_max(ahi, f.x[k]);
+    for (int k = split; k < 3; k++) blo = v3_min(blo, f.x[k]), bhi = v3_max(bhi, f.x[k]);
+    const double e = f.thick;
+    if (alo.x > bhi.x + e || blo.x > ahi.x + e || alo.y > bhi.y + e || blo.y > ahi.y + e || alo.z > bhi.z + e ||
+        blo.z > ahi.z + e)
+      continue;
     double wt[4];
     vec3 n;
     const double dist = geom_proximity(f.ee, f.x, wt, &n);
@@ -633,13 +691,19 @@ static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits) {
   }
 }
 
-void contact_collide_respond(loom_world *w, const step_info *s) {
+int contact_collide_respond(loom_world *w, const step_info *s) {
   cbody list[64];
   int nb = 0, any_pair = 0, total = 0;
   for (int o = 0; o < w->order_count && nb < 64; o++) {
     const int slot = w->order[o];
     particles *p = w->bodies[slot].pts;
     if (!p || p->nt <= 0 || p->frozen || !p->x_sub) continue;
+    if (p->n >= (1 << 24) || 3 * p->nt >= (1 << 24)) {
+      /* the candidate keys hold feature indices in 24 bits */
+      if (!p->col.warned) world_message(w, LOOM_WARNING, slot, "collisions: body has more than 2^24 features; it does not take part");
+      p->col.warned = 1;
+      continue;
+    }
     /* a body that is diverging in this substep stays out: its commit freezes it, and its absurd
      * motion must not reach the others through impulses */
     int sane = 1;
@@ -661,14 +725,14 @@ void contact_collide_respond(loom_world *w, const step_info *s) {
     if (list[a].self) any_pair = 1;
     for (int b = a + 1; b < nb && !any_pair; b++) any_pair = boxes_overlap(&list[a], &list[b]);
   }
-  if (!any_pair) return;
+  if (!any_pair) return 0;
   collide_ctx cx = {w, s->h, list, nb, total, 0, 0, 0, 0};
   const double h = s->h;
   for (int a = 0; a < nb; a++) {
     particles *p = list[a].p;
     if (prepare(p)) {
       world_message(w, LOOM_ERROR, list[a].slot, "collisions: out of memory preparing body %d", list[a].slot);
-      return;
+      return 0;
     }
     particle_collide *c = &p->col;
     for (int i = 0; i < p->n; i++) {
@@ -700,7 +764,7 @@ void contact_collide_respond(loom_world *w, const step_info *s) {
   if (collect(&cx)) {
     world_message(w, LOOM_ERROR, list[0].slot, "collisions: too many candidate pairs (%d); collisions skipped this substep",
                   w->ncpairs);
-    return;
+    return 0;
   }
   proximity(&cx);
   int hits = 0, it = 0;
@@ -753,6 +817,7 @@ void contact_collide_respond(loom_world *w, const step_info *s) {
     arena_release(&w->scratch, mark);
   }
   /* 6. positions and velocities where the pipeline changed the motion */
+  int changed = 0;
   for (int a = 0; a < nb; a++) {
     particles *p = list[a].p;
     const particle_collide *c = &p->col;
@@ -760,6 +825,8 @@ void contact_collide_respond(loom_world *w, const step_info *s) {
       if (c->vbar[i].x == c->vbar0[i].x && c->vbar[i].y == c->vbar0[i].y && c->vbar[i].z == c->vbar0[i].z) continue;
       p->x[i] = v3_madd(p->x_sub[i], c->vbar[i], h);
       p->v[i] = v3_add(p->v[i], v3_sub(c->vbar[i], c->vbar0[i]));
+      changed++;
     }
   }
+  return changed;
 }

@@ -318,6 +318,8 @@ static void apply(loom_world *w, loom_contact *c, contact_work *k, const pair_fr
     pc = v3_madd(pc, dt, -(1.0 - keep));
   }
   vec3 xn = v3_add(pos1, q_rotate(q1, pc));
+  /* moves beyond rounding (the collision pipeline asks whether a second pass changed anything) */
+  if (v3_dist2(xn, b->x[i]) > 1e-12 * f->pad * f->pad) w->obstacle_moves++;
   b->x[i] = xn;
   b->contact[i] = 1;
   c->point = xn;

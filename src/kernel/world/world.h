@@ -33,7 +33,7 @@ static inline int handle_generation(int handle) { return (handle >> 16) & 0x7fff
 /* ---- the collision pipeline's data per particle body (contact/contact_collide.c) ----------------
  * Built at the pipeline's first use for the body; freed with the particles. */
 typedef struct particle_collide {
-  int ready;
+  int ready, warned;
   int ne;
   int32_t *edge;         /* unique edges of the surface triangles: 2 vertices each, lower first */
   bvh tri_tree, edge_tree;
@@ -244,6 +244,7 @@ struct loom_world {
   int ncpairs, cpair_cap;
   int32_t *zone_parent;
   int zone_cap;
+  int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
   loom_stats stats;
   char messages[WORLD_MESSAGES][WORLD_MESSAGE_LEN];
   int message_severity[WORLD_MESSAGES];
