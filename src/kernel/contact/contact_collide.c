@@ -32,6 +32,7 @@ typedef struct cbody {
   particles *p;
   int offset; /* first global vertex index (impact zones) */
   double half;
+  double margin; /* extra inflation of the collection boxes (a list serves while paths stay within it) */
   unsigned char self;
 } cbody;
 
@@ -95,11 +96,12 @@ static int prepare(particles *p) {
   c->vbar0 = core_alloc(n, sizeof(vec3));
   c->dv = core_alloc(n, sizeof(vec3));
   c->ecol = core_alloc(n, sizeof(vec3));
+  c->ecol_hi = core_alloc(n, sizeof(vec3));
   c->nobs = core_alloc(n, sizeof(vec3));
   c->held = core_alloc(n, sizeof(uint8_t));
   c->inv_m = core_alloc(n, sizeof(double));
   c->count = core_alloc(n, sizeof(int32_t));
-  if (!c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->dv || !c->ecol || !c->nobs || !c->held || !c->inv_m ||
+  if (!c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->dv || !c->ecol || !c->ecol_hi || !c->nobs || !c->held || !c->inv_m ||
       !c->count)
     return -1;
   c->ready = 1;
@@ -122,7 +124,7 @@ static double tree_area(const bvh *t) {
 static int update_trees(collide_ctx *cx, cbody *cb) {
   particles *p = cb->p;
   particle_collide *c = &p->col;
-  const double h = cx->h, r = cb->half;
+  const double h = cx->h, r = cb->half + cb->margin;
   const vec3 e = v3(r, r, r);
   for (int t = 0; t < p->nt; t++) {
     vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
@@ -165,11 +167,13 @@ static int push_pair(collide_ctx *cx, int type, int a, int b, int fa, int fb) {
       return 1;
     }
     collide_pair *np = core_realloc(w->cpairs, (size_t)cap, sizeof(collide_pair));
-    if (!np) {
+    if (np) w->cpairs = np;
+    double *nd = np ? core_realloc(w->cdist, (size_t)cap, sizeof(double)) : NULL;
+    if (!nd) {
       cx->overflow = 1;
       return 1;
     }
-    w->cpairs = np;
+    w->cdist = nd;
     w->cpair_cap = cap;
   }
   collide_pair *q = &w->cpairs[w->ncpairs++];
@@ -203,7 +207,7 @@ static int edge_cb(int i, int j, void *ud) {
 
 static void vertices_against(collide_ctx *cx, int a, int b) {
   const particles *pa = cx->b[a].p;
-  const double r = cx->b[a].half;
+  const double r = cx->b[a].half + cx->b[a].margin;
   const vec3 e = v3(r, r, r);
   cx->qa = a;
   cx->qb = b;
@@ -215,7 +219,7 @@ static void vertices_against(collide_ctx *cx, int a, int b) {
 }
 
 static int boxes_overlap(const cbody *a, const cbody *b) {
-  const double r = a->half + b->half;
+  const double r = a->half + b->half + a->margin + b->margin;
   const vec3 e = v3(r, r, r);
   return bvh_box_overlap(v3_sub(a->p->sub_lo, e), v3_add(a->p->sub_hi, e), b->p->sub_lo, b->p->sub_hi);
 }
@@ -269,12 +273,24 @@ static int sort_pairs(loom_world *w) {
   return 0;
 }
 
-/* Every candidate of the substep, in a canonical order (sort_pairs). */
+static void start_distances(collide_ctx *cx);
+
+/* Every candidate pair whose swept boxes, inflated by the thickness and a margin, overlap, in a
+ * canonical order (sort_pairs). The list stays valid while every vertex's path stays within the
+ * margin of the path box it had at collection (list_valid): a pair within reach now was within
+ * reach of the inflated boxes then. So a list serves several substeps, and steps, of slow
+ * motion; pairs it holds beyond reach fail the distance tests and act on nothing, so the result
+ * does not depend on when it was collected. */
 static int collect(collide_ctx *cx) {
   cx->w->ncpairs = 0;
+  cx->w->cpair_valid = 0;
   for (int a = 0; a < cx->nb; a++) {
     particles *p = cx->b[a].p;
-    for (int i = 0; i < p->n; i++) p->col.ecol[i] = end_of(p, cx->h, i);
+    for (int i = 0; i < p->n; i++) {
+      const vec3 e = end_of(p, cx->h, i);
+      p->col.ecol[i] = v3_min(p->x_sub[i], e);
+      p->col.ecol_hi[i] = v3_max(p->x_sub[i], e);
+    }
     if (update_trees(cx, &cx->b[a])) return -1;
   }
   for (int a = 0; a < cx->nb; a++) {
@@ -292,7 +308,10 @@ static int collect(collide_ctx *cx) {
       bvh_query_pairs(&cx->b[a].p->col.edge_tree, &cx->b[b].p->col.edge_tree, edge_cb, cx);
     }
   }
-  return cx->overflow || sort_pairs(cx->w) ? -1 : 0;
+  if (cx->overflow || sort_pairs(cx->w)) return -1;
+  cx->w->cpair_valid = 1;
+  start_distances(cx);
+  return 0;
 }
 
 /* ---- one pair's four nodes -------------------------------------------------------------------- */
@@ -396,21 +415,38 @@ int contact_repulsion(const double w[4], const double inv_m[4], const double m[4
   return 1;
 }
 
-static void proximity(collide_ctx *cx) {
+/* The start positions do not change within a substep: each candidate's distance then (or, when
+ * the features' boxes are farther apart than the thickness, that box gap as a lower bound) is
+ * found once per collection; proximity skips pairs not within the thickness and CCD pairs that
+ * cannot close the gap with the motion they have. */
+static void start_distances(collide_ctx *cx) {
   loom_world *w = cx->w;
   for (int c = 0; c < w->ncpairs; c++) {
-    const collide_pair *q = &w->cpairs[c];
     feat4 f;
-    gather(cx, q, &f);
-    /* the features' start boxes must come within the thickness */
+    gather(cx, &w->cpairs[c], &f);
     const int split = f.ee ? 2 : 3;
     vec3 alo = f.x[0], ahi = f.x[0], blo = f.x[3], bhi = f.x[3];
     for (int k = 1; k < split; k++) alo = v3_min(alo, f.x[k]), ahi = v3_max(ahi, f.x[k]);
     for (int k = split; k < 3; k++) blo = v3_min(blo, f.x[k]), bhi = v3_max(bhi, f.x[k]);
-    const double e = f.thick;
-    if (alo.x > bhi.x + e || blo.x > ahi.x + e || alo.y > bhi.y + e || blo.y > ahi.y + e || alo.z > bhi.z + e ||
-        blo.z > ahi.z + e)
+    const vec3 g = v3(d_max(0, d_max(alo.x - bhi.x, blo.x - ahi.x)), d_max(0, d_max(alo.y - bhi.y, blo.y - ahi.y)),
+                      d_max(0, d_max(alo.z - bhi.z, blo.z - ahi.z)));
+    const double gap = v3_len(g);
+    if (gap >= f.thick) {
+      w->cdist[c] = gap;
       continue;
+    }
+    double wt[4];
+    w->cdist[c] = geom_proximity(f.ee, f.x, wt, NULL);
+  }
+}
+
+static void proximity(collide_ctx *cx) {
+  loom_world *w = cx->w;
+  for (int c = 0; c < w->ncpairs; c++) {
+    const collide_pair *q = &w->cpairs[c];
+    if (!(w->cdist[c] < cx->b[q->a].half + cx->b[q->b].half)) continue;
+    feat4 f;
+    gather(cx, q, &f);
     double wt[4];
     vec3 n;
     const double dist = geom_proximity(f.ee, f.x, wt, &n);
@@ -438,16 +474,22 @@ static void proximity(collide_ctx *cx) {
 
 /* ---- 4. continuous collisions ----------------------------------------------------------------- */
 
-static int ccd_pair(const collide_ctx *cx, const feat4 *f, geom_ccd_hit *hit) {
+static int ccd_pair(const collide_ctx *cx, const feat4 *f, double dist0, geom_ccd_hit *hit) {
   vec3 d[4], e[4];
+  const int split = f->ee ? 2 : 3;
+  double move_a = 0, move_b = 0;
   for (int k = 0; k < 4; k++) {
     d[k] = v3_scale(f->v[k], cx->h);
     e[k] = v3_add(f->x[k], d[k]);
+    const double m2 = v3_len2(d[k]);
+    if (k < split) move_a = d_max(move_a, m2);
+    else move_b = d_max(move_b, m2);
   }
   const double eta = 0.01 * f->thick;
+  /* the distance shrinks at most by the largest displacement on each side */
+  if (dist0 - sqrt(move_a) - sqrt(move_b) > eta) return 0;
   /* the features' swept boxes must come within eta (most candidates of the thickness-inflated
    * search do not): the first feature is nodes 0..split-1 */
-  const int split = f->ee ? 2 : 3;
   vec3 alo = v3_min(f->x[0], e[0]), ahi = v3_max(f->x[0], e[0]), blo = v3_min(f->x[3], e[3]), bhi = v3_max(f->x[3], e[3]);
   for (int k = 1; k < split; k++) {
     alo = v3_min(alo, v3_min(f->x[k], e[k]));
@@ -497,7 +539,7 @@ static int ccd_pass(collide_ctx *cx) {
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
     geom_ccd_hit hit;
-    if (!ccd_pair(cx, &f, &hit)) continue;
+    if (!ccd_pair(cx, &f, w->cdist[c], &hit)) continue;
     hits++;
     ccd_impulse q;
     q.c = c;
@@ -663,20 +705,41 @@ static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones)
 
 /* ---- the pipeline ----------------------------------------------------------------------------- */
 
-/* A vertex whose path now ends farther than half its body's thickness (per axis) from where it
- * ended when the candidates were collected may meet features the boxes did not cover: collect
- * again. (Within that margin the new path stays inside the inflated box of the old one.) */
+/* The candidate list still covers every pair within reach: each vertex's current path lies
+ * within the margin of its path box at collection (see collect). */
 static int moved_out(const collide_ctx *cx) {
   for (int a = 0; a < cx->nb; a++) {
     const particles *p = cx->b[a].p;
     const particle_collide *c = &p->col;
-    const double r = cx->b[a].half;
+    const double r = cx->b[a].margin;
+    const vec3 e = v3(r, r, r);
     for (int i = 0; i < p->n; i++) {
-      const vec3 d = v3_sub(end_of(p, cx->h, i), c->ecol[i]);
-      if (fabs(d.x) > r || fabs(d.y) > r || fabs(d.z) > r) return 1;
+      const vec3 lo = v3_sub(c->ecol[i], e), hi = v3_add(c->ecol_hi[i], e);
+      const vec3 x0 = p->x_sub[i], x1 = end_of(p, cx->h, i);
+      if (x0.x < lo.x || x0.y < lo.y || x0.z < lo.z || x0.x > hi.x || x0.y > hi.y || x0.z > hi.z || x1.x < lo.x ||
+          x1.y < lo.y || x1.z < lo.z || x1.x > hi.x || x1.y > hi.y || x1.z > hi.z)
+        return 1;
     }
   }
   return 0;
+}
+
+/* What the list was collected for: bodies, their thickness, self flags and which pairs of
+ * bodies were near. A change means collecting again. */
+static uint64_t list_signature(const collide_ctx *cx) {
+  uint64_t h = 1469598103934665603ull;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+  for (int a = 0; a < cx->nb; a++) {
+    uint64_t bits;
+    memcpy(&bits, &cx->b[a].half, sizeof bits);
+    MIX(cx->b[a].slot);
+    MIX(cx->b[a].p->n);
+    MIX(bits);
+    MIX(cx->b[a].self);
+    for (int b = a + 1; b < cx->nb; b++) MIX(boxes_overlap(&cx->b[a], &cx->b[b]));
+  }
+#undef MIX
+  return h;
 }
 
 static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits) {
@@ -685,7 +748,7 @@ static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits) {
   for (int c = 0; c < w->ncpairs; c++) {
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
-    if (!ccd_pair(cx, &f, NULL)) continue;
+    if (!ccd_pair(cx, &f, w->cdist[c], NULL)) continue;
     (*hits)++;
     for (int k = 1; k < 4; k++) zunion(parent, f.gi[0], f.gi[k]);
   }
@@ -717,6 +780,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].p = p;
     list[nb].offset = total;
     list[nb].half = 0.5 * fmax(p->thickness, MIN_THICKNESS);
+    list[nb].margin = 0.5 * list[nb].half;
     list[nb].self = (unsigned char)(p->self_collision != 0);
     total += p->n;
     nb++;
@@ -761,7 +825,15 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
       }
     }
   }
-  if (collect(&cx)) {
+  const uint64_t sig = list_signature(&cx);
+  int failed = 0;
+  if (!w->cpair_valid || sig != w->cpair_sig || moved_out(&cx)) {
+    w->cpair_sig = sig;
+    failed = collect(&cx);
+  } else {
+    start_distances(&cx); /* the start positions moved since the last substep */
+  }
+  if (failed) {
     world_message(w, LOOM_ERROR, list[0].slot, "collisions: too many candidate pairs (%d); collisions skipped this substep",
                   w->ncpairs);
     return 0;

@@ -70,6 +70,7 @@ LOOM_API void loom_world_destroy(loom_world *w) {
   core_free(w->contacts.items);
   core_free(w->contacts.work);
   core_free(w->cpairs);
+  core_free(w->cdist);
   core_free(w->zone_parent);
   arena_destroy(&w->scratch);
   core_free(w);
@@ -295,6 +296,7 @@ void particles_free(particles *p) {
   core_free(c->vbar0);
   core_free(c->dv);
   core_free(c->ecol);
+  core_free(c->ecol_hi);
   core_free(c->nobs);
   core_free(c->held);
   core_free(c->inv_m);

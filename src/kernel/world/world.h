@@ -41,7 +41,7 @@ typedef struct particle_collide {
   double built_area;     /* summed node box areas right after the last build (quality reference) */
   vec3 *vbar, *vbar0;    /* mean velocity over the substep: corrected, and as predicted */
   vec3 *dv;              /* Jacobi sums of velocity changes */
-  vec3 *ecol;            /* path ends when the candidates were last collected */
+  vec3 *ecol, *ecol_hi;  /* each vertex's path box when the candidates were last collected */
   double *inv_m;         /* inverse masses in the pipeline: 0 for pinned vertices and vertices
                           * that more than one obstacle normal holds this step */
   vec3 *nobs;            /* the obstacle normal holding a vertex this step (held == 1) */
@@ -241,7 +241,10 @@ struct loom_world {
   int npairs;
   /* the collision pipeline's work (not state): candidate feature pairs and impact-zone links */
   collide_pair *cpairs;
+  double *cdist; /* per candidate: its distance at the substep's start, or a lower bound >= the thickness */
   int ncpairs, cpair_cap;
+  int cpair_valid;      /* the list may serve the next substep (see contact_collide.c) */
+  uint64_t cpair_sig;   /* what it was collected for */
   int32_t *zone_parent;
   int zone_cap;
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
