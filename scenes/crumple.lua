@@ -11,7 +11,7 @@ local scene = loom.scene {
 }
 
 function scene.build(world, p)
-  world:rigid { name = "floor", shape = loom.shape.box(3, 3, 0.1), position = {0, 0, -0.05}, static = true }
+  world:rigid { name = "floor", shape = loom.shape.box(1.5, 1.5, 0.05), position = {0, 0, -0.05}, static = true }
   local c = world:cloth {
     name = "cloth", model = "baraff_witkin", thickness = p.thickness, friction = p.friction,
     self_collision = p.self_collision ~= 0,

@@ -84,6 +84,14 @@ static int reference_pt(const vec3 x[4], const vec3 d[4], double margin) {
   return 0;
 }
 
+/* Distance of the pair at time t of its motion. */
+static double distance_at(int edge_edge, const vec3 x[4], const vec3 d[4], double t) {
+  vec3 y[4];
+  double w[4];
+  for (int k = 0; k < 4; k++) y[k] = v3_madd(x[k], d[k], t);
+  return geom_proximity(edge_edge, y, w, NULL);
+}
+
 TEST(ccd_point_triangle_matches_sampled_reference) {
   fx_rng r = {12345};
   int crossings = 0, misses = 0, false_far = 0;
@@ -100,10 +108,7 @@ TEST(ccd_point_triangle_matches_sampled_reference) {
     if (ref && !got) misses++;
     if (got) {
       /* a reported hit is real: at its time the point is on the triangle */
-      vec3 y[4];
-      for (int k = 0; k < 4; k++) y[k] = v3_madd(x[k], d[k], hit.t);
-      double w[4];
-      if (geom_proximity(0, y, w, NULL) > 1e-8) false_far++;
+      if (distance_at(0, x, d, hit.t) > 1e-8) false_far++;
       CHECK(hit.t >= 0 && hit.t <= 1);
       CHECK_NEAR(v3_len(hit.n), 1, 1e-12);
       CHECK_NEAR(hit.w[3], 1, 0);
@@ -146,10 +151,7 @@ TEST(ccd_edge_edge_matches_sampled_reference) {
     crossings += ref;
     if (ref && !got) misses++;
     if (got) {
-      vec3 y[4];
-      for (int k = 0; k < 4; k++) y[k] = v3_madd(x[k], d[k], hit.t);
-      double w[4];
-      CHECK(geom_proximity(1, y, w, NULL) <= 1e-8);
+      CHECK(distance_at(1, x, d, hit.t) <= 1e-8);
       CHECK_NEAR(hit.w[0] + hit.w[1], 1, 1e-12);
       CHECK_NEAR(hit.w[2] + hit.w[3], -1, 1e-12);
     }

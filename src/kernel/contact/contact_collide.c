@@ -94,14 +94,13 @@ static int prepare(particles *p) {
   c->edge_hi = core_alloc(nE, sizeof(vec3));
   c->vbar = core_alloc(n, sizeof(vec3));
   c->vbar0 = core_alloc(n, sizeof(vec3));
-  c->dv = core_alloc(n, sizeof(vec3));
   c->ecol = core_alloc(n, sizeof(vec3));
   c->ecol_hi = core_alloc(n, sizeof(vec3));
   c->nobs = core_alloc(n, sizeof(vec3));
   c->held = core_alloc(n, sizeof(uint8_t));
   c->inv_m = core_alloc(n, sizeof(double));
   c->count = core_alloc(n, sizeof(int32_t));
-  if (!c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->dv || !c->ecol || !c->ecol_hi || !c->nobs || !c->held || !c->inv_m ||
+  if (!c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->nobs || !c->held || !c->inv_m ||
       !c->count)
     return -1;
   c->ready = 1;
@@ -806,23 +805,43 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     }
     memcpy(c->vbar0, c->vbar, sizeof(vec3) * (size_t)p->n);
   }
-  /* vertices the obstacle passes hold this step: their contact normals */
+  /* vertices the obstacle passes hold this step: their contact normals (vertex contacts, and the
+   * nodes of cloth elements a sharp obstacle feature pushed) */
   for (int k = 0; k < w->contacts.count; k++) {
     const loom_contact *rc = &w->contacts.items[k];
     const contact_work *wk = &w->contacts.work[k];
-    if (rc->solver != 1 || !wk->resolved) continue;
+    if ((rc->solver != 1 && rc->solver != 2) || !wk->resolved) continue;
     for (int a = 0; a < nb; a++) {
       if (list[a].slot != wk->slot_a) continue;
-      particle_collide *c = &list[a].p->col;
-      const int i = rc->feature_a;
-      const vec3 n = v3(rc->normal.x, rc->normal.y, rc->normal.z);
-      if (c->held[i] == 0 || (c->held[i] == 1 && v3_dot(n, c->nobs[i]) > 0.999)) {
-        c->held[i] = 1;
-        c->nobs[i] = n;
-      } else {
-        c->held[i] = 2;
-        c->inv_m[i] = 0;
+      particles *p = list[a].p;
+      int nodes[3], nn = 0;
+      if (rc->type_a == LOOM_FEATURE_VERTEX) {
+        nodes[nn++] = rc->feature_a;
+      } else if (rc->type_a == LOOM_FEATURE_TRIANGLE && rc->feature_a < p->nt) {
+        for (int j = 0; j < 3; j++) nodes[nn++] = p->tri[3 * rc->feature_a + j];
+      } else if (rc->type_a == LOOM_FEATURE_EDGE && w->bodies[list[a].slot].ops->id == LOOM_KIND_CLOTH) {
+        const cloth_body *cb = cloth_of(&w->bodies[list[a].slot]);
+        if (rc->feature_a < cb->model.ne)
+          for (int j = 0; j < 2; j++) nodes[nn++] = cb->model.edge[2 * rc->feature_a + j];
       }
+      const vec3 n = v3(rc->normal.x, rc->normal.y, rc->normal.z);
+      for (int j = 0; j < nn; j++) {
+        particle_collide *c = &p->col;
+        const int i = nodes[j];
+        if (i < 0 || i >= p->n) continue;
+        /* several obstacle normals (a box edge, a corner): their sum, normalised below */
+        c->nobs[i] = c->held[i] ? v3_add(c->nobs[i], n) : n;
+        c->held[i] = 1;
+      }
+    }
+  }
+  for (int a = 0; a < nb; a++) {
+    particle_collide *c = &list[a].p->col;
+    for (int i = 0; i < list[a].p->n; i++) {
+      if (!c->held[i]) continue;
+      const double l = v3_len(c->nobs[i]);
+      if (l > 1e-9) c->nobs[i] = v3_scale(c->nobs[i], 1 / l);
+      else c->held[i] = 0; /* opposite normals cancel: a vertex squeezed between two faces */
     }
   }
   const uint64_t sig = list_signature(&cx);
@@ -881,10 +900,15 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
         }
       }
       w->stats.unresolved += stood;
-      world_message(w, LOOM_WARNING, list[0].slot,
-                    "collisions: impact zones did not separate the cloth in %d iterations at t = %.4f s; %d vertices "
-                    "stood still for the substep (smaller dt or larger thickness)",
-                    ZONE_ITERATIONS, w->time + s->a0 * s->dt, stood);
+      const double now = w->time + s->a0 * s->dt;
+      if (!(now < w->collide_warned_until)) {
+        world_message(w, LOOM_WARNING, list[0].slot,
+                      "collisions: impact zones did not separate the cloth in %d iterations at t = %.4f s; %d vertices "
+                      "stood still for the substep (smaller dt or larger thickness; further cases in the next second "
+                      "are counted in stats.unresolved only)",
+                      ZONE_ITERATIONS, now, stood);
+        w->collide_warned_until = now + 1.0;
+      }
     }
     arena_release(&w->scratch, mark);
   }

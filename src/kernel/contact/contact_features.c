@@ -44,6 +44,7 @@ static void respond(feat_ctx *c, const int32_t *idx, const double *w, int k, vec
     double s = w[j] * b->p.inv_m[idx[j]] / denom;
     b->p.x[idx[j]] = v3_madd(b->p.x[idx[j]], n, delta * s);
   }
+  if (fabs(delta) > 1e-6 * c->pad) c->w->obstacle_moves++; /* (the collision pipeline asks) */
   vec3 vp = v3(0, 0, 0);
   for (int j = 0; j < k; j++) vp = v3_madd(vp, b->p.v[idx[j]], w[j]);
   vec3 vrel = v3_sub(vp, vo);

@@ -9,10 +9,11 @@
 void phase_respond(loom_world *w, const step_info *s) {
   contact_vertices_respond(w, s, 0);
   for (int i = 0; i < w->npairs; i++) contact_features_respond(w, &w->pairs[i], s);
-  if (contact_collide_respond(w, s)) {
-    /* The pipeline may have pressed vertices near an obstacle into it: one more vertex pass over
-     * the corrected paths, and if it moved anything, the pipeline once more (it now sees those
-     * vertices as held, and does not push them back in). */
+  /* The pipeline may press vertices near an obstacle into it: the obstacle passes run again over
+   * the corrected paths, and while they move anything, the pipeline again (it sees the vertices
+   * the obstacles now hold as held, and does not push them back in). A few rounds at most; the
+   * last word is the pipeline's, so no cloth crosses cloth. */
+  for (int round = 0; round < 4 && contact_collide_respond(w, s); round++) {
     for (int o = 0; o < w->order_count; o++)
       if (w->bodies[w->order[o]].pts) w->bodies[w->order[o]].pts->path_serial = 0; /* paths changed */
     const int first = w->contacts.count;
@@ -22,7 +23,8 @@ void phase_respond(loom_world *w, const step_info *s) {
     }
     w->obstacle_moves = 0;
     contact_vertices_respond(w, s, first);
-    if (w->obstacle_moves) contact_collide_respond(w, s);
+    for (int i = 0; i < w->npairs; i++) contact_features_respond(w, &w->pairs[i], s);
+    if (!w->obstacle_moves) break;
   }
   for (int o = 0; o < w->order_count; o++) {
     body_slot *b = &w->bodies[w->order[o]];

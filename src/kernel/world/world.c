@@ -294,7 +294,6 @@ void particles_free(particles *p) {
   core_free(c->edge_hi);
   core_free(c->vbar);
   core_free(c->vbar0);
-  core_free(c->dv);
   core_free(c->ecol);
   core_free(c->ecol_hi);
   core_free(c->nobs);

@@ -40,13 +40,10 @@ typedef struct particle_collide {
   vec3 *tri_lo, *tri_hi, *edge_lo, *edge_hi;
   double built_area;     /* summed node box areas right after the last build (quality reference) */
   vec3 *vbar, *vbar0;    /* mean velocity over the substep: corrected, and as predicted */
-  vec3 *dv;              /* Jacobi sums of velocity changes */
   vec3 *ecol, *ecol_hi;  /* each vertex's path box when the candidates were last collected */
-  double *inv_m;         /* inverse masses in the pipeline: 0 for pinned vertices and vertices
-                          * that more than one obstacle normal holds this step */
-  vec3 *nobs;            /* the obstacle normal holding a vertex this step (held == 1) */
-  uint8_t *held;         /* 0 free, 1 held on one side by an obstacle (moves freely away from it),
-                          * 2 held by several obstacle normals */
+  double *inv_m;         /* inverse masses in the pipeline: 0 for pinned vertices */
+  vec3 *nobs;            /* the (mean) obstacle normal holding a vertex this step (held == 1) */
+  uint8_t *held;         /* 0 free, 1 held on one side by an obstacle (moves freely away from it) */
   int32_t *count;        /* Jacobi: contributions per vertex */
 } particle_collide;
 
@@ -245,6 +242,7 @@ struct loom_world {
   int ncpairs, cpair_cap;
   int cpair_valid;      /* the list may serve the next substep (see contact_collide.c) */
   uint64_t cpair_sig;   /* what it was collected for */
+  double collide_warned_until; /* the pipeline's last-resort warning is quiet until then (s) */
   int32_t *zone_parent;
   int zone_cap;
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
