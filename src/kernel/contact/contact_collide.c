@@ -44,6 +44,7 @@ typedef struct collide_ctx {
   /* collection */
   int qa, qb, qi; /* bodies of the current query, vertex of a vertex query */
   int overflow;
+  int pass;      /* numbers the CCD and zone passes of the substep (stamps) */
 } collide_ctx;
 
 typedef struct feat4 {
@@ -96,11 +97,12 @@ static int prepare(particles *p) {
   c->vbar0 = core_alloc(n, sizeof(vec3));
   c->ecol = core_alloc(n, sizeof(vec3));
   c->ecol_hi = core_alloc(n, sizeof(vec3));
+  c->stamp = core_alloc(n, sizeof(int32_t));
   c->nobs = core_alloc(n, sizeof(vec3));
   c->held = core_alloc(n, sizeof(uint8_t));
   c->inv_m = core_alloc(n, sizeof(double));
   c->count = core_alloc(n, sizeof(int32_t));
-  if (!c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->nobs || !c->held || !c->inv_m ||
+  if (!c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
       !c->count)
     return -1;
   c->ready = 1;
@@ -473,6 +475,15 @@ static void proximity(collide_ctx *cx) {
 
 /* ---- 4. continuous collisions ----------------------------------------------------------------- */
 
+/* A pair whose four nodes kept their velocities since the previous pass has the same paths as
+ * then, when it was tested: it needs no new test. (The first pass of a series, and the first
+ * after the candidates were collected again, test everything.) */
+static int moved_since(const feat4 *f, int pass) {
+  for (int k = 0; k < 4; k++)
+    if (f->p[k]->col.stamp[f->vi[k]] >= pass) return 1;
+  return 0;
+}
+
 static int ccd_pair(const collide_ctx *cx, const feat4 *f, double dist0, geom_ccd_hit *hit) {
   vec3 d[4], e[4];
   const int split = f->ee ? 2 : 3;
@@ -524,8 +535,9 @@ typedef struct ccd_impulse {
   geom_ccd_hit hit;
 } ccd_impulse;
 
-static int ccd_pass(collide_ctx *cx) {
+static int ccd_pass(collide_ctx *cx, int full) {
   loom_world *w = cx->w;
+  const int pass = ++cx->pass;
   for (int a = 0; a < cx->nb; a++) {
     particles *p = cx->b[a].p;
     memset(p->col.count, 0, sizeof(int32_t) * (size_t)p->n);
@@ -537,9 +549,12 @@ static int ccd_pass(collide_ctx *cx) {
   for (int c = 0; c < w->ncpairs && imp; c++) {
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
+    if (!full && !moved_since(&f, pass - 1)) continue;
     geom_ccd_hit hit;
     if (!ccd_pair(cx, &f, w->cdist[c], &hit)) continue;
     hits++;
+    /* a colliding pair is tested again next pass, impulse or not */
+    for (int k = 0; k < 4; k++) f.p[k]->col.stamp[f.vi[k]] = pass;
     ccd_impulse q;
     q.c = c;
     q.hit = hit;
@@ -570,6 +585,7 @@ static int ccd_pass(collide_ctx *cx) {
       if (q->inv[k] == 0 || q->hit.w[k] == 0) continue;
       vec3 *vb = &f.p[k]->col.vbar[f.vi[k]];
       *vb = v3_madd(*vb, q->hit.n, scale * q->hit.w[k] * q->inv[k]);
+      f.p[k]->col.stamp[f.vi[k]] = pass;
     }
   }
   arena_release(&w->scratch, mark);
@@ -697,6 +713,7 @@ static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones)
     vec3 r = v3_sub(p->x_sub[i], z->cx);
     vec3 xe = v3_add(v3_madd(z->cx, z->cv, h), rodrigues(v3_scale(z->omega, h), r));
     p->col.vbar[i] = v3_scale(v3_sub(xe, p->x_sub[i]), 1 / h);
+    p->col.stamp[i] = cx->pass;
   }
   *zones = count;
   return largest;
@@ -741,12 +758,14 @@ static uint64_t list_signature(const collide_ctx *cx) {
   return h;
 }
 
-static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits) {
+static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits, int full) {
   loom_world *w = cx->w;
+  const int pass = ++cx->pass;
   *hits = 0;
   for (int c = 0; c < w->ncpairs; c++) {
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
+    if (!full && !moved_since(&f, pass - 1)) continue;
     if (!ccd_pair(cx, &f, w->cdist[c], NULL)) continue;
     (*hits)++;
     for (int k = 1; k < 4; k++) zunion(parent, f.gi[0], f.gi[k]);
@@ -859,9 +878,14 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
   }
   proximity(&cx);
   int hits = 0, it = 0;
+  for (int a = 0; a < nb; a++) memset(list[a].p->col.stamp, 0, sizeof(int32_t) * (size_t)list[a].p->n);
   for (it = 0; it < CCD_ITERATIONS; it++) {
-    if (moved_out(&cx) && collect(&cx)) break;
-    hits = ccd_pass(&cx);
+    int full = it == 0;
+    if (moved_out(&cx)) {
+      if (collect(&cx)) break;
+      full = 1;
+    }
+    hits = ccd_pass(&cx, full);
     if (it == 0) w->stats.ccd_collisions += hits;
     if (!hits) break;
   }
@@ -875,9 +899,13 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     if (parent && acc) {
       for (int g = 0; g < total; g++) parent[g] = g;
       for (int zi = 0; zi < ZONE_ITERATIONS; zi++) {
-        if (moved_out(&cx) && collect(&cx)) break;
+        int full = zi == 0;
+        if (moved_out(&cx)) {
+          if (collect(&cx)) break;
+          full = 1;
+        }
         int nh;
-        zone_link_hits(&cx, parent, &nh);
+        zone_link_hits(&cx, parent, &nh, full);
         w->stats.collision_iterations++;
         if (!nh) {
           resolved = 1;

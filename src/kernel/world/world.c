@@ -296,6 +296,7 @@ void particles_free(particles *p) {
   core_free(c->vbar0);
   core_free(c->ecol);
   core_free(c->ecol_hi);
+  core_free(c->stamp);
   core_free(c->nobs);
   core_free(c->held);
   core_free(c->inv_m);

@@ -45,6 +45,7 @@ typedef struct particle_collide {
   vec3 *nobs;            /* the (mean) obstacle normal holding a vertex this step (held == 1) */
   uint8_t *held;         /* 0 free, 1 held on one side by an obstacle (moves freely away from it) */
   int32_t *count;        /* Jacobi: contributions per vertex */
+  int32_t *stamp;        /* the pass that last changed the vertex's velocity */
 } particle_collide;
 
 /* ---- particles: the part every particle-based kind shares ------------------------------------- */
