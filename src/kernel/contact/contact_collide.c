@@ -317,6 +317,8 @@ static int collect(collide_ctx *cx) {
 
 /* ---- one pair's four nodes -------------------------------------------------------------------- */
 
+/* The positions and velocities of a pair's nodes (what every test needs); complete() adds the
+ * masses and obstacle holds for the pairs that get an impulse. */
 static void node(feat4 *f, int k, const cbody *cb, int i, double h) {
   particles *p = cb->p;
   f->p[k] = p;
@@ -324,11 +326,19 @@ static void node(feat4 *f, int k, const cbody *cb, int i, double h) {
   f->gi[k] = cb->offset + i;
   f->x[k] = p->x_sub[i];
   f->v[k] = p->col.vbar[i];
-  f->inv_m[k] = p->col.inv_m[i];
-  f->held[k] = p->col.held[i];
-  f->nobs[k] = p->col.nobs[i];
-  f->m[k] = p->m[i];
   (void)h;
+}
+
+static void complete(feat4 *f, const collide_ctx *cx, const collide_pair *q) {
+  for (int k = 0; k < 4; k++) {
+    const particles *p = f->p[k];
+    const int i = f->vi[k];
+    f->inv_m[k] = p->col.inv_m[i];
+    f->held[k] = p->col.held[i];
+    f->nobs[k] = p->col.nobs[i];
+    f->m[k] = p->m[i];
+  }
+  f->mu = sqrt(cx->b[q->a].p->friction * cx->b[q->b].p->friction);
 }
 
 static void gather(const collide_ctx *cx, const collide_pair *q, feat4 *f) {
@@ -346,7 +356,6 @@ static void gather(const collide_ctx *cx, const collide_pair *q, feat4 *f) {
     node(f, 3, B, eb[1], cx->h);
   }
   f->thick = A->half + B->half;
-  f->mu = sqrt(A->p->friction * B->p->friction);
 }
 
 /* Inverse masses for a relative velocity change along u: a vertex an obstacle holds on one side
@@ -459,6 +468,7 @@ static void proximity(collide_ctx *cx) {
       double wr[4];
       if (geom_proximity(f.ee, r, wr, NULL) < f.thick) continue;
     }
+    complete(&f, cx, q);
     vec3 vrel = rel(wt, f.v);
     if (!(dist > 0) && v3_dot(vrel, n) > 0) n = v3_neg(n); /* touching: push against the approach */
     double inv[4];
@@ -558,6 +568,7 @@ static int ccd_pass(collide_ctx *cx, int full) {
     ccd_impulse q;
     q.c = c;
     q.hit = hit;
+    complete(&f, cx, &w->cpairs[c]);
     effective(&f, hit.w, hit.n, q.inv);
     q.s = wsum2(q.inv, hit.w);
     q.dvn = contact_ccd_target(hit.w, f.x, f.v, hit.n, f.thick, cx->h);
