@@ -79,6 +79,25 @@ describe("cloth on cloth", function()
     assert.less(gap, 2.0 * 0.006)
   end)
 
+  it("writes its contacts into world:contacts() (solver 3 proximity, 4 continuous)", function()
+    local W = loom.load_scene("scenes/two_cloths.lua"):instantiate()
+    W:run(0.5)
+    local view, found = W:contacts(), 0
+    local upper, lower = W:body "upper", W:body "lower"
+    for i = 0, #view - 1 do
+      local c = view[i]
+      if c.solver == 3 or c.solver == 4 then
+        found = found + 1
+        assert.truthy(c.body_a == upper.handle or c.body_a == lower.handle)
+        assert.truthy(c.type_a == 1 or c.type_a == 2)                 -- vertex or edge
+        assert.truthy((c.type_a == 1 and c.type_b == 3) or (c.type_a == 2 and c.type_b == 2))
+        assert.near(1, math.sqrt(c.normal.x ^ 2 + c.normal.y ^ 2 + c.normal.z ^ 2), 1e-9)
+        assert.truthy(c.depth >= 0 and c.depth <= 0.006)
+      end
+    end
+    assert.less(0, found)
+  end)
+
   it("never moves pinned vertices, whatever collides with them", function()
     local W = loom.world { dt = 1 / 100 }
     local hanging = W:cloth { name = "hanging", model = "baraff_witkin", thickness = 0.006,

@@ -380,17 +380,51 @@ static vec3 rel(const double w[4], const vec3 y[4]) {
   return r;
 }
 
-/* Gauss-Seidel: the relative velocity change dvrel distributed to the nodes now. */
-static void apply_now(feat4 *f, const double w[4], vec3 dvrel) {
+/* Gauss-Seidel: the relative velocity change dvrel distributed to the nodes now; returns the
+ * impulse the first feature (the nodes with w > 0) received. */
+static vec3 apply_now(feat4 *f, const double w[4], vec3 dvrel) {
   double inv[4];
   effective(f, w, dvrel, inv);
   const double s = wsum2(inv, w);
-  if (!(s > 0)) return;
+  vec3 imp = v3(0, 0, 0);
+  if (!(s > 0)) return imp;
   for (int k = 0; k < 4; k++) {
     if (inv[k] == 0 || w[k] == 0) continue;
     vec3 *vb = &f->p[k]->col.vbar[f->vi[k]];
     *vb = v3_madd(*vb, dvrel, w[k] * inv[k] / s);
+    if (w[k] > 0) imp = v3_madd(imp, dvrel, f->m[k] * w[k] * inv[k] / s);
   }
+  return imp;
+}
+
+/* The pipeline's contacts join the world's buffer (solver 3 proximity, 4 CCD): a is the point or
+ * the first edge, b the triangle or the second edge; edge indices are the body's sorted unique
+ * edges (as loom.mesh numbers them). */
+static void record(collide_ctx *cx, const collide_pair *q, const feat4 *f, const double w[4], vec3 n, double depth,
+                   double toi, vec3 impulse, int solver) {
+  contact_work *kw;
+  loom_contact *rec = contacts_push(cx->w, &kw);
+  if (!rec) return;
+  const int sa = cx->b[q->a].slot, sb = cx->b[q->b].slot;
+  kw->slot_a = sa;
+  kw->slot_b = sb;
+  kw->resolved = 1;
+  kw->collided = solver == 4;
+  rec->body_a = world_handle(cx->w, sa);
+  rec->body_b = world_handle(cx->w, sb);
+  rec->type_a = f->ee ? LOOM_FEATURE_EDGE : LOOM_FEATURE_VERTEX;
+  rec->type_b = f->ee ? LOOM_FEATURE_EDGE : LOOM_FEATURE_TRIANGLE;
+  rec->feature_a = q->fa;
+  rec->feature_b = q->fb;
+  rec->solver = solver;
+  vec3 pa = v3(0, 0, 0);
+  for (int k = 0; k < 4; k++)
+    if (w[k] > 0) pa = v3_madd(pa, v3_madd(f->x[k], f->v[k], (toi > 0 ? toi : 0) * cx->h), w[k]);
+  rec->point = (loom_vec3){pa.x, pa.y, pa.z};
+  rec->normal = (loom_vec3){n.x, n.y, n.z};
+  rec->depth = depth;
+  rec->toi = toi;
+  rec->impulse = (loom_vec3){impulse.x, impulse.y, impulse.z};
 }
 
 /* ---- 3. proximity: repulsion and friction ------------------------------------------------------ */
@@ -478,7 +512,8 @@ static void proximity(collide_ctx *cx) {
     vec3 dv;
     if (contact_repulsion(wt, inv, f.m, n, vrel, dist, f.thick, k, f.mu, cx->h, &dv)) {
       w->stats.proximity++;
-      apply_now(&f, wt, dv);
+      const vec3 imp = apply_now(&f, wt, dv);
+      record(cx, q, &f, wt, n, f.thick - dist, -1, imp, 3);
     }
   }
 }
@@ -592,12 +627,15 @@ static int ccd_pass(collide_ctx *cx, int full) {
     for (int k = 0; k < 4; k++)
       if (q->inv[k] != 0 && q->hit.w[k] != 0 && f.p[k]->col.count[f.vi[k]] > most) most = f.p[k]->col.count[f.vi[k]];
     const double scale = q->dvn / (q->s * most);
+    vec3 given = v3(0, 0, 0);
     for (int k = 0; k < 4; k++) {
       if (q->inv[k] == 0 || q->hit.w[k] == 0) continue;
       vec3 *vb = &f.p[k]->col.vbar[f.vi[k]];
       *vb = v3_madd(*vb, q->hit.n, scale * q->hit.w[k] * q->inv[k]);
       f.p[k]->col.stamp[f.vi[k]] = pass;
+      if (q->hit.w[k] > 0) given = v3_madd(given, q->hit.n, f.p[k]->m[f.vi[k]] * scale * q->hit.w[k] * q->inv[k]);
     }
+    record(cx, &w->cpairs[q->c], &f, q->hit.w, q->hit.n, 0, q->hit.t, given, 4);
   }
   arena_release(&w->scratch, mark);
   return hits;
