@@ -10,6 +10,9 @@
 /* Vertex against rigid shape (contact_obstacle.c): particles of body pair->a against the static or
  * kinematic shape of pair->b over the current substep. */
 void contact_vertices_detect(loom_world *w, const body_pair *pair, const step_info *s);
+/* contact_vertices_detect for every broad-phase pair of a particle body with a rigid one
+ * (phase_detect.c). */
+void detect_vertex_contacts(loom_world *w, const step_info *s);
 /* Resolves the vertex contacts of this substep in buffer order (Gauss–Seidel): a vertex that an
  * earlier contact already moved is evaluated again where it is now. */
 void contact_vertices_respond(loom_world *w, const step_info *s, int first);

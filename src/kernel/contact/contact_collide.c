@@ -319,14 +319,13 @@ static int collect(collide_ctx *cx) {
 
 /* The positions and velocities of a pair's nodes (what every test needs); complete() adds the
  * masses and obstacle holds for the pairs that get an impulse. */
-static void node(feat4 *f, int k, const cbody *cb, int i, double h) {
+static void node(feat4 *f, int k, const cbody *cb, int i) {
   particles *p = cb->p;
   f->p[k] = p;
   f->vi[k] = i;
   f->gi[k] = cb->offset + i;
   f->x[k] = p->x_sub[i];
   f->v[k] = p->col.vbar[i];
-  (void)h;
 }
 
 static void complete(feat4 *f, const collide_ctx *cx, const collide_pair *q) {
@@ -346,14 +345,14 @@ static void gather(const collide_ctx *cx, const collide_pair *q, feat4 *f) {
   f->ee = q->type & 1;
   if (!f->ee) {
     const int32_t *t = &B->p->tri[3 * q->fb];
-    for (int k = 0; k < 3; k++) node(f, k, B, t[k], cx->h);
-    node(f, 3, A, q->fa, cx->h);
+    for (int k = 0; k < 3; k++) node(f, k, B, t[k]);
+    node(f, 3, A, q->fa);
   } else {
     const int32_t *ea = &A->p->col.edge[2 * q->fa], *eb = &B->p->col.edge[2 * q->fb];
-    node(f, 0, A, ea[0], cx->h);
-    node(f, 1, A, ea[1], cx->h);
-    node(f, 2, B, eb[0], cx->h);
-    node(f, 3, B, eb[1], cx->h);
+    node(f, 0, A, ea[0]);
+    node(f, 1, A, ea[1]);
+    node(f, 2, B, eb[0]);
+    node(f, 3, B, eb[1]);
   }
   f->thick = A->half + B->half;
 }
@@ -459,6 +458,26 @@ int contact_repulsion(const double w[4], const double inv_m[4], const double m[4
   return 1;
 }
 
+/* The gap between the boxes of the pair's two features (nodes 0..1 and 2..3 of an edge pair; the
+ * triangle, nodes 0..2, and the point, node 3, of a point-triangle pair) over the positions y0 and,
+ * if given, y1: a lower bound of the features' distance anywhere on the linear motion between. */
+static double feature_gap(const feat4 *f, const vec3 *y0, const vec3 *y1) {
+  const int split = f->ee ? 2 : 3;
+  vec3 lo[2] = {y0[0], y0[3]}, hi[2] = {y0[0], y0[3]};
+  for (int k = 0; k < 4; k++) {
+    const int side = k >= split;
+    lo[side] = v3_min(lo[side], y0[k]);
+    hi[side] = v3_max(hi[side], y0[k]);
+    if (y1) {
+      lo[side] = v3_min(lo[side], y1[k]);
+      hi[side] = v3_max(hi[side], y1[k]);
+    }
+  }
+  const vec3 g = v3(d_max(0, d_max(lo[0].x - hi[1].x, lo[1].x - hi[0].x)), d_max(0, d_max(lo[0].y - hi[1].y, lo[1].y - hi[0].y)),
+                    d_max(0, d_max(lo[0].z - hi[1].z, lo[1].z - hi[0].z)));
+  return v3_len(g);
+}
+
 /* The start positions do not change within a substep: each candidate's distance then (or, when
  * the features' boxes are farther apart than the thickness, that box gap as a lower bound) is
  * found once per collection; proximity skips pairs not within the thickness and CCD pairs that
@@ -468,13 +487,7 @@ static void start_distances(collide_ctx *cx) {
   for (int c = 0; c < w->ncpairs; c++) {
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
-    const int split = f.ee ? 2 : 3;
-    vec3 alo = f.x[0], ahi = f.x[0], blo = f.x[3], bhi = f.x[3];
-    for (int k = 1; k < split; k++) alo = v3_min(alo, f.x[k]), ahi = v3_max(ahi, f.x[k]);
-    for (int k = split; k < 3; k++) blo = v3_min(blo, f.x[k]), bhi = v3_max(bhi, f.x[k]);
-    const vec3 g = v3(d_max(0, d_max(alo.x - bhi.x, blo.x - ahi.x)), d_max(0, d_max(alo.y - bhi.y, blo.y - ahi.y)),
-                      d_max(0, d_max(alo.z - bhi.z, blo.z - ahi.z)));
-    const double gap = v3_len(g);
+    const double gap = feature_gap(&f, f.x, NULL);
     if (gap >= f.thick) {
       w->cdist[c] = gap;
       continue;
@@ -544,19 +557,8 @@ static int ccd_pair(const collide_ctx *cx, const feat4 *f, double dist0, geom_cc
   /* the distance shrinks at most by the largest displacement on each side */
   if (dist0 - sqrt(move_a) - sqrt(move_b) > eta) return 0;
   /* the features' swept boxes must come within eta (most candidates of the thickness-inflated
-   * search do not): the first feature is nodes 0..split-1 */
-  vec3 alo = v3_min(f->x[0], e[0]), ahi = v3_max(f->x[0], e[0]), blo = v3_min(f->x[3], e[3]), bhi = v3_max(f->x[3], e[3]);
-  for (int k = 1; k < split; k++) {
-    alo = v3_min(alo, v3_min(f->x[k], e[k]));
-    ahi = v3_max(ahi, v3_max(f->x[k], e[k]));
-  }
-  for (int k = split; k < 3; k++) {
-    blo = v3_min(blo, v3_min(f->x[k], e[k]));
-    bhi = v3_max(bhi, v3_max(f->x[k], e[k]));
-  }
-  if (alo.x > bhi.x + eta || blo.x > ahi.x + eta || alo.y > bhi.y + eta || blo.y > ahi.y + eta || alo.z > bhi.z + eta ||
-      blo.z > ahi.z + eta)
-    return 0;
+   * search do not) */
+  if (feature_gap(f, f->x, e) > eta) return 0;
   return f->ee ? geom_ccd_edge_edge(f->x, d, eta, hit) : geom_ccd_point_triangle(f->x, d, eta, hit);
 }
 

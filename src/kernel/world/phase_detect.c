@@ -3,11 +3,17 @@
  * substep (after the step: of the last one). */
 #include "contact/contact.h"
 
-void phase_detect(loom_world *w, const step_info *s) {
-  w->contacts.count = 0;
-  broadphase_pairs(w, s);
+/* Vertex paths against rigid shapes for every broad-phase pair, appended to the buffer (also run
+ * again by the respond phase after the collision pipeline changed paths). */
+void detect_vertex_contacts(loom_world *w, const step_info *s) {
   for (int i = 0; i < w->npairs; i++) {
     const body_pair *p = &w->pairs[i];
     if (w->bodies[p->a].pts && w->bodies[p->b].ops->id == LOOM_KIND_RIGID) contact_vertices_detect(w, p, s);
   }
+}
+
+void phase_detect(loom_world *w, const step_info *s) {
+  w->contacts.count = 0;
+  broadphase_pairs(w, s);
+  detect_vertex_contacts(w, s);
 }

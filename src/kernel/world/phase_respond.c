@@ -17,10 +17,7 @@ void phase_respond(loom_world *w, const step_info *s) {
     for (int o = 0; o < w->order_count; o++)
       if (w->bodies[w->order[o]].pts) w->bodies[w->order[o]].pts->path_serial = 0; /* paths changed */
     const int first = w->contacts.count;
-    for (int i = 0; i < w->npairs; i++) {
-      const body_pair *p = &w->pairs[i];
-      if (w->bodies[p->a].pts && w->bodies[p->b].ops->id == LOOM_KIND_RIGID) contact_vertices_detect(w, p, s);
-    }
+    detect_vertex_contacts(w, s);
     w->obstacle_moves = 0;
     contact_vertices_respond(w, s, first);
     for (int i = 0; i < w->npairs; i++) contact_features_respond(w, &w->pairs[i], s);

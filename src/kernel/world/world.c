@@ -71,7 +71,6 @@ LOOM_API void loom_world_destroy(loom_world *w) {
   core_free(w->contacts.work);
   core_free(w->cpairs);
   core_free(w->cdist);
-  core_free(w->zone_parent);
   arena_destroy(&w->scratch);
   core_free(w);
 }

@@ -237,15 +237,13 @@ struct loom_world {
   unsigned substep_serial; /* counts substeps since creation (not state: passes use it to run once) */
   body_pair *pairs; /* broad-phase pairs of the current substep (scratch) */
   int npairs;
-  /* the collision pipeline's work (not state): candidate feature pairs and impact-zone links */
+  /* the collision pipeline's work (not state): candidate feature pairs */
   collide_pair *cpairs;
   double *cdist; /* per candidate: its distance at the substep's start, or a lower bound >= the thickness */
   int ncpairs, cpair_cap;
   int cpair_valid;      /* the list may serve the next substep (see contact_collide.c) */
   uint64_t cpair_sig;   /* what it was collected for */
   double collide_warned_until; /* the pipeline's last-resort warning is quiet until then (s) */
-  int32_t *zone_parent;
-  int zone_cap;
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
   loom_stats stats;
   char messages[WORLD_MESSAGES][WORLD_MESSAGE_LEN];
