@@ -138,6 +138,8 @@ typedef struct loom_stats {
   int collision_iterations; /* CCD passes and impact-zone passes performed, last step */
   int largest_zone;         /* vertices in the largest impact zone, last step */
   int unresolved;           /* vertices stopped by the last-resort fallback, last step (0 normally) */
+  int tangled;              /* vertices of triangles found crossing at the start of collision handling,
+                             * left out of it until they come apart, last step (0 normally) */
 } loom_stats;
 
 /* Fills a definition with defaults: dt = 1/240 s, gravity (0, 0, -9.81), no wind. */
@@ -182,6 +184,9 @@ LOOM_API int loom_world_hash(const loom_world *w, char *out, int cap);
 /* Exact number of intersecting triangle pairs right now: cloth vs cloth (including self, pairs
  * sharing an edge excluded) and cloth triangles vs obstacle solids. -1 on failure. */
 LOOM_API int loom_world_interpenetrations(loom_world *w);
+/* The same count; the first cap crossings go to out, 4 integers each: the particle body's handle
+ * and triangle, the other body's handle and triangle (-1: an analytic solid). */
+LOOM_API int loom_world_interpenetration_pairs(loom_world *w, int32_t *out, int cap);
 /* Nearest soft-body triangle hit by the ray origin + s dir (s > 0). Returns 1 and fills *body,
  * *vertex (the hit triangle's vertex nearest the hit point) and *s; 0 if nothing is hit. */
 LOOM_API int loom_world_raycast(const loom_world *w, const loom_vec3 *origin, const loom_vec3 *dir, int *body, int *vertex, double *s);

@@ -59,6 +59,7 @@ typedef struct loom_stats {
   int collision_iterations;
   int largest_zone;
   int unresolved;
+  int tangled;
 } loom_stats;
 void loom_world_def_default(loom_world_def *def);
 loom_world *loom_world_create(const loom_world_def *def);
@@ -81,6 +82,7 @@ int loom_world_message_body(const loom_world *w, int seq);
 void loom_world_energy(const loom_world *w, double *kinetic, double *potential, double *elastic);
 int loom_world_hash(const loom_world *w, char *out, int cap);
 int loom_world_interpenetrations(loom_world *w);
+int loom_world_interpenetration_pairs(loom_world *w, int32_t *out, int cap);
 int loom_world_raycast(const loom_world *w, const loom_vec3 *origin, const loom_vec3 *dir, int *body, int *vertex, double *s);
 int loom_world_set_grab(loom_world *w, int body, int vertex, const loom_vec3 *target, double omega);
 typedef enum loom_feature {

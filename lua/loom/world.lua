@@ -154,7 +154,7 @@ local cloth_spec = params_mod.add_checks({
   fixed = {"any"},
 }, C.LOOM_KIND_CLOTH)
 -- a switch: true or false here (the kernel's live parameter is 0 or 1; body:set takes either)
-cloth_spec.self_collision = {"boolean", default = false}
+cloth_spec.self_collision = {"boolean", default = true}
 
 -- world:cloth{name, mesh, model, integrator, stretch, shear, bend, damping, drag, density | mass,
 --             thickness, friction, substeps, iterations, cg_tolerance, cg_iterations, preconditioner,
@@ -647,14 +647,30 @@ function World:stats()
     messages = s.messages, step_ms = s.step_seconds * 1000, cg_residual = s.cg_residual,
     proximity = s.proximity, ccd_collisions = s.ccd_collisions,
     collision_iterations = s.collision_iterations, largest_zone = s.largest_zone,
-    unresolved = s.unresolved,
+    unresolved = s.unresolved, tangled = s.tangled,
   }
 end
 
-function World:interpenetrations()
-  local n = C.loom_world_interpenetrations(self._w)
+-- world:interpenetrations() → count of crossing triangle pairs (cloth with itself, other cloth and
+-- obstacle solids); world:interpenetrations(true) → count, list of the crossings as
+-- {a = body, ta = triangle, b = body, tb = triangle or -1 for an analytic solid} (0-based triangles).
+function World:interpenetrations(list)
+  if not list then
+    local n = C.loom_world_interpenetrations(self._w)
+    if n < 0 then caller.error("interpenetrations: " .. last_error()) end
+    return n
+  end
+  local n = C.loom_world_interpenetration_pairs(self._w, nil, 0)
   if n < 0 then caller.error("interpenetrations: " .. last_error()) end
-  return n
+  local buf = ffi.new("int32_t[?]", 4 * math.max(n, 1))
+  n = C.loom_world_interpenetration_pairs(self._w, buf, n)
+  if n < 0 then caller.error("interpenetrations: " .. last_error()) end
+  local out, by = {}, {}
+  for _, b in ipairs(self:bodies()) do by[b.handle] = b end
+  for k = 0, n - 1 do
+    out[#out + 1] = {a = by[buf[4 * k]], ta = buf[4 * k + 1], b = by[buf[4 * k + 2]], tb = buf[4 * k + 3]}
+  end
+  return n, out
 end
 
 local energy_buf = ffi.new("double[3]")

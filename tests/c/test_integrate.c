@@ -32,6 +32,7 @@ static int loose_cloth(loom_world *w, const char *name, const loom_mesh *m, int 
   d.drag = 0;
   d.integrator = integrator;
   d.substeps = substeps;
+  d.self_collision = 0; /* dust: the triangles fly through each other (ballistic, exactly) */
   int h = loom_cloth_create(w, &d);
   CHECK_MSG(h != 0, "%s", loom_last_error());
   return h;

@@ -26,8 +26,8 @@ local function crumple(n, self_collision, steps)
 end
 
 describe("self-collision", function()
-  it("keeps a cloth crumpling onto the floor free of crossings after every step", function()
-    local worst, ccd, unresolved = crumple(24, true, 150)
+  it("is on by default: a cloth crumpling onto the floor is free of crossings after every step", function()
+    local worst, ccd, unresolved = crumple(24, nil, 150)
     assert.equal(0, worst)
     assert.less(100, ccd)                       -- the pipeline had work to do
     assert.equal(0, unresolved)                 -- and never needed its last resort
@@ -49,11 +49,13 @@ describe("self-collision", function()
   it("is a live switch that takes true/false, and refuses other values", function()
     local W = loom.world {}
     local c = W:cloth { name = "c", mesh = loom.mesh.grid { cells = {4, 4} } }
-    assert.equal(0, c:get "self_collision")
-    c:set("self_collision", true)
     assert.equal(1, c:get "self_collision")
     c:set("self_collision", false)
     assert.equal(0, c:get "self_collision")
+    c:set("self_collision", true)
+    assert.equal(1, c:get "self_collision")
+    local off = W:cloth { name = "off", mesh = loom.mesh.grid { cells = {4, 4} }, self_collision = false }
+    assert.equal(0, off:get "self_collision")
     assert.error(function() W:cloth { name = "d", mesh = loom.mesh.grid { cells = {4, 4} }, self_collision = "yes" } end,
                  "self_collision")
     assert.error(function() c:set("self_collision", 2) end, "self_collision")
@@ -126,3 +128,63 @@ describe("cloth on cloth", function()
     end
   end)
 end)
+
+describe("crossings already there", function()
+  -- two squares of one cloth that pierce each other from the start (a mesh made that way)
+  local function pierced()
+    local v, t = {}, {}
+    local function quad(a, b, c, d)
+      local base = #v
+      for _, p in ipairs {a, b, c, d} do v[#v + 1] = p end
+      t[#t + 1] = {base, base + 1, base + 2}
+      t[#t + 1] = {base, base + 2, base + 3}
+    end
+    quad({-0.2, -0.2, 1}, {0.2, -0.2, 1}, {0.2, 0.2, 1}, {-0.2, 0.2, 1})            -- horizontal
+    quad({-0.1, 0, 0.9}, {0.1, 0, 0.9}, {0.1, 0, 1.1}, {-0.1, 0, 1.1})              -- vertical, through it
+    return loom.mesh.from_arrays(v, t)
+  end
+
+  it("are listed by world:interpenetrations(true), named in a warning, and do not freeze the cloth", function()
+    local W = loom.world { dt = 1 / 100 }
+    local c = W:cloth { name = "knot", mesh = pierced() }
+    local n, list = W:interpenetrations(true)
+    assert.less(0, n)
+    assert.equal(n, #list)
+    assert.equal(c.handle, list[1].a.handle)
+    assert.equal(c.handle, list[1].b.handle)
+    assert.truthy(list[1].ta >= 0 and list[1].tb >= 0 and list[1].ta ~= list[1].tb)
+    W:step()
+    assert.less(0, W:stats().tangled)
+    assert.equal(0, W:stats().unresolved)
+    local errs = table.concat(W:errors(), "\n")
+    assert.truthy(errs:find("already cross", 1, true), errs)
+    assert.truthy(errs:find("cloth 'knot' triangle", 1, true), errs)
+    local z0 = c.x[0].z
+    W:run(0.5)
+    assert.is_false(c.frozen)
+    assert.less(c.x[0].z, z0 - 0.5)            -- it falls freely, crossing and all
+  end)
+
+  it("left by a pin teleported through the cloth are reported while they last; pins keep their motion", function()
+    local W = loom.world { dt = 1 / 120 }
+    local c = W:cloth { name = "cloth", model = "springs", drag = 0,
+                        mesh = loom.mesh.grid { size = {0.9, 0.9}, cells = {10, 10}, center = {0, 0, 1.5}, plane = "xz" } }
+    local g = c:pin { 90, 99 }
+    local rest = c.rest[90]
+    g:set_offset(0.1, 0, 0.2)                    -- through the cloth: 35 crossing pairs at once
+    assert.less(0, W:interpenetrations())
+    local moved = 0
+    for _ = 1, 60 do
+      local z = c.x[0].z
+      W:step()
+      moved = math.max(moved, math.abs(c.x[0].z - z))
+      assert.equal(0, W:stats().unresolved)       -- no last resort: the cloth is not frozen
+      if W:interpenetrations() > 0 then assert.less(0, W:stats().tangled) end
+      assert.near(rest.x + 0.1, c.x[90].x, 1e-12)
+      assert.near(rest.z + 0.2, c.x[90].z, 1e-12)
+    end
+    assert.less(1e-3, moved)
+    assert.is_false(c.frozen)
+  end)
+end)
+

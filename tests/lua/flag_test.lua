@@ -42,6 +42,9 @@ describe("a flag pinned 2 mm from a pole (inside its 4 mm thickness)", function(
   it("does not gain energy once the wind stops, while it rubs on the pole", function()
     for _, gap in ipairs {0.002, 0, -0.005} do   -- pins outside the pole's surface, on it, inside it
       local W = flag_scene:instantiate {gap = gap}
+      -- the pole's contact is under test: self-collision's repulsion is a spring (it may return
+      -- a little energy where the flag's folds press together), so it is off here
+      W:body("flag"):set("self_collision", false)
       W:run(2)
       local wind = flag_scene.params.wind
       flag_scene.params.wind = 0

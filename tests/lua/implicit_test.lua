@@ -111,7 +111,9 @@ describe("implicit cloth", function()
                                     {{0, 1, 2}, {1, 3, 2}, {0, 1, 5}, {0, 1, 4}, {1, 2, 4}, {0, 5, 2}})
     for _, model in ipairs {"baraff_witkin", "springs"} do
       local W = loom.world {dt = 1 / 60}
-      local c = W:cloth { name = "odd", model = model, integrator = "implicit", mesh = m }
+      -- self_collision off: triangle 0-5-2 lies along edge 0-1 of triangle 0-1-4, which the
+      -- collision pipeline rightly reports as a crossing present from the start
+      local c = W:cloth { name = "odd", model = model, integrator = "implicit", mesh = m, self_collision = false }
       c:pin { 2 }
       W:run(2)
       assert.is_false(c.frozen, model)

@@ -110,55 +110,104 @@ static int32_t build_node(build_ctx *b, int begin, int end, int depth) {
   return id;
 }
 
-int bvh_build(bvh *t, const vec3 *lo, const vec3 *hi, int n, int leaf_size) {
-  bvh_clear(t);
+/* Sorts the items along the axes and builds the nodes into t's arrays (sized for n). */
+static int build_into(bvh *t, const vec3 *lo, const vec3 *hi, int n, int leaf_size, double *key, int32_t *order[3],
+                      int32_t *tmp, unsigned char *side) {
+  build_ctx b = {lo, hi, key, {order[0], order[1], order[2]}, tmp, side, t, leaf_size, 0};
+  for (int i = 0; i < n; i++) {
+    b.key[i * 3 + 0] = lo[i].x + hi[i].x;
+    b.key[i * 3 + 1] = lo[i].y + hi[i].y;
+    b.key[i * 3 + 2] = lo[i].z + hi[i].z;
+  }
+  for (int k = 0; k < 3; k++) {
+    for (int i = 0; i < n; i++) b.order[k][i] = i;
+    sort_axis(b.order[k], b.tmp, b.key, k, n);
+  }
+  t->item_count = n;
+  t->node_count = 0;
+  build_node(&b, 0, n, 0);
+  /* Guaranteed by the halving split; checked because the query stacks rely on it. */
+  if (b.max_depth >= BVH_MAX_DEPTH) return loom_fail("bvh_build: depth %d exceeds %d (internal error)", b.max_depth, BVH_MAX_DEPTH);
+  return 0;
+}
+
+static int check_boxes(const vec3 *lo, const vec3 *hi, int n, int leaf_size) {
   if (n < 0) return loom_fail("bvh_build: n must be >= 0 (got %d)", n);
   if (leaf_size < 1) return loom_fail("bvh_build: leaf_size must be >= 1 (got %d)", leaf_size);
-  if (n == 0) return 0;
   if (n > (1 << 30)) return loom_fail("bvh_build: %d boxes exceed the 2^30 limit of int32 node indices", n);
-  if (!lo || !hi) return loom_fail("bvh_build: box arrays are NULL");
+  if (n > 0 && (!lo || !hi)) return loom_fail("bvh_build: box arrays are NULL");
   for (int i = 0; i < n; i++)
     if (!v3_isfinite(lo[i]) || !v3_isfinite(hi[i])) return loom_fail("bvh_build: box %d is not finite", i);
+  return 0;
+}
 
+int bvh_build(bvh *t, const vec3 *lo, const vec3 *hi, int n, int leaf_size) {
+  bvh_clear(t);
+  if (check_boxes(lo, hi, n, leaf_size)) return -1;
+  if (n == 0) return 0;
   /* Pre-order node count is at most 2 * leaves - 1 and leaves <= n. */
   size_t nn = (size_t)n * 2 - 1;
-  build_ctx b = {lo, hi, NULL, {NULL, NULL, NULL}, NULL, NULL, t, leaf_size, 0};
   t->nodes = core_calloc(nn, sizeof(bvh_node));
   t->items = core_alloc((size_t)n, sizeof(int32_t));
   t->item_lo = core_alloc((size_t)n, sizeof(vec3));
   t->item_hi = core_alloc((size_t)n, sizeof(vec3));
-  b.key = core_alloc((size_t)n * 3, sizeof(double));
-  for (int k = 0; k < 3; k++) b.order[k] = core_alloc((size_t)n, sizeof(int32_t));
-  b.tmp = core_alloc((size_t)n, sizeof(int32_t));
-  b.side = core_alloc((size_t)n, 1);
-  int ok = t->nodes && t->items && t->item_lo && t->item_hi && b.key && b.order[0] && b.order[1] && b.order[2] &&
-           b.tmp && b.side;
-  if (ok) {
-    for (int i = 0; i < n; i++) {
-      b.key[i * 3 + 0] = lo[i].x + hi[i].x;
-      b.key[i * 3 + 1] = lo[i].y + hi[i].y;
-      b.key[i * 3 + 2] = lo[i].z + hi[i].z;
-    }
-    for (int k = 0; k < 3; k++) {
-      for (int i = 0; i < n; i++) b.order[k][i] = i;
-      sort_axis(b.order[k], b.tmp, b.key, k, n);
-    }
-    t->item_count = n;
-    build_node(&b, 0, n, 0);
-  }
-  core_free(b.key);
-  for (int k = 0; k < 3; k++) core_free(b.order[k]);
-  core_free(b.tmp);
-  core_free(b.side);
-  if (!ok) {
+  double *key = core_alloc((size_t)n * 3, sizeof(double));
+  int32_t *order[3];
+  for (int k = 0; k < 3; k++) order[k] = core_alloc((size_t)n, sizeof(int32_t));
+  int32_t *tmp = core_alloc((size_t)n, sizeof(int32_t));
+  unsigned char *side = core_alloc((size_t)n, 1);
+  int ok = t->nodes && t->items && t->item_lo && t->item_hi && key && order[0] && order[1] && order[2] && tmp && side;
+  int failed = !ok;
+  if (ok) failed = build_into(t, lo, hi, n, leaf_size, key, order, tmp, side);
+  core_free(key);
+  for (int k = 0; k < 3; k++) core_free(order[k]);
+  core_free(tmp);
+  core_free(side);
+  if (failed) {
     bvh_free(t);
-    loom_error_prefix("bvh_build");
+    if (!ok) loom_error_prefix("bvh_build");
     return -1;
   }
-  /* Guaranteed by the halving split; checked because the query stacks rely on it. */
-  if (b.max_depth >= BVH_MAX_DEPTH) {
+  return 0;
+}
+
+void bvh_work_free(bvh_work *wk) {
+  if (!wk) return;
+  core_free(wk->key);
+  for (int k = 0; k < 3; k++) core_free(wk->order[k]);
+  core_free(wk->tmp);
+  core_free(wk->side);
+  memset(wk, 0, sizeof *wk);
+}
+
+int bvh_work_reserve(bvh_work *wk, int n) {
+  if (wk->cap >= n) return 0;
+  bvh_work_free(wk);
+  wk->key = core_alloc((size_t)n * 3, sizeof(double));
+  for (int k = 0; k < 3; k++) wk->order[k] = core_alloc((size_t)n, sizeof(int32_t));
+  wk->tmp = core_alloc((size_t)n, sizeof(int32_t));
+  wk->side = core_alloc((size_t)n, 1);
+  if (!wk->key || !wk->order[0] || !wk->order[1] || !wk->order[2] || !wk->tmp || !wk->side) {
+    bvh_work_free(wk);
+    return loom_fail("bvh_rebuild: out of memory for %d boxes", n);
+  }
+  wk->cap = n;
+  return 0;
+}
+
+int bvh_rebuild(bvh *t, const vec3 *lo, const vec3 *hi, int n, int leaf_size, bvh_work *wk) {
+  if (!t->nodes || t->item_count != n || n == 0) {
+    /* first build (or another size): allocate the tree, then rebuild into it */
     bvh_free(t);
-    return loom_fail("bvh_build: depth %d exceeds %d (internal error)", b.max_depth, BVH_MAX_DEPTH);
+    if (bvh_build(t, lo, hi, n, leaf_size)) return -1;
+  } else if (check_boxes(lo, hi, n, leaf_size)) {
+    return -1;
+  }
+  if (n == 0) return 0;
+  if (bvh_work_reserve(wk, n)) return -1;
+  if (build_into(t, lo, hi, n, leaf_size, wk->key, wk->order, wk->tmp, wk->side)) {
+    bvh_free(t);
+    return -1;
   }
   return 0;
 }

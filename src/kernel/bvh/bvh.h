@@ -34,6 +34,18 @@ typedef struct bvh {
  * safe to free. */
 int bvh_build(bvh *t, const vec3 *lo, const vec3 *hi, int n, int leaf_size);
 void bvh_free(bvh *t);
+/* Rebuilding a tree of the same n in place: the tree's arrays are reused and the sorting
+ * buffers live in a bvh_work kept with the tree, so a rebuild allocates nothing after the first
+ * (same tree and result as bvh_build). A tree never built, or of another n, is built first. */
+typedef struct bvh_work {
+  double *key;
+  int32_t *order[3], *tmp;
+  unsigned char *side;
+  int cap;
+} bvh_work;
+int bvh_rebuild(bvh *t, const vec3 *lo, const vec3 *hi, int n, int leaf_size, bvh_work *wk);
+void bvh_work_free(bvh_work *wk);
+int bvh_work_reserve(bvh_work *wk, int n); /* buffers for n boxes; 0 or -1 */
 /* Recomputes node boxes bottom-up from new item boxes (same n). */
 void bvh_refit(bvh *t, const vec3 *lo, const vec3 *hi);
 /* Calls fn(item, ctx) for every item whose box overlaps [lo, hi]; stops early when fn returns

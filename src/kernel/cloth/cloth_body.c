@@ -41,7 +41,7 @@ LOOM_API void loom_cloth_def_default(loom_cloth_def *def, int model) {
   def->friction = 0.3;
   def->substeps = 0;
   def->iterations = 20;
-  def->self_collision = 0;
+  def->self_collision = 1;
   def->compliance = 0;
   def->cg_tolerance = 1e-3;
   def->cg_iterations = 1000;

@@ -20,6 +20,11 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first);
  * where the vertex response left the cloth and resolved at once. */
 void contact_features_respond(loom_world *w, const body_pair *pair, const step_info *s);
 
+/* Crossings among the triangles of particle bodies (slots, self flags) at the substep's start:
+ * fn for each crossing pair; the count, -1 out of memory (contact_query.c). */
+int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsigned char *self, int nslots,
+                                    void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud);
+
 /* Particle bodies against themselves (self_collision) and each other (contact_collide.c): the
  * Bridson-Fedkiw-Anderson pipeline over the substep, after the obstacle families. */
 int contact_collide_respond(loom_world *w, const step_info *s); /* vertices it changed */

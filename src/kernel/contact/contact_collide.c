@@ -45,6 +45,13 @@ typedef struct collide_ctx {
   int qa, qb, qi; /* bodies of the current query, vertex of a vertex query */
   int overflow;
   int pass;      /* numbers the CCD and zone passes of the substep (stamps) */
+  double *disp;  /* per global vertex: the length of its displacement h vbar in the current pass */
+  int32_t visit; /* numbers the selections of candidates (w->cseen) */
+  uint8_t *tangled; /* per global vertex (NULL: none): left out of the pipeline this run */
+  double dmax;      /* the largest of disp */
+  double tmax;      /* the largest pair thickness (sum of two halves) */
+  double *moved;    /* per global vertex: how far its start moved since the previous run (NULL:
+                     * unknown; start distances are then all computed afresh) */
 } collide_ctx;
 
 typedef struct feat4 {
@@ -102,9 +109,15 @@ static int prepare(particles *p) {
   c->held = core_alloc(n, sizeof(uint8_t));
   c->inv_m = core_alloc(n, sizeof(double));
   c->count = core_alloc(n, sizeof(int32_t));
-  if (!c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
+  c->tangled = core_alloc(n, sizeof(uint8_t));
+  c->xprev = core_alloc(n, sizeof(vec3));
+  c->xprev_ok = 0;
+  if (!c->tangled || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
       !c->count)
     return -1;
+  memset(c->tangled, 0, n);
+  if (bvh_work_reserve(&c->bwork, (int)(nt > nE ? nt : nE))) return -1;
+  c->check_tangles = 1; /* the state a body starts in is checked once */
   c->ready = 1;
   return 0;
 }
@@ -149,9 +162,9 @@ static int update_trees(collide_ctx *cx, cbody *cb) {
     bvh_refit(&c->edge_tree, c->edge_lo, c->edge_hi);
     if (tree_area(&c->tri_tree) + tree_area(&c->edge_tree) <= 2 * c->built_area) return 0;
   }
-  bvh_free(&c->tri_tree);
-  bvh_free(&c->edge_tree);
-  if (bvh_build(&c->tri_tree, c->tri_lo, c->tri_hi, p->nt, 4) || bvh_build(&c->edge_tree, c->edge_lo, c->edge_hi, c->ne, 4))
+  /* rebuilt in place: after the first build this allocates nothing */
+  if (bvh_rebuild(&c->tri_tree, c->tri_lo, c->tri_hi, p->nt, 4, &c->bwork) ||
+      bvh_rebuild(&c->edge_tree, c->edge_lo, c->edge_hi, c->ne, 4, &c->bwork))
     return -1;
   c->built_area = tree_area(&c->tri_tree) + tree_area(&c->edge_tree);
   return 0;
@@ -159,23 +172,32 @@ static int update_trees(collide_ctx *cx, cbody *cb) {
 
 /* ---- candidates ------------------------------------------------------------------------------- */
 
+/* Room for cap candidates in every per-candidate array (grown by doubling while collecting, and
+ * reserved up front for a few dozen per vertex, so that steady steps allocate nothing). */
+static int reserve_pairs(loom_world *w, int cap) {
+  if (cap <= w->cpair_cap) return 0;
+  if (cap > (1 << 26)) return -1;
+  collide_pair *np = core_realloc(w->cpairs, (size_t)cap, sizeof(collide_pair));
+  if (!np) return -1;
+  w->cpairs = np;
+  double *nd = core_realloc(w->cdist, (size_t)cap, sizeof(double));
+  if (!nd) return -1;
+  w->cdist = nd;
+  int32_t *a = core_realloc(w->cadj, 4 * (size_t)cap, sizeof(int32_t));
+  if (!a) return -1;
+  w->cadj = a;
+  int32_t *seen = core_realloc(w->cseen, (size_t)cap, sizeof(int32_t));
+  if (!seen) return -1;
+  w->cseen = seen;
+  w->cpair_cap = cap;
+  return 0;
+}
+
 static int push_pair(collide_ctx *cx, int type, int a, int b, int fa, int fb) {
   loom_world *w = cx->w;
-  if (w->ncpairs == w->cpair_cap) {
-    int cap = w->cpair_cap ? 2 * w->cpair_cap : 1024;
-    if (cap > (1 << 26)) {
-      cx->overflow = 1;
-      return 1;
-    }
-    collide_pair *np = core_realloc(w->cpairs, (size_t)cap, sizeof(collide_pair));
-    if (np) w->cpairs = np;
-    double *nd = np ? core_realloc(w->cdist, (size_t)cap, sizeof(double)) : NULL;
-    if (!nd) {
-      cx->overflow = 1;
-      return 1;
-    }
-    w->cdist = nd;
-    w->cpair_cap = cap;
+  if (w->ncpairs == w->cpair_cap && reserve_pairs(w, w->cpair_cap ? 2 * w->cpair_cap : 1024)) {
+    cx->overflow = 1;
+    return 1;
   }
   collide_pair *q = &w->cpairs[w->ncpairs++];
   q->type = type;
@@ -276,6 +298,53 @@ static int sort_pairs(loom_world *w) {
 
 static void start_distances(collide_ctx *cx);
 
+/* The global indices of a candidate's four nodes, in gather's order. */
+static void pair_nodes(const collide_ctx *cx, collide_pair *q) {
+  const cbody *A = &cx->b[q->a], *B = &cx->b[q->b];
+  if (!(q->type & 1)) {
+    const int32_t *t = &B->p->tri[3 * q->fb];
+    for (int k = 0; k < 3; k++) q->g[k] = B->offset + t[k];
+    q->g[3] = A->offset + q->fa;
+  } else {
+    const int32_t *ea = &A->p->col.edge[2 * q->fa], *eb = &B->p->col.edge[2 * q->fb];
+    q->g[0] = A->offset + ea[0];
+    q->g[1] = A->offset + ea[1];
+    q->g[2] = B->offset + eb[0];
+    q->g[3] = B->offset + eb[1];
+  }
+}
+
+/* Per vertex, the candidates it is a node of (compressed rows, ascending candidate index): the
+ * passes after the first visit only the candidates of vertices whose motion changed. */
+static int build_adjacency(collide_ctx *cx) {
+  loom_world *w = cx->w;
+  const int n = w->ncpairs, N = cx->total;
+  if (N + 1 > w->cadj_vcap) {
+    int32_t *f = core_realloc(w->cadj_first, (size_t)N + 1, sizeof(int32_t));
+    if (!f) return -1;
+    w->cadj_first = f;
+    w->cadj_vcap = N + 1;
+  }
+  LOOM_ASSERT(n <= w->cpair_cap, "candidate arrays grow together");
+  int32_t *first = w->cadj_first;
+  memset(first, 0, sizeof(int32_t) * ((size_t)N + 1));
+  if (n) memset(w->cseen, 0, sizeof(int32_t) * (size_t)n);
+  for (int c = 0; c < n; c++) {
+    collide_pair *q = &w->cpairs[c];
+    pair_nodes(cx, q);
+    for (int k = 0; k < 4; k++) first[q->g[k] + 1]++;
+  }
+  for (int g = 0; g < N; g++) first[g + 1] += first[g];
+  arena_mark mark = arena_get_mark(&w->scratch);
+  int32_t *cursor = ARENA_NEW(&w->scratch, int32_t, N ? N : 1, "candidate rows");
+  if (!cursor) return -1;
+  memcpy(cursor, first, sizeof(int32_t) * (size_t)N);
+  for (int c = 0; c < n; c++)
+    for (int k = 0; k < 4; k++) w->cadj[cursor[w->cpairs[c].g[k]]++] = c;
+  arena_release(&w->scratch, mark);
+  return 0;
+}
+
 /* Every candidate pair whose swept boxes, inflated by the thickness and a margin, overlap, in a
  * canonical order (sort_pairs). The list stays valid while every vertex's path stays within the
  * margin of the path box it had at collection (list_valid): a pair within reach now was within
@@ -309,7 +378,7 @@ static int collect(collide_ctx *cx) {
       bvh_query_pairs(&cx->b[a].p->col.edge_tree, &cx->b[b].p->col.edge_tree, edge_cb, cx);
     }
   }
-  if (cx->overflow || sort_pairs(cx->w)) return -1;
+  if (cx->overflow || sort_pairs(cx->w) || build_adjacency(cx)) return -1;
   cx->w->cpair_valid = 1;
   start_distances(cx);
   return 0;
@@ -484,7 +553,26 @@ static double feature_gap(const feat4 *f, const vec3 *y0, const vec3 *y1) {
  * cannot close the gap with the motion they have. */
 static void start_distances(collide_ctx *cx) {
   loom_world *w = cx->w;
+  w->cdist_serial = w->substep_serial;
   for (int c = 0; c < w->ncpairs; c++) {
+    if (cx->moved) {
+      /* the distance at the previous run's start, less the most any node on each side moved
+       * since, is a lower bound; at the thickness or beyond it serves every test as well as the
+       * exact distance (proximity skips the pair, the CCD cull only needs a lower bound) */
+      const collide_pair *q = &w->cpairs[c];
+      const int split = (q->type & 1) ? 2 : 3;
+      double ma = 0, mb = 0;
+      for (int k = 0; k < 4; k++) {
+        const double d = cx->moved[q->g[k]];
+        if (k < split) ma = d_max(ma, d);
+        else mb = d_max(mb, d);
+      }
+      const double bound = w->cdist[c] - ma - mb;
+      if (bound >= cx->b[q->a].half + cx->b[q->b].half) {
+        w->cdist[c] = bound;
+        continue;
+      }
+    }
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
     const double gap = feature_gap(&f, f.x, NULL);
@@ -497,11 +585,17 @@ static void start_distances(collide_ctx *cx) {
   }
 }
 
+static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, int *count);
+
+/* Gauss-Seidel over the pairs within the thickness at the start, in candidate order. */
 static void proximity(collide_ctx *cx) {
   loom_world *w = cx->w;
-  for (int c = 0; c < w->ncpairs; c++) {
+  arena_mark mark = arena_get_mark(&w->scratch);
+  int nlist = 0;
+  const int32_t *todo = select_pairs(cx, 1, 0, 0, &nlist);
+  for (int j = 0; j < nlist; j++) {
+    const int c = todo[j];
     const collide_pair *q = &w->cpairs[c];
-    if (!(w->cdist[c] < cx->b[q->a].half + cx->b[q->b].half)) continue;
     feat4 f;
     gather(cx, q, &f);
     double wt[4];
@@ -529,18 +623,10 @@ static void proximity(collide_ctx *cx) {
       record(cx, q, &f, wt, n, f.thick - dist, -1, imp, 3);
     }
   }
+  arena_release(&w->scratch, mark);
 }
 
 /* ---- 4. continuous collisions ----------------------------------------------------------------- */
-
-/* A pair whose four nodes kept their velocities since the previous pass has the same paths as
- * then, when it was tested: it needs no new test. (The first pass of a series, and the first
- * after the candidates were collected again, test everything.) */
-static int moved_since(const feat4 *f, int pass) {
-  for (int k = 0; k < 4; k++)
-    if (f->p[k]->col.stamp[f->vi[k]] >= pass) return 1;
-  return 0;
-}
 
 static int ccd_pair(const collide_ctx *cx, const feat4 *f, double dist0, geom_ccd_hit *hit) {
   vec3 d[4], e[4];
@@ -571,6 +657,95 @@ double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], 
   return vn < target ? target - vn : 0;
 }
 
+/* The length of every vertex's displacement in this pass (the first cull of ccd_pair, per vertex
+ * once instead of per candidate; the same arithmetic, so the two agree bit for bit). */
+static void displacements(collide_ctx *cx) {
+  cx->dmax = 0;
+  for (int a = 0; a < cx->nb; a++) {
+    const particles *p = cx->b[a].p;
+    double *d = cx->disp + cx->b[a].offset;
+    for (int i = 0; i < p->n; i++) {
+      d[i] = sqrt(v3_len2(v3_scale(p->col.vbar[i], cx->h)));
+      cx->dmax = d_max(cx->dmax, d[i]);
+    }
+  }
+}
+
+static int cmp_i32(const void *a, const void *b) {
+  const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return x < y ? -1 : (x > y);
+}
+
+/* Candidates in ascending order: every one (full), or those with a node stamped minstamp or
+ * later (found through the vertices' rows); of those, for proximity (ccd = 0) the ones closer than
+ * the thickness at the start, for CCD the ones whose start distance the largest displacement on
+ * each side could close to within eta (ccd_pair's first test, on cx->disp). Scratch, released
+ * with the caller's mark; NULL when out of memory. */
+static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, int *count) {
+  loom_world *w = cx->w;
+  int32_t *list = ARENA_NEW(&w->scratch, int32_t, w->ncpairs ? w->ncpairs : 1, "selected candidates");
+  int n = 0;
+  if (!list) return NULL;
+#define KEEP(c)                                                                                           \
+  do {                                                                                                    \
+    const collide_pair *q_ = &w->cpairs[c];                                                               \
+    if (cx->tangled) {                                                                                    \
+      const uint8_t *t_ = cx->tangled;                                                                    \
+      const int ta_ = (q_->type & 1) ? (t_[q_->g[0]] | t_[q_->g[1]]) : (t_[q_->g[0]] | t_[q_->g[1]] | t_[q_->g[2]]); \
+      const int tb_ = (q_->type & 1) ? (t_[q_->g[2]] | t_[q_->g[3]]) : t_[q_->g[3]];                      \
+      if (ta_ && tb_) break; /* both features in the tangle */                                            \
+    }                                                                                                     \
+    const double thick_ = cx->b[q_->a].half + cx->b[q_->b].half;                                          \
+    if (!ccd) {                                                                                           \
+      if (w->cdist[c] < thick_) list[n++] = (c);                                                          \
+      break;                                                                                              \
+    }                                                                                                     \
+    const int split_ = (q_->type & 1) ? 2 : 3;                                                            \
+    double ma_ = 0, mb_ = 0;                                                                              \
+    for (int k_ = 0; k_ < 4; k_++) {                                                                      \
+      const double d_ = cx->disp[q_->g[k_]];                                                              \
+      if (k_ < split_) ma_ = d_max(ma_, d_);                                                              \
+      else mb_ = d_max(mb_, d_);                                                                          \
+    }                                                                                                     \
+    if (!(w->cdist[c] - ma_ - mb_ > 0.01 * thick_)) list[n++] = (c);                                      \
+  } while (0)
+  if (full) {
+    /* most candidates fail on their distance alone, against the largest thickness and
+     * displacement (the same roundings as KEEP's, so never a candidate KEEP would take) */
+    const double tmax = cx->tmax, dmax = cx->dmax;
+    for (int c = 0; c < w->ncpairs; c++) {
+      if (ccd ? (w->cdist[c] - dmax) - dmax > 0.01 * tmax : !(w->cdist[c] < tmax)) continue;
+      KEEP(c);
+    }
+  } else {
+    const int32_t visit = ++cx->visit;
+    for (int a = 0; a < cx->nb; a++) {
+      const particles *p = cx->b[a].p;
+      for (int i = 0; i < p->n; i++) {
+        if (p->col.stamp[i] < minstamp) continue;
+        const int g = cx->b[a].offset + i;
+        for (int j = w->cadj_first[g]; j < w->cadj_first[g + 1]; j++) {
+          const int c = w->cadj[j];
+          if (w->cseen[c] == visit) continue;
+          w->cseen[c] = visit;
+          KEEP(c);
+        }
+      }
+    }
+    qsort(list, (size_t)n, sizeof(int32_t), cmp_i32);
+  }
+#undef KEEP
+  *count = n;
+  return list;
+}
+
+/* The candidates a CCD or zone pass tests: every one in a full pass, else those with a node whose
+ * velocity changed since the previous pass began (stamp >= pass - 1). */
+static int32_t *pass_list(collide_ctx *cx, int full, int pass, int *count) {
+  displacements(cx);
+  return select_pairs(cx, full, pass - 1, 1, count);
+}
+
 /* One Jacobi pass of inelastic impulses; the number of colliding pairs. Every impulse is found
  * from the velocities before the pass; each is then scaled by 1 / (the largest number of
  * impulses any of its nodes receives), so that a vertex caught in several collisions is not
@@ -592,11 +767,16 @@ static int ccd_pass(collide_ctx *cx, int full) {
   arena_mark mark = arena_get_mark(&w->scratch);
   int cap = 256, nimp = 0;
   ccd_impulse *imp = ARENA_NEW(&w->scratch, ccd_impulse, cap, "ccd impulses");
-  int hits = 0;
-  for (int c = 0; c < w->ncpairs && imp; c++) {
+  int hits = 0, nlist = 0;
+  const int32_t *todo = imp ? pass_list(cx, full, pass, &nlist) : NULL;
+  if (!todo) {
+    arena_release(&w->scratch, mark);
+    return 1; /* out of memory: not known to be free of collisions (the zones decide) */
+  }
+  for (int j = 0; j < nlist && imp; j++) {
+    const int c = todo[j];
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
-    if (!full && !moved_since(&f, pass - 1)) continue;
     geom_ccd_hit hit;
     if (!ccd_pair(cx, &f, w->cdist[c], &hit)) continue;
     hits++;
@@ -770,6 +950,79 @@ static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones)
   return largest;
 }
 
+/* ---- tangles ---------------------------------------------------------------------------------- */
+
+/* The pipeline keeps a crossing-free start crossing-free; it cannot undo crossings that are
+ * already there (an initial state made that way, a pin teleported through the cloth, a fallback
+ * that failed). Triangles crossing at the start are found (exactly, as world:interpenetrations)
+ * when a body is new, after a fallback and while tangles remain; pairs of features that both
+ * touch the tangle are left out of the pipeline until their triangles come apart (everything
+ * else, the tangle against the rest too, is handled as usual), so that the cloth keeps moving
+ * instead of freezing. The world says so, naming the first pair, once per simulated second. */
+typedef struct tangle_ctx {
+  collide_ctx *cx;
+  int sa, ta, sb, tb;
+} tangle_ctx;
+
+static void tangle_cb(int sa, int ta, int sb, int tb, void *ud) {
+  tangle_ctx *t = ud;
+  if (t->sa < 0) {
+    t->sa = sa;
+    t->ta = ta;
+    t->sb = sb;
+    t->tb = tb;
+  }
+  const collide_ctx *cx = t->cx;
+  for (int a = 0; a < cx->nb; a++) {
+    particles *p = cx->b[a].p;
+    if (cx->b[a].slot == sa)
+      for (int k = 0; k < 3; k++) p->col.tangled[p->tri[3 * ta + k]] = 1;
+    if (cx->b[a].slot == sb)
+      for (int k = 0; k < 3; k++) p->col.tangled[p->tri[3 * tb + k]] = 1;
+  }
+}
+
+static void find_tangles(collide_ctx *cx, const step_info *s) {
+  loom_world *w = cx->w;
+  int need = 0;
+  for (int a = 0; a < cx->nb; a++) need |= cx->b[a].p->col.check_tangles;
+  cx->tangled = NULL;
+  if (!need) return;
+  int slots[64];
+  unsigned char self[64];
+  for (int a = 0; a < cx->nb; a++) {
+    slots[a] = cx->b[a].slot;
+    self[a] = cx->b[a].self;
+    memset(cx->b[a].p->col.tangled, 0, (size_t)cx->b[a].p->n);
+  }
+  tangle_ctx t = {cx, -1, -1, -1, -1};
+  const int pairs = contact_soft_crossings_at_start(w, slots, self, cx->nb, tangle_cb, &t);
+  int count = 0;
+  for (int a = 0; a < cx->nb; a++) {
+    particle_collide *c = &cx->b[a].p->col;
+    int here = 0;
+    for (int i = 0; i < cx->b[a].p->n; i++) here += c->tangled[i];
+    c->check_tangles = here > 0 || pairs < 0;
+    count += here;
+  }
+  if (pairs <= 0) return;
+  cx->tangled = ARENA_NEW(&w->scratch, uint8_t, cx->total, "tangled vertices");
+  if (!cx->tangled) return;
+  for (int a = 0; a < cx->nb; a++)
+    memcpy(cx->tangled + cx->b[a].offset, cx->b[a].p->col.tangled, (size_t)cx->b[a].p->n);
+  w->stats.tangled += count;
+  const double now = w->time + s->a0 * s->dt;
+  if (!(now < w->tangle_warned_until)) {
+    const body_slot *A = &w->bodies[t.sa], *B = &w->bodies[t.sb];
+    world_message(w, LOOM_WARNING, t.sa,
+                  "collisions: %d triangle pairs already cross at t = %.4f s (first: %s '%s' triangle %d and %s '%s' "
+                  "triangle %d); collisions among their %d vertices' features are not handled until they come apart "
+                  "(stats.tangled; world:interpenetrations(true) lists them)",
+                  pairs, now, A->ops->name, A->name, t.ta, B->ops->name, B->name, t.tb, count);
+    w->tangle_warned_until = now + 1.0;
+  }
+}
+
 /* ---- the pipeline ----------------------------------------------------------------------------- */
 
 /* The candidate list still covers every pair within reach: each vertex's current path lies
@@ -813,14 +1066,19 @@ static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits, int full
   loom_world *w = cx->w;
   const int pass = ++cx->pass;
   *hits = 0;
-  for (int c = 0; c < w->ncpairs; c++) {
+  arena_mark mark = arena_get_mark(&w->scratch);
+  int nlist = 0;
+  const int32_t *todo = pass_list(cx, full, pass, &nlist);
+  if (!todo) *hits = 1; /* out of memory: not known to be resolved */
+  for (int j = 0; j < nlist; j++) {
+    const int c = todo[j];
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
-    if (!full && !moved_since(&f, pass - 1)) continue;
     if (!ccd_pair(cx, &f, w->cdist[c], NULL)) continue;
     (*hits)++;
     for (int k = 1; k < 4; k++) zunion(parent, f.gi[0], f.gi[k]);
   }
+  arena_release(&w->scratch, mark);
 }
 
 int contact_collide_respond(loom_world *w, const step_info *s) {
@@ -849,7 +1107,9 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].p = p;
     list[nb].offset = total;
     list[nb].half = 0.5 * fmax(p->thickness, MIN_THICKNESS);
-    list[nb].margin = 0.5 * list[nb].half;
+    /* a wider margin lets one list serve more substeps; worth it when there are several per
+     * step (explicit integrators), not when each step is one substep that moves a lot */
+    list[nb].margin = list[nb].half * (s->substeps >= 4 ? 2.0 : 0.5 * s->substeps);
     list[nb].self = (unsigned char)(p->self_collision != 0);
     total += p->n;
     nb++;
@@ -914,22 +1174,53 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
       else c->held[i] = 0; /* opposite normals cancel: a vertex squeezed between two faces */
     }
   }
+  if (reserve_pairs(w, 16 * total > 1024 ? 16 * total : 1024)) {
+    world_message(w, LOOM_ERROR, list[0].slot, "collisions: out of memory for candidate pairs; collisions skipped this substep");
+    return 0;
+  }
   const uint64_t sig = list_signature(&cx);
+  /* how far every start moved since the previous run (the bound on start distances) */
+  const arena_mark moved_mark = arena_get_mark(&w->scratch);
+  int known = 1;
+  for (int a = 0; a < nb; a++) known &= list[a].p->col.xprev_ok;
+  cx.moved = known ? ARENA_NEW(&w->scratch, double, total, "start moves") : NULL;
+  for (int a = 0; a < nb; a++) {
+    particle_collide *c = &list[a].p->col;
+    const vec3 *xs = list[a].p->x_sub;
+    if (cx.moved)
+      for (int i = 0; i < list[a].p->n; i++) cx.moved[list[a].offset + i] = v3_dist(xs[i], c->xprev[i]);
+    memcpy(c->xprev, xs, sizeof(vec3) * (size_t)list[a].p->n);
+    c->xprev_ok = 1;
+  }
   int failed = 0;
   if (!w->cpair_valid || sig != w->cpair_sig || moved_out(&cx)) {
     w->cpair_sig = sig;
+    cx.moved = NULL; /* a new list: every distance afresh */
     failed = collect(&cx);
-  } else {
-    start_distances(&cx); /* the start positions moved since the last substep */
-  }
+  } else if (w->cdist_serial != w->substep_serial) {
+    start_distances(&cx); /* the start positions moved since the list was collected */
+  } /* else a later round in the same substep: the start positions, and so cdist, are the same */
+  cx.moved = NULL;
+  arena_release(&w->scratch, moved_mark);
   if (failed) {
     world_message(w, LOOM_ERROR, list[0].slot, "collisions: too many candidate pairs (%d); collisions skipped this substep",
                   w->ncpairs);
     return 0;
   }
+  cx.tmax = 0;
+  for (int a = 0; a < nb; a++) cx.tmax = d_max(cx.tmax, list[a].half);
+  cx.tmax = cx.tmax + cx.tmax;
+  const arena_mark top = arena_get_mark(&w->scratch);
+  cx.disp = ARENA_NEW(&w->scratch, double, total, "displacements");
+  if (!cx.disp) {
+    world_message(w, LOOM_ERROR, list[0].slot, "collisions: out of memory; collisions skipped this substep");
+    return 0;
+  }
+  if (w->ncpairs) memset(w->cseen, 0, sizeof(int32_t) * (size_t)w->ncpairs);
+  for (int a = 0; a < nb; a++) memset(list[a].p->col.stamp, 0, sizeof(int32_t) * (size_t)list[a].p->n);
+  find_tangles(&cx, s);
   proximity(&cx);
   int hits = 0, it = 0;
-  for (int a = 0; a < nb; a++) memset(list[a].p->col.stamp, 0, sizeof(int32_t) * (size_t)list[a].p->n);
   for (it = 0; it < CCD_ITERATIONS; it++) {
     int full = it == 0;
     if (moved_out(&cx)) {
@@ -950,7 +1241,8 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     if (parent && acc) {
       for (int g = 0; g < total; g++) parent[g] = g;
       for (int zi = 0; zi < ZONE_ITERATIONS; zi++) {
-        int full = zi == 0;
+        /* every pair without a stamped node was cleared by the CCD passes */
+        int full = 0;
         if (moved_out(&cx)) {
           if (collect(&cx)) break;
           full = 1;
@@ -968,12 +1260,16 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     if (zones > w->stats.impact_zones) w->stats.impact_zones = zones;
     if (largest > w->stats.largest_zone) w->stats.largest_zone = largest;
     if (!resolved) {
-      /* the fail-safe's fail-safe: every vertex of the colliding bodies, pinned and held ones too,
-       * stands still for this substep (their start is free of crossings), and the world says so */
+      /* the fail-safe's fail-safe: every free vertex of the colliding bodies stands still for
+       * this substep (their start is free of crossings, so this end is too unless a pin's scripted
+       * motion drives through the cloth: pins keep their motion), and the world says so; the next
+       * run looks for crossings left at its start */
       int stood = 0;
       for (int a = 0; a < nb; a++) {
         particles *p = list[a].p;
+        p->col.check_tangles = 1;
         for (int i = 0; i < p->n; i++) {
+          if (p->col.inv_m[i] == 0) continue;
           p->col.vbar[i] = v3(0, 0, 0);
           stood++;
         }
@@ -1003,5 +1299,6 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
       changed++;
     }
   }
+  arena_release(&w->scratch, top);
   return changed;
 }

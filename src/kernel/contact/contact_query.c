@@ -20,13 +20,29 @@ static int cmp_tri_ref(const void *a, const void *b) {
   return x->t < y->t ? -1 : (x->t > y->t);
 }
 
-static int soft_pair_intersects(const loom_world *w, const tri_ref *A, const tri_ref *B) {
+/* Appends the boxes of a body's triangles at positions x to refs from index k; the new count. */
+static int add_refs(tri_ref *refs, int k, const particles *b, int slot, const vec3 *x) {
+  for (int t = 0; t < b->nt; t++) {
+    const vec3 p = x[b->tri[3 * t]], q = x[b->tri[3 * t + 1]], r = x[b->tri[3 * t + 2]];
+    refs[k].slot = slot;
+    refs[k].t = t;
+    refs[k].lo = v3_min(p, v3_min(q, r));
+    refs[k].hi = v3_max(p, v3_max(q, r));
+    k++;
+  }
+  return k;
+}
+
+static const vec3 *positions(const particles *p, int at_substep_start) { return at_substep_start ? p->x_sub : p->x; }
+
+static int soft_pair_intersects(const loom_world *w, const tri_ref *A, const tri_ref *B, int start) {
   const particles *ba = w->bodies[A->slot].pts, *bb = w->bodies[B->slot].pts;
   const int32_t *ta = &ba->tri[3 * A->t], *tb = &bb->tri[3 * B->t];
+  const vec3 *xa = positions(ba, start), *xb = positions(bb, start);
   vec3 a[3], b[3];
   for (int k = 0; k < 3; k++) {
-    a[k] = ba->x[ta[k]];
-    b[k] = bb->x[tb[k]];
+    a[k] = xa[ta[k]];
+    b[k] = xb[tb[k]];
   }
   if (A->slot == B->slot) {
     int shared = 0, ia = -1, ib = -1;
@@ -44,22 +60,45 @@ static int soft_pair_intersects(const loom_world *w, const tri_ref *A, const tri
   return geom_tri_tri_intersect(a[0], a[1], a[2], b[0], b[1], b[2]);
 }
 
+/* Where crossings are listed (optional): 4 integers each, body handle and triangle of the
+ * particle body, then the other body's handle and its triangle (-1: an analytic solid). */
+typedef struct cross_out {
+  const loom_world *w;
+  int32_t *out;
+  int cap, n;
+} cross_out;
+
+static void cross_add(cross_out *o, int slot_a, int ta, int slot_b, int tb) {
+  if (o->out && o->n < o->cap) {
+    int32_t *r = &o->out[4 * o->n];
+    r[0] = (int32_t)world_handle(o->w, slot_a);
+    r[1] = ta;
+    r[2] = (int32_t)world_handle(o->w, slot_b);
+    r[3] = tb;
+  }
+  o->n++;
+}
+
 typedef struct mesh_pair_ctx {
   const loom_mesh *m;
   vec3 a[3];
   int count;
+  cross_out *o;
+  int slot_a, ta, slot_b;
 } mesh_pair_ctx;
 
 static int mesh_pair_cb(int t, void *ud) {
   mesh_pair_ctx *c = ud;
   const loom_mesh *m = c->m;
-  if (geom_tri_tri_intersect(c->a[0], c->a[1], c->a[2], m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]]))
+  if (geom_tri_tri_intersect(c->a[0], c->a[1], c->a[2], m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]])) {
     c->count++;
+    cross_add(c->o, c->slot_a, c->ta, c->slot_b, t);
+  }
   return 0;
 }
 
-LOOM_API int loom_world_interpenetrations(loom_world *w) {
-  if (!w) return loom_fail("interpenetrations: world is NULL");
+static int interpenetrations(loom_world *w, int32_t *out, int cap) {
+  cross_out co = {w, out, cap, 0};
   int total = 0;
   for (int o = 0; o < w->order_count; o++)
     if (w->bodies[w->order[o]].pts) total += w->bodies[w->order[o]].pts->nt;
@@ -73,15 +112,7 @@ LOOM_API int loom_world_interpenetrations(loom_world *w) {
   for (int o = 0; o < w->order_count; o++) {
     int slot = w->order[o];
     const particles *b = w->bodies[slot].pts;
-    if (!b) continue;
-    for (int t = 0; t < b->nt; t++) {
-      vec3 p = b->x[b->tri[3 * t]], q = b->x[b->tri[3 * t + 1]], r = b->x[b->tri[3 * t + 2]];
-      refs[k].slot = slot;
-      refs[k].t = t;
-      refs[k].lo = v3_min(p, v3_min(q, r));
-      refs[k].hi = v3_max(p, v3_max(q, r));
-      k++;
-    }
+    if (b) k = add_refs(refs, k, b, slot, b->x);
   }
   qsort(refs, (size_t)total, sizeof(tri_ref), cmp_tri_ref);
   int count = 0;
@@ -89,12 +120,15 @@ LOOM_API int loom_world_interpenetrations(loom_world *w) {
   for (int i = 0; i < total; i++) {
     for (int j = i + 1; j < total && refs[j].lo.x <= refs[i].hi.x; j++) {
       if (!bvh_box_overlap(refs[i].lo, refs[i].hi, refs[j].lo, refs[j].hi)) continue;
-      count += soft_pair_intersects(w, &refs[i], &refs[j]);
+      if (soft_pair_intersects(w, &refs[i], &refs[j], 0)) {
+        count++;
+        cross_add(&co, refs[i].slot, refs[i].t, refs[j].slot, refs[j].t);
+      }
     }
   }
   /* soft triangles against obstacle solids */
-  for (int o = 0; o < w->order_count; o++) {
-    const body_slot *rb = &w->bodies[w->order[o]];
+  for (int o_ = 0; o_ < w->order_count; o_++) {
+    const body_slot *rb = &w->bodies[w->order[o_]];
     if (rb->ops->id != LOOM_KIND_RIGID) continue;
     const rigid_body *r = rigid_of_slot(rb);
     vec3 rlo, rhi;
@@ -106,13 +140,16 @@ LOOM_API int loom_world_interpenetrations(loom_world *w) {
       for (int c = 0; c < 3; c++)
         a[c] = q_rotate_inv(r->state.q, v3_sub(b->x[b->tri[3 * refs[i].t + c]], r->state.pos));
       if (r->model.shape_type == LOOM_SHAPE_MESH) {
-        mesh_pair_ctx mc = {r->model.mesh, {a[0], a[1], a[2]}, 0};
+        mesh_pair_ctx mc = {r->model.mesh, {a[0], a[1], a[2]}, 0, &co, refs[i].slot, refs[i].t, w->order[o_]};
         bvh_query_box(&r->model.tree, v3_min(a[0], v3_min(a[1], a[2])), v3_max(a[0], v3_max(a[1], a[2])),
                       mesh_pair_cb, &mc);
         count += mc.count;
       } else {
         /* penetration deeper than 1 nm counts: touching the surface is not an interpenetration */
-        count += geom_triangle_overlaps_shape(&r->model.shape, a[0], a[1], a[2], 1e-9);
+        if (geom_triangle_overlaps_shape(&r->model.shape, a[0], a[1], a[2], 1e-9)) {
+          count++;
+          cross_add(&co, refs[i].slot, refs[i].t, w->order[o_], -1);
+        }
       }
     }
   }
@@ -120,3 +157,44 @@ LOOM_API int loom_world_interpenetrations(loom_world *w) {
   return count;
 }
 
+LOOM_API int loom_world_interpenetrations(loom_world *w) {
+  if (!w) return loom_fail("interpenetrations: world is NULL");
+  return interpenetrations(w, NULL, 0);
+}
+
+LOOM_API int loom_world_interpenetration_pairs(loom_world *w, int32_t *out, int cap) {
+  if (!w) return loom_fail("interpenetration pairs: world is NULL");
+  if (cap < 0 || (cap > 0 && !out)) return loom_fail("interpenetration pairs: no room for %d pairs", cap);
+  return interpenetrations(w, out, cap);
+}
+
+/* Crossings among the triangles of the given particle bodies at the start of the substep
+ * (x_sub), self pairs only for bodies with self set: fn(slot_a, ta, slot_b, tb, ud) for each.
+ * The count, or -1 when out of scratch memory. */
+int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsigned char *self, int nslots,
+                                    void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud) {
+  int total = 0;
+  for (int k = 0; k < nslots; k++) total += w->bodies[slots[k]].pts->nt;
+  arena_mark mark = arena_get_mark(&w->scratch);
+  tri_ref *refs = ARENA_NEW(&w->scratch, tri_ref, total ? total : 1, "crossing boxes");
+  if (!refs) return -1;
+  int n = 0;
+  for (int k = 0; k < nslots; k++) n = add_refs(refs, n, w->bodies[slots[k]].pts, slots[k], w->bodies[slots[k]].pts->x_sub);
+  qsort(refs, (size_t)n, sizeof(tri_ref), cmp_tri_ref);
+  int count = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n && refs[j].lo.x <= refs[i].hi.x; j++) {
+      if (!bvh_box_overlap(refs[i].lo, refs[i].hi, refs[j].lo, refs[j].hi)) continue;
+      if (refs[i].slot == refs[j].slot) {
+        int selfok = 0;
+        for (int k = 0; k < nslots; k++)
+          if (slots[k] == refs[i].slot) selfok = self[k];
+        if (!selfok) continue;
+      }
+      if (!soft_pair_intersects(w, &refs[i], &refs[j], 1)) continue;
+      count++;
+      fn(refs[i].slot, refs[i].t, refs[j].slot, refs[j].t, ud);
+    }
+  arena_release(&w->scratch, mark);
+  return count;
+}

@@ -11,8 +11,7 @@ void phase_respond(loom_world *w, const step_info *s) {
   for (int i = 0; i < w->npairs; i++) contact_features_respond(w, &w->pairs[i], s);
   /* The pipeline may press vertices near an obstacle into it: the obstacle passes run again over
    * the corrected paths, and while they move anything, the pipeline again (it sees the vertices
-   * the obstacles now hold as held, and does not push them back in). A few rounds at most; the
-   * last word is the pipeline's, so no cloth crosses cloth. */
+   * the obstacles now hold as held, and does not push them back in). A few rounds at most. */
   for (int round = 0; round < 4 && contact_collide_respond(w, s); round++) {
     for (int o = 0; o < w->order_count; o++)
       if (w->bodies[w->order[o]].pts) w->bodies[w->order[o]].pts->path_serial = 0; /* paths changed */

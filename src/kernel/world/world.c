@@ -71,6 +71,9 @@ LOOM_API void loom_world_destroy(loom_world *w) {
   core_free(w->contacts.work);
   core_free(w->cpairs);
   core_free(w->cdist);
+  core_free(w->cadj_first);
+  core_free(w->cadj);
+  core_free(w->cseen);
   arena_destroy(&w->scratch);
   core_free(w);
 }
@@ -287,6 +290,7 @@ void particles_free(particles *p) {
   core_free(c->edge);
   bvh_free(&c->tri_tree);
   bvh_free(&c->edge_tree);
+  bvh_work_free(&c->bwork);
   core_free(c->tri_lo);
   core_free(c->tri_hi);
   core_free(c->edge_lo);
@@ -300,6 +304,8 @@ void particles_free(particles *p) {
   core_free(c->held);
   core_free(c->inv_m);
   core_free(c->count);
+  core_free(c->tangled);
+  core_free(c->xprev);
   memset(p, 0, sizeof *p);
 }
 

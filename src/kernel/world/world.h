@@ -37,6 +37,7 @@ typedef struct particle_collide {
   int ne;
   int32_t *edge;         /* unique edges of the surface triangles: 2 vertices each, lower first */
   bvh tri_tree, edge_tree;
+  bvh_work bwork;        /* the trees' rebuild buffers */
   vec3 *tri_lo, *tri_hi, *edge_lo, *edge_hi;
   double built_area;     /* summed node box areas right after the last build (quality reference) */
   vec3 *vbar, *vbar0;    /* mean velocity over the substep: corrected, and as predicted */
@@ -46,6 +47,11 @@ typedef struct particle_collide {
   uint8_t *held;         /* 0 free, 1 held on one side by an obstacle (moves freely away from it) */
   int32_t *count;        /* Jacobi: contributions per vertex */
   int32_t *stamp;        /* the pass that last changed the vertex's velocity */
+  uint8_t *tangled;      /* 1: a triangle of the vertex crossed another at the start of the substep */
+  vec3 *xprev;           /* x_sub at the previous run (bounds on how far start distances shrank) */
+  int xprev_ok;
+  int check_tangles;     /* look for crossings at the start of the next run (first run, after a
+                          * fallback, while tangled vertices remain) */
 } particle_collide;
 
 /* ---- particles: the part every particle-based kind shares ------------------------------------- */
@@ -216,6 +222,7 @@ typedef struct pin_group {
 typedef struct collide_pair {
   int32_t type; /* 0 point-triangle, 1 edge-edge */
   int32_t a, b, fa, fb;
+  int32_t g[4]; /* the four nodes' global vertex indices (triangle then point; edge then edge) */
 } collide_pair;
 
 /* A candidate pair from the broad phase: slots in creation order of the first. */
@@ -241,9 +248,14 @@ struct loom_world {
   collide_pair *cpairs;
   double *cdist; /* per candidate: its distance at the substep's start, or a lower bound >= the thickness */
   int ncpairs, cpair_cap;
+  int32_t *cadj_first, *cadj; /* per global vertex, the candidates it is a node of (CSR) */
+  int32_t *cseen;             /* per candidate, the last pass that visited it */
+  int cadj_vcap;
+  unsigned cdist_serial; /* the substep whose start positions cdist was found at */
   int cpair_valid;      /* the list may serve the next substep (see contact_collide.c) */
   uint64_t cpair_sig;   /* what it was collected for */
   double collide_warned_until; /* the pipeline's last-resort warning is quiet until then (s) */
+  double tangle_warned_until;  /* and its warning about crossings already there */
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
   loom_stats stats;
   char messages[WORLD_MESSAGES][WORLD_MESSAGE_LEN];
