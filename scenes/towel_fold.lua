@@ -3,8 +3,8 @@
 -- on the far corners, and let go. Baraff–Witkin cloth with the implicit integrator at one step per
 -- frame (dt = 1/60 s); the grips are world:grip, so they are exact velocity constraints in the
 -- solve and survive checkpoints and hot reload.
--- Until cloth self-collision arrives, the folded half can sink into the half below it (they are
--- drawn interpenetrating); the table keeps both above it.
+-- Self-collision (on by default) keeps the folded half a thickness above the half below it; the
+-- table keeps both above it.
 --   --param at=0.5 (s, pick-up), --param carry=2 (s, duration of the arc), --param cells=24
 local loom = require "loom"
 
