@@ -96,13 +96,16 @@ for _, n in ipairs {64, 128} do
   end)
 end
 
--- crumple_N: scenes/crumple.lua, an N x N Baraff–Witkin cloth with self_collision crumpling into a
--- pile on the floor at dt = 1/100 s, timed from t = 1 s (the pile is forming): ms per step, the
--- collision pipeline's counts in the last step, and `interpenetrations`, the largest count of
--- crossing triangle pairs after any timed step (must be 0).
-for _, n in ipairs {32, 64, 128} do
-  case("crumple_" .. n, function(runs)
-    local W = loom.load_scene("scenes/crumple.lua"):instantiate {n = n}
+-- Issue 8's collision benchmarks, at dt = 1/100 s with N x N Baraff–Witkin cloth (implicit, self-
+-- collision on), timed from t = 1 s: ms per step, the collision pipeline's counts in the last step,
+-- and `interpenetrations`, the largest count of crossing triangle pairs after any timed step (must
+-- be 0).
+--   crumple_N: scenes/crumple.lua, a sheet dropped on edge onto the floor crumples into a pile;
+--   drape_sphere_N: a sheet draped over a sphere (r = 0.3 m) on a floor;
+--   table_N: a sheet draped over the table mesh of scenes/tablecloth.lua (top and legs).
+local function pipeline_case(name, n, make)
+  case(name .. "_" .. n, function(runs)
+    local W = make(n)
     W:run(1.0)
     local steps = n >= 128 and 3 or 10
     local worst = 0
@@ -119,7 +122,30 @@ for _, n in ipairs {32, 64, 128} do
     local st = W:stats()
     return {size = ("%dx%d"):format(n, n), median = med, min = lo, max = hi, proximity = st.proximity,
             ccd_collisions = st.ccd_collisions, impact_zones = st.impact_zones, cg_iterations = st.iterations,
-            interpenetrations = worst, unresolved = st.unresolved}
+            contacts = st.contacts, interpenetrations = worst, unresolved = st.unresolved, tangled = st.tangled}
+  end)
+end
+
+local function draped(n, obstacle)
+  local W = loom.world {dt = 1 / 100}
+  obstacle(W)
+  W:rigid { name = "floor", shape = loom.shape.box(1.5, 1.5, 0.05), position = {0, 0, -0.05}, static = true }
+  W:cloth { name = "cloth", model = "baraff_witkin", integrator = "implicit", thickness = 0.004, friction = 0.4,
+            mesh = loom.mesh.grid { size = {1.4, 1.4}, cells = {n, n}, center = {0.02, 0.01, 1.0} } }
+  return W
+end
+
+for _, n in ipairs {32, 64, 128} do
+  pipeline_case("crumple", n, function(m) return loom.load_scene("scenes/crumple.lua"):instantiate {n = m} end)
+  pipeline_case("drape_sphere", n, function(m)
+    return draped(m, function(W)
+      W:rigid { name = "ball", shape = loom.shape.sphere(0.3), position = {0, 0, 0.6}, static = true }
+    end)
+  end)
+  pipeline_case("table", n, function(m)
+    return draped(m, function(W)
+      W:rigid { name = "table", shape = loom.shape.mesh(loom.mesh.load("scenes/meshes/table.obj")), static = true }
+    end)
   end)
 end
 
