@@ -551,6 +551,8 @@ static double feature_gap(const feat4 *f, const vec3 *y0, const vec3 *y1) {
  * the features' boxes are farther apart than the thickness, that box gap as a lower bound) is
  * found once per collection; proximity skips pairs not within the thickness and CCD pairs that
  * cannot close the gap with the motion they have. */
+static void side_moves(const collide_pair *q, const double *per_vertex, double *ma, double *mb);
+
 static void start_distances(collide_ctx *cx) {
   loom_world *w = cx->w;
   w->cdist_serial = w->substep_serial;
@@ -560,13 +562,8 @@ static void start_distances(collide_ctx *cx) {
        * since, is a lower bound; at the thickness or beyond it serves every test as well as the
        * exact distance (proximity skips the pair, the CCD cull only needs a lower bound) */
       const collide_pair *q = &w->cpairs[c];
-      const int split = (q->type & 1) ? 2 : 3;
-      double ma = 0, mb = 0;
-      for (int k = 0; k < 4; k++) {
-        const double d = cx->moved[q->g[k]];
-        if (k < split) ma = d_max(ma, d);
-        else mb = d_max(mb, d);
-      }
+      double ma, mb;
+      side_moves(q, cx->moved, &ma, &mb);
       const double bound = w->cdist[c] - ma - mb;
       if (bound >= cx->b[q->a].half + cx->b[q->b].half) {
         w->cdist[c] = bound;
@@ -592,9 +589,9 @@ static void proximity(collide_ctx *cx) {
   loom_world *w = cx->w;
   arena_mark mark = arena_get_mark(&w->scratch);
   int nlist = 0;
-  const int32_t *todo = select_pairs(cx, 1, 0, 0, &nlist);
+  const int32_t *chosen = select_pairs(cx, 1, 0, 0, &nlist);
   for (int j = 0; j < nlist; j++) {
-    const int c = todo[j];
+    const int c = chosen[j];
     const collide_pair *q = &w->cpairs[c];
     feat4 f;
     gather(cx, q, &f);
@@ -676,6 +673,36 @@ static int cmp_i32(const void *a, const void *b) {
   return x < y ? -1 : (x > y);
 }
 
+/* The most any node on each side of candidate q moved, by a per-vertex table of lengths. */
+static void side_moves(const collide_pair *q, const double *per_vertex, double *ma, double *mb) {
+  const int split = (q->type & 1) ? 2 : 3;
+  *ma = *mb = 0;
+  for (int k = 0; k < 4; k++) {
+    const double d = per_vertex[q->g[k]];
+    if (k < split) *ma = d_max(*ma, d);
+    else *mb = d_max(*mb, d);
+  }
+}
+
+/* Whether a pass tests candidate c: not both features in a tangle; for proximity, closer than the
+ * thickness at the start; for CCD, a start distance the largest displacement on each side could
+ * close to within eta (ccd_pair's first test). */
+static int keep_pair(const collide_ctx *cx, int c, int ccd) {
+  const loom_world *w = cx->w;
+  const collide_pair *q = &w->cpairs[c];
+  if (cx->tangled) {
+    const uint8_t *t = cx->tangled;
+    const int ta = (q->type & 1) ? (t[q->g[0]] | t[q->g[1]]) : (t[q->g[0]] | t[q->g[1]] | t[q->g[2]]);
+    const int tb = (q->type & 1) ? (t[q->g[2]] | t[q->g[3]]) : t[q->g[3]];
+    if (ta && tb) return 0; /* both features in the tangle */
+  }
+  const double thick = cx->b[q->a].half + cx->b[q->b].half;
+  if (!ccd) return w->cdist[c] < thick;
+  double ma, mb;
+  side_moves(q, cx->disp, &ma, &mb);
+  return !(w->cdist[c] - ma - mb > 0.01 * thick);
+}
+
 /* Candidates in ascending order: every one (full), or those with a node stamped minstamp or
  * later (found through the vertices' rows); of those, for proximity (ccd = 0) the ones closer than
  * the thickness at the start, for CCD the ones whose start distance the largest displacement on
@@ -686,36 +713,13 @@ static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, i
   int32_t *list = ARENA_NEW(&w->scratch, int32_t, w->ncpairs ? w->ncpairs : 1, "selected candidates");
   int n = 0;
   if (!list) return NULL;
-#define KEEP(c)                                                                                           \
-  do {                                                                                                    \
-    const collide_pair *q_ = &w->cpairs[c];                                                               \
-    if (cx->tangled) {                                                                                    \
-      const uint8_t *t_ = cx->tangled;                                                                    \
-      const int ta_ = (q_->type & 1) ? (t_[q_->g[0]] | t_[q_->g[1]]) : (t_[q_->g[0]] | t_[q_->g[1]] | t_[q_->g[2]]); \
-      const int tb_ = (q_->type & 1) ? (t_[q_->g[2]] | t_[q_->g[3]]) : t_[q_->g[3]];                      \
-      if (ta_ && tb_) break; /* both features in the tangle */                                            \
-    }                                                                                                     \
-    const double thick_ = cx->b[q_->a].half + cx->b[q_->b].half;                                          \
-    if (!ccd) {                                                                                           \
-      if (w->cdist[c] < thick_) list[n++] = (c);                                                          \
-      break;                                                                                              \
-    }                                                                                                     \
-    const int split_ = (q_->type & 1) ? 2 : 3;                                                            \
-    double ma_ = 0, mb_ = 0;                                                                              \
-    for (int k_ = 0; k_ < 4; k_++) {                                                                      \
-      const double d_ = cx->disp[q_->g[k_]];                                                              \
-      if (k_ < split_) ma_ = d_max(ma_, d_);                                                              \
-      else mb_ = d_max(mb_, d_);                                                                          \
-    }                                                                                                     \
-    if (!(w->cdist[c] - ma_ - mb_ > 0.01 * thick_)) list[n++] = (c);                                      \
-  } while (0)
   if (full) {
     /* most candidates fail on their distance alone, against the largest thickness and
-     * displacement (the same roundings as KEEP's, so never a candidate KEEP would take) */
+     * displacement (the same roundings as keep_pair's, so never a candidate it would take) */
     const double tmax = cx->tmax, dmax = cx->dmax;
     for (int c = 0; c < w->ncpairs; c++) {
       if (ccd ? (w->cdist[c] - dmax) - dmax > 0.01 * tmax : !(w->cdist[c] < tmax)) continue;
-      KEEP(c);
+      if (keep_pair(cx, c, ccd)) list[n++] = c;
     }
   } else {
     const int32_t visit = ++cx->visit;
@@ -728,13 +732,12 @@ static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, i
           const int c = w->cadj[j];
           if (w->cseen[c] == visit) continue;
           w->cseen[c] = visit;
-          KEEP(c);
+          if (keep_pair(cx, c, ccd)) list[n++] = c;
         }
       }
     }
     qsort(list, (size_t)n, sizeof(int32_t), cmp_i32);
   }
-#undef KEEP
   *count = n;
   return list;
 }
@@ -768,13 +771,13 @@ static int ccd_pass(collide_ctx *cx, int full) {
   int cap = 256, nimp = 0;
   ccd_impulse *imp = ARENA_NEW(&w->scratch, ccd_impulse, cap, "ccd impulses");
   int hits = 0, nlist = 0;
-  const int32_t *todo = imp ? pass_list(cx, full, pass, &nlist) : NULL;
-  if (!todo) {
+  const int32_t *chosen = imp ? pass_list(cx, full, pass, &nlist) : NULL;
+  if (!chosen) {
     arena_release(&w->scratch, mark);
     return 1; /* out of memory: not known to be free of collisions (the zones decide) */
   }
   for (int j = 0; j < nlist && imp; j++) {
-    const int c = todo[j];
+    const int c = chosen[j];
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
     geom_ccd_hit hit;
@@ -1068,10 +1071,10 @@ static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits, int full
   *hits = 0;
   arena_mark mark = arena_get_mark(&w->scratch);
   int nlist = 0;
-  const int32_t *todo = pass_list(cx, full, pass, &nlist);
-  if (!todo) *hits = 1; /* out of memory: not known to be resolved */
+  const int32_t *chosen = pass_list(cx, full, pass, &nlist);
+  if (!chosen) *hits = 1; /* out of memory: not known to be resolved */
   for (int j = 0; j < nlist; j++) {
-    const int c = todo[j];
+    const int c = chosen[j];
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
     if (!ccd_pair(cx, &f, w->cdist[c], NULL)) continue;

@@ -97,6 +97,32 @@ static int mesh_pair_cb(int t, void *ud) {
   return 0;
 }
 
+/* Sorts the triangle boxes along x and sweeps them: fn for each pair of particle-body triangles
+ * that cross (at x_sub if start, else at x); pairs within one body only if self is NULL or that
+ * body's flag among slots is set. The number of crossing pairs. */
+static int soft_sweep(const loom_world *w, tri_ref *refs, int n, int start, const int *slots, const unsigned char *self,
+                      int nslots, void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud) {
+  qsort(refs, (size_t)n, sizeof(tri_ref), cmp_tri_ref);
+  int count = 0;
+  /* candidate pairs overlap in x, then in y and z */
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n && refs[j].lo.x <= refs[i].hi.x; j++) {
+      if (!bvh_box_overlap(refs[i].lo, refs[i].hi, refs[j].lo, refs[j].hi)) continue;
+      if (self && refs[i].slot == refs[j].slot) {
+        int selfok = 0;
+        for (int k = 0; k < nslots; k++)
+          if (slots[k] == refs[i].slot) selfok = self[k];
+        if (!selfok) continue;
+      }
+      if (!soft_pair_intersects(w, &refs[i], &refs[j], start)) continue;
+      count++;
+      fn(refs[i].slot, refs[i].t, refs[j].slot, refs[j].t, ud);
+    }
+  return count;
+}
+
+static void cross_cb(int slot_a, int ta, int slot_b, int tb, void *ud) { cross_add(ud, slot_a, ta, slot_b, tb); }
+
 static int interpenetrations(loom_world *w, int32_t *out, int cap) {
   cross_out co = {w, out, cap, 0};
   int total = 0;
@@ -114,18 +140,7 @@ static int interpenetrations(loom_world *w, int32_t *out, int cap) {
     const particles *b = w->bodies[slot].pts;
     if (b) k = add_refs(refs, k, b, slot, b->x);
   }
-  qsort(refs, (size_t)total, sizeof(tri_ref), cmp_tri_ref);
-  int count = 0;
-  /* sweep along x: candidate pairs overlap in x, then in y and z */
-  for (int i = 0; i < total; i++) {
-    for (int j = i + 1; j < total && refs[j].lo.x <= refs[i].hi.x; j++) {
-      if (!bvh_box_overlap(refs[i].lo, refs[i].hi, refs[j].lo, refs[j].hi)) continue;
-      if (soft_pair_intersects(w, &refs[i], &refs[j], 0)) {
-        count++;
-        cross_add(&co, refs[i].slot, refs[i].t, refs[j].slot, refs[j].t);
-      }
-    }
-  }
+  int count = soft_sweep(w, refs, total, 0, NULL, NULL, 0, cross_cb, &co);
   /* soft triangles against obstacle solids */
   for (int o_ = 0; o_ < w->order_count; o_++) {
     const body_slot *rb = &w->bodies[w->order[o_]];
@@ -180,21 +195,7 @@ int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsig
   if (!refs) return -1;
   int n = 0;
   for (int k = 0; k < nslots; k++) n = add_refs(refs, n, w->bodies[slots[k]].pts, slots[k], w->bodies[slots[k]].pts->x_sub);
-  qsort(refs, (size_t)n, sizeof(tri_ref), cmp_tri_ref);
-  int count = 0;
-  for (int i = 0; i < n; i++)
-    for (int j = i + 1; j < n && refs[j].lo.x <= refs[i].hi.x; j++) {
-      if (!bvh_box_overlap(refs[i].lo, refs[i].hi, refs[j].lo, refs[j].hi)) continue;
-      if (refs[i].slot == refs[j].slot) {
-        int selfok = 0;
-        for (int k = 0; k < nslots; k++)
-          if (slots[k] == refs[i].slot) selfok = self[k];
-        if (!selfok) continue;
-      }
-      if (!soft_pair_intersects(w, &refs[i], &refs[j], 1)) continue;
-      count++;
-      fn(refs[i].slot, refs[i].t, refs[j].slot, refs[j].t, ud);
-    }
+  const int count = soft_sweep(w, refs, n, 1, slots, self, nslots, fn, ud);
   arena_release(&w->scratch, mark);
   return count;
 }
