@@ -34,6 +34,8 @@ typedef struct cbody {
   double half;
   double margin; /* extra inflation of the collection boxes (a list serves while paths stay within it) */
   unsigned char self;
+  unsigned char obstacle; /* a rigid body's faces, convex edges and corners (rigid_build_ccd) */
+  const uint8_t *points;  /* the vertices tested against triangles (NULL: all) */
 } cbody;
 
 typedef struct collide_ctx {
@@ -41,6 +43,9 @@ typedef struct collide_ctx {
   double h;
   cbody *b;
   int nb, total;
+  int nsoft; /* b[0, nsoft) are particle bodies, the rest obstacles */
+  double a0, a1; /* the substep within the step (obstacle poses) */
+  int32_t *anchor; /* impact zones: per zone root, the obstacle (body index) it moves with, or -1 */
   /* collection */
   int qa, qb, qi; /* bodies of the current query, vertex of a vertex query */
   int overflow;
@@ -77,24 +82,27 @@ static int cmp_edge(const void *a, const void *b) {
 static int prepare(particles *p) {
   particle_collide *c = &p->col;
   if (c->ready) return 0;
-  int32_t *e = core_alloc(6 * (size_t)(p->nt ? p->nt : 1), sizeof(int32_t));
-  if (!e) return -1;
-  for (int t = 0; t < p->nt; t++)
-    for (int k = 0; k < 3; k++) {
-      int32_t a = p->tri[3 * t + k], b = p->tri[3 * t + (k + 1) % 3];
-      e[6 * t + 2 * k] = a < b ? a : b;
-      e[6 * t + 2 * k + 1] = a < b ? b : a;
-    }
-  qsort(e, (size_t)3 * (size_t)p->nt, 2 * sizeof(int32_t), cmp_edge);
-  int ne = 0;
-  for (int i = 0; i < 3 * p->nt; i++)
-    if (ne == 0 || e[2 * i] != e[2 * (ne - 1)] || e[2 * i + 1] != e[2 * (ne - 1) + 1]) {
-      e[2 * ne] = e[2 * i];
-      e[2 * ne + 1] = e[2 * i + 1];
-      ne++;
-    }
-  c->edge = e;
-  c->ne = ne;
+  if (!c->edge) { /* (an obstacle's body comes with its edges) */
+    int32_t *e = core_alloc(6 * (size_t)(p->nt ? p->nt : 1), sizeof(int32_t));
+    if (!e) return -1;
+    for (int t = 0; t < p->nt; t++)
+      for (int k = 0; k < 3; k++) {
+        int32_t a = p->tri[3 * t + k], b = p->tri[3 * t + (k + 1) % 3];
+        e[6 * t + 2 * k] = a < b ? a : b;
+        e[6 * t + 2 * k + 1] = a < b ? b : a;
+      }
+    qsort(e, (size_t)3 * (size_t)p->nt, 2 * sizeof(int32_t), cmp_edge);
+    int ne = 0;
+    for (int i = 0; i < 3 * p->nt; i++)
+      if (ne == 0 || e[2 * i] != e[2 * (ne - 1)] || e[2 * i + 1] != e[2 * (ne - 1) + 1]) {
+        e[2 * ne] = e[2 * i];
+        e[2 * ne + 1] = e[2 * i + 1];
+        ne++;
+      }
+    c->edge = e;
+    c->ne = ne;
+  }
+  const int ne = c->ne;
   const size_t n = (size_t)p->n, nt = (size_t)(p->nt ? p->nt : 1), nE = (size_t)(ne ? ne : 1);
   c->tri_lo = core_alloc(nt, sizeof(vec3));
   c->tri_hi = core_alloc(nt, sizeof(vec3));
@@ -157,7 +165,7 @@ static int update_trees(collide_ctx *cx, cbody *cb) {
     c->edge_lo[j] = v3_sub(v3_min(v3_min(a0, a1), v3_min(b0, b1)), e);
     c->edge_hi[j] = v3_add(v3_max(v3_max(a0, a1), v3_max(b0, b1)), e);
   }
-  if (c->tri_tree.node_count > 0 && c->edge_tree.node_count > 0) {
+  if ((c->tri_tree.node_count > 0 || p->nt == 0) && (c->edge_tree.node_count > 0 || c->ne == 0) && c->built_area > 0) {
     bvh_refit(&c->tri_tree, c->tri_lo, c->tri_hi);
     bvh_refit(&c->edge_tree, c->edge_lo, c->edge_hi);
     if (tree_area(&c->tri_tree) + tree_area(&c->edge_tree) <= 2 * c->built_area) return 0;
@@ -234,7 +242,9 @@ static void vertices_against(collide_ctx *cx, int a, int b) {
   const vec3 e = v3(r, r, r);
   cx->qa = a;
   cx->qb = b;
+  const uint8_t *only = cx->b[a].points;
   for (int i = 0; i < pa->n && !cx->overflow; i++) {
+    if (only && !only[i]) continue;
     vec3 p0 = pa->x_sub[i], p1 = end_of(pa, cx->h, i);
     cx->qi = i;
     bvh_query_box(&cx->b[b].p->col.tri_tree, v3_sub(v3_min(p0, p1), e), v3_add(v3_max(p0, p1), e), vertex_cb, cx);
@@ -370,7 +380,7 @@ static int collect(collide_ctx *cx) {
       bvh_query_self(&cx->b[a].p->col.edge_tree, edge_cb, cx);
     }
     for (int b = a + 1; b < cx->nb; b++) {
-      if (!boxes_overlap(&cx->b[a], &cx->b[b])) continue;
+      if (a >= cx->nsoft || !boxes_overlap(&cx->b[a], &cx->b[b])) continue;
       vertices_against(cx, a, b);
       vertices_against(cx, b, a);
       cx->qa = a;
@@ -697,7 +707,8 @@ static int keep_pair(const collide_ctx *cx, int c, int ccd) {
     if (ta && tb) return 0; /* both features in the tangle */
   }
   const double thick = cx->b[q->a].half + cx->b[q->b].half;
-  if (!ccd) return w->cdist[c] < thick;
+  /* proximity to obstacles is the obstacle passes' business; the pipeline adds their paths */
+  if (!ccd) return w->cdist[c] < thick && !cx->b[q->b].obstacle && !cx->b[q->a].obstacle;
   double ma, mb;
   side_moves(q, cx->disp, &ma, &mb);
   return !(w->cdist[c] - ma - mb > 0.01 * thick);
@@ -836,12 +847,16 @@ static int zfind(int32_t *parent, int i) {
   return i;
 }
 
-static void zunion(int32_t *parent, int a, int b) {
+/* Merges two zones; the merged zone moves with an obstacle if either did (the lower-numbered one
+ * if both did, so the result does not depend on the order of merging). */
+static void zunion(int32_t *parent, int32_t *anchor, int a, int b) {
   a = zfind(parent, a);
   b = zfind(parent, b);
   if (a == b) return;
+  const int32_t an = anchor[a] < 0 ? anchor[b] : (anchor[b] < 0 ? anchor[a] : (anchor[a] < anchor[b] ? anchor[a] : anchor[b]));
   if (a < b) parent[b] = a;
   else parent[a] = b;
+  anchor[a < b ? a : b] = an;
 }
 
 /* 3x3 symmetric solve by Cramer's rule with a tiny regularisation (a zone on a line). */
@@ -898,6 +913,19 @@ static double zone_weight(const particles *p, int i) {
   return (p->col.inv_m[i] == 0 || p->col.held[i]) ? ZONE_HEAVY * p->m[i] : p->m[i];
 }
 
+/* Where an obstacle's motion over the substep takes the point x (rigid: the pose at a0 to the
+ * pose at a1). */
+static vec3 obstacle_carry(const collide_ctx *cx, int body, vec3 x) {
+  const rigid_body *r = rigid_of_slot(&cx->w->bodies[cx->b[body].slot]);
+  vec3 p0, p1;
+  quat q0, q1;
+  rigid_pose_at(r, cx->a0, &p0, &q0);
+  rigid_pose_at(r, cx->a1, &p1, &q1);
+  if (p0.x == p1.x && p0.y == p1.y && p0.z == p1.z && q0.w == q1.w && q0.x == q1.x && q0.y == q1.y && q0.z == q1.z)
+    return x;
+  return v3_add(p1, q_rotate(q1, q_rotate(q_conj(q0), v3_sub(x, p0))));
+}
+
 static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones) {
   const int N = cx->total;
   const double h = cx->h;
@@ -915,7 +943,7 @@ static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones)
   int largest = 0, count = 0;
   for (int g = 0; g < N; g++) {
     zone_acc *z = &acc[g];
-    if (z->n < 2) continue;
+    if (z->n < 2 && cx->anchor[g] < 0) continue;
     count++;
     if (z->n > largest) largest = z->n;
     z->cx = v3_scale(z->mx, 1 / z->m);
@@ -939,11 +967,19 @@ static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones)
     if (z->n >= 2) z->omega = solve3((const double(*)[3])z->I, z->L);
   }
   for (int g = 0; g < N; g++) {
-    zone_acc *z = &acc[zfind(parent, g)];
-    if (z->n < 2) continue;
+    const int root = zfind(parent, g);
+    zone_acc *z = &acc[root];
+    if (z->n < 2 && cx->anchor[root] < 0) continue;
     int i;
     particles *p = vertex_of(cx, g, &i);
     if (p->col.inv_m[i] == 0) continue;
+    if (cx->anchor[root] >= 0) {
+      /* a zone that met an obstacle moves with it: a rigid motion of a start free of crossings
+       * with the obstacle (static: standing still) */
+      p->col.vbar[i] = v3_scale(v3_sub(obstacle_carry(cx, cx->anchor[root], p->x_sub[i]), p->x_sub[i]), 1 / h);
+      p->col.stamp[i] = cx->pass;
+      continue;
+    }
     vec3 r = v3_sub(p->x_sub[i], z->cx);
     vec3 xe = v3_add(v3_madd(z->cx, z->cv, h), rodrigues(v3_scale(z->omega, h), r));
     p->col.vbar[i] = v3_scale(v3_sub(xe, p->x_sub[i]), 1 / h);
@@ -988,20 +1024,20 @@ static void tangle_cb(int sa, int ta, int sb, int tb, void *ud) {
 static void find_tangles(collide_ctx *cx, const step_info *s) {
   loom_world *w = cx->w;
   int need = 0;
-  for (int a = 0; a < cx->nb; a++) need |= cx->b[a].p->col.check_tangles;
+  for (int a = 0; a < cx->nsoft; a++) need |= cx->b[a].p->col.check_tangles;
   cx->tangled = NULL;
   if (!need) return;
   int slots[64];
   unsigned char self[64];
-  for (int a = 0; a < cx->nb; a++) {
+  for (int a = 0; a < cx->nsoft; a++) {
     slots[a] = cx->b[a].slot;
     self[a] = cx->b[a].self;
     memset(cx->b[a].p->col.tangled, 0, (size_t)cx->b[a].p->n);
   }
   tangle_ctx t = {cx, -1, -1, -1, -1};
-  const int pairs = contact_soft_crossings_at_start(w, slots, self, cx->nb, tangle_cb, &t);
+  const int pairs = contact_soft_crossings_at_start(w, slots, self, cx->nsoft, tangle_cb, &t);
   int count = 0;
-  for (int a = 0; a < cx->nb; a++) {
+  for (int a = 0; a < cx->nsoft; a++) {
     particle_collide *c = &cx->b[a].p->col;
     int here = 0;
     for (int i = 0; i < cx->b[a].p->n; i++) here += c->tangled[i];
@@ -1011,7 +1047,8 @@ static void find_tangles(collide_ctx *cx, const step_info *s) {
   if (pairs <= 0) return;
   cx->tangled = ARENA_NEW(&w->scratch, uint8_t, cx->total, "tangled vertices");
   if (!cx->tangled) return;
-  for (int a = 0; a < cx->nb; a++)
+  memset(cx->tangled, 0, (size_t)cx->total);
+  for (int a = 0; a < cx->nsoft; a++)
     memcpy(cx->tangled + cx->b[a].offset, cx->b[a].p->col.tangled, (size_t)cx->b[a].p->n);
   w->stats.tangled += count;
   const double now = w->time + s->a0 * s->dt;
@@ -1079,7 +1116,22 @@ static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits, int full
     gather(cx, &w->cpairs[c], &f);
     if (!ccd_pair(cx, &f, w->cdist[c], NULL)) continue;
     (*hits)++;
-    for (int k = 1; k < 4; k++) zunion(parent, f.gi[0], f.gi[k]);
+    /* the cloth nodes join one zone; an obstacle's nodes do not join it (they would tie every
+     * zone touching the obstacle into one): the zone moves with the obstacle instead */
+    const collide_pair *q = &w->cpairs[c];
+    const int split = f.ee ? 2 : 3;
+    const int oa = cx->b[q->a].obstacle ? q->a : -1, ob = cx->b[q->b].obstacle ? q->b : -1;
+    int first = -1;
+    for (int k = 0; k < 4; k++) {
+      if ((k < split ? (f.ee ? oa : ob) : (f.ee ? ob : oa)) >= 0) continue;
+      if (first < 0) first = f.gi[k];
+      else zunion(parent, cx->anchor, first, f.gi[k]);
+    }
+    const int obstacle = oa >= 0 ? oa : ob;
+    if (first >= 0 && obstacle >= 0) {
+      const int root = zfind(parent, first);
+      if (cx->anchor[root] < 0 || obstacle < cx->anchor[root]) cx->anchor[root] = obstacle;
+    }
   }
   arena_release(&w->scratch, mark);
 }
@@ -1114,6 +1166,8 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
      * step (explicit integrators), not when each step is one substep that moves a lot */
     list[nb].margin = list[nb].half * (s->substeps >= 4 ? 2.0 : 0.5 * s->substeps);
     list[nb].self = (unsigned char)(p->self_collision != 0);
+    list[nb].obstacle = 0;
+    list[nb].points = NULL;
     total += p->n;
     nb++;
   }
@@ -1121,8 +1175,33 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     if (list[a].self) any_pair = 1;
     for (int b = a + 1; b < nb && !any_pair; b++) any_pair = boxes_overlap(&list[a], &list[b]);
   }
+  /* obstacles with corners or convex edges near a particle body: their paths over the substep */
+  const int nsoft = nb;
+  double widest = 0;
+  for (int a = 0; a < nsoft; a++) widest = d_max(widest, list[a].margin);
+  for (int o = 0; o < w->order_count && nsoft > 0 && nb < 64; o++) {
+    const int slot = w->order[o];
+    if (w->bodies[slot].ops->id != LOOM_KIND_RIGID) continue;
+    rigid_body *r = rigid_of_slot(&w->bodies[slot]);
+    if (!r->model.ccd || r->model.ccd->n >= (1 << 24) || r->model.ccd->col.ne >= (1 << 24)) continue;
+    rigid_ccd_place(r, s->a0, s->a1);
+    list[nb].slot = slot;
+    list[nb].p = r->model.ccd;
+    list[nb].offset = total;
+    list[nb].half = 0.5 * fmax(r->params.thickness, MIN_THICKNESS);
+    list[nb].margin = widest; /* a moving obstacle's list lasts as long as the cloth's */
+    list[nb].self = 0;
+    list[nb].obstacle = 1;
+    list[nb].points = r->model.ccd_corner;
+    int near = 0;
+    for (int a = 0; a < nsoft && !near; a++) near = boxes_overlap(&list[a], &list[nb]);
+    if (!near) continue;
+    any_pair = 1;
+    total += r->model.ccd->n;
+    nb++;
+  }
   if (!any_pair) return 0;
-  collide_ctx cx = {w, s->h, list, nb, total, 0, 0, 0, 0};
+  collide_ctx cx = {w, s->h, list, nb, total, nsoft, s->a0, s->a1, NULL, 0, 0, 0, 0};
   const double h = s->h;
   for (int a = 0; a < nb; a++) {
     particles *p = list[a].p;
@@ -1240,9 +1319,13 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     arena_mark mark = arena_get_mark(&w->scratch);
     int32_t *parent = ARENA_NEW(&w->scratch, int32_t, total, "impact zones");
     zone_acc *acc = ARENA_NEW(&w->scratch, zone_acc, total, "impact zone sums");
+    cx.anchor = ARENA_NEW(&w->scratch, int32_t, total, "impact zone anchors");
     int resolved = 0, zones = 0, largest = 0;
-    if (parent && acc) {
-      for (int g = 0; g < total; g++) parent[g] = g;
+    if (parent && acc && cx.anchor) {
+      for (int g = 0; g < total; g++) {
+        parent[g] = g;
+        cx.anchor[g] = -1;
+      }
       for (int zi = 0; zi < ZONE_ITERATIONS; zi++) {
         /* every pair without a stamped node was cleared by the CCD passes */
         int full = 0;
@@ -1268,7 +1351,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
        * motion drives through the cloth: pins keep their motion), and the world says so; the next
        * run looks for crossings left at its start */
       int stood = 0;
-      for (int a = 0; a < nb; a++) {
+      for (int a = 0; a < nsoft; a++) {
         particles *p = list[a].p;
         p->col.check_tangles = 1;
         for (int i = 0; i < p->n; i++) {

@@ -18,6 +18,13 @@ typedef struct rigid_model {
   vec3 *feat_pt, *feat_pt_n, *feat_seg, *feat_seg_n;
   double *feat_pt_r, *feat_seg_r; /* radius of rounded features (sphere centre, capsule axis), else 0 */
   int nfeat_pt, nfeat_seg;
+  /* the faces, convex edges (any angle, and boundary edges) and their corners of a box or mesh as
+   * an immovable particle body the collision pipeline tests continuously against cloth
+   * (contact_collide.c): ccd->tri and ccd->col.edge index ccd_local, body frame; NULL for smooth
+   * shapes */
+  particles *ccd;
+  vec3 *ccd_local;
+  uint8_t *ccd_corner; /* 1: an end of a kept edge (tested against cloth triangles) */
 } rigid_model;
 
 /* Parameters (rigid_param_table in rigid_kind.c); motion is fixed at creation. */
@@ -58,5 +65,10 @@ vec3 rigid_point_velocity(const rigid_body *r, vec3 p);
 double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n);
 /* Sharp features of the shape (rigid_features.c). */
 int rigid_build_features(rigid_body *r);
+/* The pipeline's body of corners and convex edges (model.ccd), and its positions over the substep
+ * [a0, a1] of the current step (x_sub at a0, x at a1, and their box). */
+int rigid_build_ccd(rigid_body *r);
+void rigid_ccd_place(rigid_body *r, double a0, double a1);
+void rigid_ccd_free(rigid_model *m);
 
 #endif

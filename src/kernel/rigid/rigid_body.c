@@ -129,12 +129,12 @@ int rigid_create(loom_world *w, int slot, const void *vdef) {
     break;
   case LOOM_SHAPE_MESH:
     if (build_mesh_shape(r, def->mesh) != 0) return -1;
-    return rigid_build_features(r);
+    return rigid_build_features(r) || rigid_build_ccd(r) ? -1 : 0;
   }
   vec3 e = geom_shape_extent(s);
   r->model.local_lo = v3_neg(e);
   r->model.local_hi = e;
-  return rigid_build_features(r);
+  return rigid_build_features(r) || rigid_build_ccd(r) ? -1 : 0;
 }
 
 void rigid_free(void *data) {
@@ -149,6 +149,7 @@ void rigid_free(void *data) {
   core_free(r->model.feat_seg_n);
   core_free(r->model.feat_pt_r);
   core_free(r->model.feat_seg_r);
+  rigid_ccd_free(&r->model);
   core_free(r);
 }
 

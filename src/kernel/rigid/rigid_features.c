@@ -206,3 +206,130 @@ int rigid_build_features(rigid_body *r) {
   return rc;
 }
 
+
+/* ---- corners and convex edges for the collision pipeline ------------------------------------------ */
+
+/* A cloth element can touch an obstacle first only at a face, at an edge that sticks out (convex,
+ * or a boundary) or at a corner of such edges. The faces, those edges and their corners, at any
+ * angle, become an immovable particle body (inverse mass 0) that the pipeline tests on the
+ * continuous paths of the substep (cloth vertices against the faces, cloth edges against the
+ * edges, the corners against cloth triangles): the vertex and feature passes work on positions, a
+ * cloth edge can pass over an obstacle edge between two of them, and the pipeline's own impulses
+ * and impact zones must not push cloth through a face. Boxes and meshes; smooth shapes have no
+ * such edges and the vertex pass keeps cloth outside them. */
+static int ccd_alloc(rigid_model *m, int n, int ne, int nt) {
+  particles *p = core_calloc(1, sizeof *p);
+  if (!p) return -1;
+  m->ccd = p;
+  p->n = n;
+  p->x = core_calloc((size_t)n, sizeof(vec3));
+  p->x_sub = core_calloc((size_t)n, sizeof(vec3));
+  p->m = core_calloc((size_t)n, sizeof(double));
+  p->inv_m = core_calloc((size_t)n, sizeof(double));
+  p->col.edge = core_alloc(2 * (size_t)(ne ? ne : 1), sizeof(int32_t));
+  p->tri = core_alloc(3 * (size_t)(nt ? nt : 1), sizeof(int32_t));
+  m->ccd_local = core_alloc((size_t)n, sizeof(vec3));
+  m->ccd_corner = core_calloc((size_t)n, 1);
+  if (!p->x || !p->x_sub || !p->m || !p->inv_m || !p->col.edge || !p->tri || !m->ccd_local || !m->ccd_corner) return -1;
+  p->col.ne = ne;
+  p->nt = nt;
+  return 0;
+}
+
+int rigid_build_ccd(rigid_body *r) {
+  rigid_model *md = &r->model;
+  if (md->shape_type == LOOM_SHAPE_BOX) {
+    if (ccd_alloc(md, 8, 12, 12)) return -1;
+    const vec3 h = md->shape.half;
+    for (int i = 0; i < 8; i++) {
+      md->ccd_local[i] = v3(i & 1 ? h.x : -h.x, i & 2 ? h.y : -h.y, i & 4 ? h.z : -h.z);
+      md->ccd_corner[i] = 1;
+    }
+    /* two triangles per face: the face's fixed axis a at side s, corners over the other two */
+    int t = 0;
+    for (int a = 0; a < 3; a++)
+      for (int side = 0; side < 2; side++) {
+        const int fixed = side << a, b = 1 << ((a + 1) % 3), c = 1 << ((a + 2) % 3);
+        const int32_t q[4] = {fixed, fixed | b, fixed | b | c, fixed | c};
+        const int32_t tv[6] = {q[0], q[1], q[2], q[0], q[2], q[3]};
+        memcpy(&md->ccd->tri[3 * t], tv, sizeof tv);
+        t += 2;
+      }
+    int e = 0;
+    for (int i = 0; i < 8; i++)
+      for (int bit = 1; bit < 8; bit <<= 1)
+        if (!(i & bit)) {
+          md->ccd->col.edge[2 * e] = i;
+          md->ccd->col.edge[2 * e + 1] = i | bit;
+          e++;
+        }
+  } else if (md->shape_type == LOOM_SHAPE_MESH) {
+    const loom_mesh *m = md->mesh;
+    uint8_t *keep = core_calloc((size_t)(m->ne ? m->ne : 1), 1);
+    if (!keep) return -1;
+    int ne = 0;
+    for (int e = 0; e < m->ne; e++) {
+      const int t0 = m->edge_tri[2 * e], t1 = m->edge_tri[2 * e + 1];
+      const int a = m->edge[2 * e];
+      if (t0 >= 0 && t1 >= 0) {
+        /* convex when the far vertex of triangle 1 lies below triangle 0's plane (beyond rounding) */
+        const int32_t *t = &m->tri[3 * t1];
+        const int c = t[0] != a && t[0] != m->edge[2 * e + 1] ? t[0] : (t[1] != a && t[1] != m->edge[2 * e + 1] ? t[1] : t[2]);
+        const vec3 d = v3_sub(m->v[c], m->v[a]);
+        if (!(v3_dot(md->tri_normal[t0], d) < -1e-9 * v3_len(d))) continue;
+      }
+      keep[e] = 1;
+      ne++;
+    }
+    int rc = 0;
+    if (m->nt > 0) {
+      rc = ccd_alloc(md, m->nv, ne, m->nt);
+      if (rc == 0) {
+        memcpy(md->ccd_local, m->v, sizeof(vec3) * (size_t)m->nv);
+        memcpy(md->ccd->tri, m->tri, 3 * sizeof(int32_t) * (size_t)m->nt);
+        int j = 0;
+        for (int e = 0; e < m->ne; e++)
+          if (keep[e]) {
+            md->ccd->col.edge[2 * j] = m->edge[2 * e];
+            md->ccd->col.edge[2 * j + 1] = m->edge[2 * e + 1];
+            md->ccd_corner[m->edge[2 * e]] = md->ccd_corner[m->edge[2 * e + 1]] = 1;
+            j++;
+          }
+      }
+    }
+    core_free(keep);
+    return rc;
+  }
+  return 0;
+}
+
+void rigid_ccd_place(rigid_body *r, double a0, double a1) {
+  particles *p = r->model.ccd;
+  vec3 pos0, pos1;
+  quat q0, q1;
+  rigid_pose_at(r, a0, &pos0, &q0);
+  rigid_pose_at(r, a1, &pos1, &q1);
+  p->sub_lo = v3(INFINITY, INFINITY, INFINITY);
+  p->sub_hi = v3(-INFINITY, -INFINITY, -INFINITY);
+  for (int i = 0; i < p->n; i++) {
+    p->x_sub[i] = v3_add(pos0, q_rotate(q0, r->model.ccd_local[i]));
+    p->x[i] = v3_add(pos1, q_rotate(q1, r->model.ccd_local[i]));
+    p->sub_lo = v3_min(p->sub_lo, v3_min(p->x_sub[i], p->x[i]));
+    p->sub_hi = v3_max(p->sub_hi, v3_max(p->x_sub[i], p->x[i]));
+  }
+  p->friction = r->params.friction;
+  p->thickness = r->params.thickness;
+}
+
+void rigid_ccd_free(rigid_model *m) {
+  if (m->ccd) {
+    core_free(m->ccd->x_sub);
+    particles_free(m->ccd);
+    core_free(m->ccd);
+  }
+  core_free(m->ccd_local);
+  core_free(m->ccd_corner);
+  m->ccd_corner = NULL;
+  m->ccd = NULL;
+  m->ccd_local = NULL;
+}

@@ -12,7 +12,10 @@ void phase_respond(loom_world *w, const step_info *s) {
   /* The pipeline may press vertices near an obstacle into it: the obstacle passes run again over
    * the corrected paths, and while they move anything, the pipeline again (it sees the vertices
    * the obstacles now hold as held, and does not push them back in). A few rounds at most. */
-  for (int round = 0; round < 4 && contact_collide_respond(w, s); round++) {
+  for (int round = 0; contact_collide_respond(w, s); round++) {
+    /* the pipeline has the last word: a crossing the obstacle passes made is never left behind (a
+     * vertex it then presses slightly into an obstacle comes out in the next substep) */
+    if (round == 4) break;
     for (int o = 0; o < w->order_count; o++)
       if (w->bodies[w->order[o]].pts) w->bodies[w->order[o]].pts->path_serial = 0; /* paths changed */
     const int first = w->contacts.count;
