@@ -413,16 +413,27 @@ typedef struct loom_rigid_def {
   double half_height;      /* m (capsule, cylinder) */
   loom_vec3 half_extents;  /* m (box) */
   const loom_mesh *mesh;   /* shape mesh (LOOM_SHAPE_MESH), copied, in the body frame */
-  int motion;              /* loom_motion; dynamic bodies are not available yet: creation fails */
+  int motion;              /* loom_motion */
   loom_vec3 position;      /* m, world position of the body frame */
   loom_quat orientation;   /* body frame rotation, normalised on creation */
   double friction;         /* Coulomb coefficient; a contact uses sqrt(cloth's x this one's) */
   double restitution;      /* [0, 1] */
   double thickness;        /* m, extra skin added to the cloth's own thickness */
+  /* dynamic bodies */
+  double mass;             /* kg; 0 = from the density */
+  double density;          /* kg/m^3, used when mass is 0 (default 1000) */
+  loom_vec3 velocity, angular_velocity; /* m/s, rad/s (world frame) */
+  int linear, angular;     /* translation / rotation enabled (003's particle, rotational, rigid) */
+  int integrator;          /* 0 symplectic Euler, 1 RK4, 2 explicit Euler (free flight) */
+  double linear_damping, angular_damping; /* 1/s */
+  double gravity_scale;    /* 1 */
+  int altitude_gravity;    /* 1: g (1 - 2 z / 6371 km) as document 003 */
+  int can_sleep;           /* 1: a resting island falls asleep */
 } loom_rigid_def;
 
 /* Defaults: sphere of radius 0.5 at the origin, static, identity orientation, friction 0.3,
- * restitution 0, thickness 0. */
+ * restitution 0, thickness 0; for dynamic bodies density 1000, both motions enabled, symplectic
+ * Euler, no damping, gravity scale 1, sleeping allowed. */
 LOOM_API void loom_rigid_def_default(loom_rigid_def *def);
 /* Creates a rigid body; returns its handle, or 0 with a message naming the first bad field. */
 LOOM_API int loom_rigid_create(loom_world *w, const loom_rigid_def *def);
@@ -434,11 +445,26 @@ LOOM_API int loom_rigid_velocity(const loom_world *w, int body, loom_vec3 *v, lo
  * rotating along the shortest arc); orientation NULL keeps the current one. Static bodies
  * cannot move (-1). */
 LOOM_API int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
-/* Teleports a static or kinematic body now (no velocity). Returns 0 or -1. */
+/* Teleports a body now (velocities zeroed; a dynamic body wakes). Returns 0 or -1. */
 LOOM_API int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
 /* Shape of a rigid body in the body frame, tessellated for drawing (the body keeps no drawing
  * data). Caller owns. */
 LOOM_API loom_mesh *loom_rigid_shape_mesh(const loom_world *w, int body);
+/* Dynamic bodies: a force (N) at world point p (NULL: at the centre of mass, no torque) for the
+ * next step, or (impulse = 1) an impulse (N s) applied now. Wakes the body. Static and kinematic
+ * bodies refuse. Returns 0 or -1. */
+LOOM_API int loom_rigid_apply(loom_world *w, int body, const loom_vec3 *f, const loom_vec3 *p, int impulse);
+/* A torque (N m) for the next step. */
+LOOM_API int loom_rigid_apply_torque(loom_world *w, int body, const loom_vec3 *torque);
+/* Sets a dynamic body's velocities (NULL keeps one). Wakes the body. */
+LOOM_API int loom_rigid_set_velocity(loom_world *w, int body, const loom_vec3 *v, const loom_vec3 *omega);
+/* Mass (kg) and world inertia about the centre of mass (kg m^2, row major), and whether the body
+ * sleeps. */
+LOOM_API int loom_rigid_mass(const loom_world *w, int body, double *mass, double inertia[9], int *asleep);
+/* Mass, centre of mass and inertia about it (row major) of a closed mesh of the given density:
+ * exact polyhedral integrals. -1 with a message for open or inside-out meshes. */
+LOOM_API int loom_mesh_mass_properties(const loom_mesh *mesh, double density, double *mass, loom_vec3 *com,
+                                       double inertia[9]);
 /* Signed distance (m) from p (world) to the surface of a rigid body's shape, outward normal in
  * *normal (may be NULL). Meshes: unsigned distance. Returns 0 or -1. */
 LOOM_API int loom_rigid_distance(const loom_world *w, int body, const loom_vec3 *p, double *distance, loom_vec3 *normal);

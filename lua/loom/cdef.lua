@@ -213,6 +213,15 @@ typedef struct loom_rigid_def {
   double friction;
   double restitution;
   double thickness;
+  double mass;
+  double density;
+  loom_vec3 velocity, angular_velocity;
+  int linear, angular;
+  int integrator;
+  double linear_damping, angular_damping;
+  double gravity_scale;
+  int altitude_gravity;
+  int can_sleep;
 } loom_rigid_def;
 void loom_rigid_def_default(loom_rigid_def *def);
 int loom_rigid_create(loom_world *w, const loom_rigid_def *def);
@@ -221,6 +230,12 @@ int loom_rigid_velocity(const loom_world *w, int body, loom_vec3 *v, loom_vec3 *
 int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
 int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
 loom_mesh *loom_rigid_shape_mesh(const loom_world *w, int body);
+int loom_rigid_apply(loom_world *w, int body, const loom_vec3 *f, const loom_vec3 *p, int impulse);
+int loom_rigid_apply_torque(loom_world *w, int body, const loom_vec3 *torque);
+int loom_rigid_set_velocity(loom_world *w, int body, const loom_vec3 *v, const loom_vec3 *omega);
+int loom_rigid_mass(const loom_world *w, int body, double *mass, double inertia[9], int *asleep);
+int loom_mesh_mass_properties(const loom_mesh *mesh, double density, double *mass, loom_vec3 *com,
+                                       double inertia[9]);
 int loom_rigid_distance(const loom_world *w, int body, const loom_vec3 *p, double *distance, loom_vec3 *normal);
 typedef struct loom_camera {
   loom_vec3 eye;

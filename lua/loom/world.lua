@@ -30,6 +30,7 @@ M.World, M.Body, M.Group = World, Body, Group
 
 local tmp = ffi.new("loom_vec3[2]")
 local tmpq = ffi.new("loom_quat[1]")
+local apply_rigid_forces -- (defined with the rigid body methods)
 
 local function is_world(w) return getmetatable(w) == WorldMT end
 M.is_world = is_world
@@ -220,11 +221,17 @@ local rigid_spec = {
   orientation = {"table"},
   velocity = {"vec3"}, angular_velocity = {"vec3"},
   static = {"boolean", default = false}, kinematic = {"boolean", default = false},
+  integrator = {"string"}, altitude_gravity = {"boolean"}, sleep = {"boolean"},
 }
 params_mod.add_checks(rigid_spec, C.LOOM_KIND_RIGID)
+rigid_spec.linear = {"boolean"}
+rigid_spec.angular = {"boolean"}
+local rigid_integrators = {symplectic = 0, rk4 = 1, euler = 2}
 
--- world:rigid{name, shape, position, orientation = {w, x, y, z}, static | kinematic, friction,
---             restitution, thickness} → body
+-- world:rigid{name, shape, position, orientation = {w, x, y, z}, static | kinematic (default:
+--             dynamic), mass | density, velocity, angular_velocity, linear, angular, integrator =
+--             "symplectic" | "rk4" | "euler", linear_damping, angular_damping, gravity_scale,
+--             altitude_gravity, sleep, friction, restitution, thickness} → body
 function World:rigid(def)
   local d, err = check.fields(def, rigid_spec)
   if not d then check.raise("rigid", err) end
@@ -252,8 +259,37 @@ function World:rigid(def)
     end
     rd.orientation.w, rd.orientation.x, rd.orientation.y, rd.orientation.z = q[1], q[2], q[3], q[4]
   end
-  if (d.velocity or d.angular_velocity) and rd.motion ~= C.LOOM_DYNAMIC then
-    check.raise("rigid", "'velocity' and 'angular_velocity' apply to dynamic bodies; kinematic bodies move with :follow")
+  if rd.motion ~= C.LOOM_DYNAMIC then
+    for _, k in ipairs{"velocity", "angular_velocity", "mass", "density", "linear", "angular", "integrator",
+                       "linear_damping", "angular_damping", "gravity_scale", "altitude_gravity", "sleep"} do
+      if d[k] ~= nil then
+        check.raise("rigid", ("'%s' applies to dynamic bodies; '%s' is %s%s"):format(k, tostring(d.name),
+          d.static and "static" or "kinematic", d.kinematic and " (it moves with :follow)" or ""))
+      end
+    end
+  else
+    if d.mass and d.density then check.raise("rigid", "give 'mass' or 'density', not both") end
+    if d.mass then rd.mass = d.mass end
+    if d.density then rd.density = d.density end
+    if d.velocity then rd.velocity.x, rd.velocity.y, rd.velocity.z = d.velocity[1], d.velocity[2], d.velocity[3] end
+    if d.angular_velocity then
+      local a = d.angular_velocity
+      rd.angular_velocity.x, rd.angular_velocity.y, rd.angular_velocity.z = a[1], a[2], a[3]
+    end
+    if d.linear == false then rd.linear = 0 end
+    if d.angular == false then rd.angular = 0 end
+    if d.integrator then
+      local k = rigid_integrators[d.integrator]
+      if not k then
+        check.raise("rigid", ("'integrator' must be \"symplectic\", \"rk4\" or \"euler\", got %q"):format(d.integrator))
+      end
+      rd.integrator = k
+    end
+    if d.linear_damping then rd.linear_damping = d.linear_damping end
+    if d.angular_damping then rd.angular_damping = d.angular_damping end
+    if d.gravity_scale then rd.gravity_scale = d.gravity_scale end
+    if d.altitude_gravity then rd.altitude_gravity = 1 end
+    if d.sleep == false then rd.can_sleep = 0 end
   end
   if d.friction then rd.friction = d.friction end
   if d.restitution then rd.restitution = d.restitution end
@@ -565,6 +601,7 @@ function World:step(n)
     C.loom_world_clear_forces(w)
     if scene then run_fields(self, scene.forces, t) end
     run_fields(self, self._fields, t)
+    apply_rigid_forces(self, t, t1)
     if C.loom_world_step(w) > 0 then self:_report_messages() end
     local on_step = scene and scene.on_step or rawget(self, "on_step")
     if on_step and not self._disabled[on_step] then
@@ -758,6 +795,21 @@ local body_props = {
     return v
   end,
   frozen = function(b) return C.loom_body_frozen(b.world._w, b.handle) == 1 end,
+  mass = function(b)
+    local m = ffi.new("double[1]")
+    C.loom_rigid_mass(b.world._w, b.handle, m, nil, nil)
+    return m[0]
+  end,
+  inertia = function(b)
+    local I = ffi.new("double[9]")
+    C.loom_rigid_mass(b.world._w, b.handle, nil, I, nil)
+    return {{I[0], I[1], I[2]}, {I[3], I[4], I[5]}, {I[6], I[7], I[8]}}
+  end,
+  asleep = function(b)
+    local a = ffi.new("int[1]")
+    C.loom_rigid_mass(b.world._w, b.handle, nil, nil, a)
+    return a[0] == 1
+  end,
 }
 
 BodyMT.__index = function(b, k)
@@ -1059,12 +1111,148 @@ function Body:distance(p)
   return d[0], {tmp[1].x, tmp[1].y, tmp[1].z}
 end
 
-local function no_dynamics(self, fname)
-  caller.error(("%s: rigid '%s' is %s: forces and impulses do not move it (dynamic rigid bodies are not available yet)"):format(
-    fname, self.name, "static or kinematic"))
+local function need_rigid(b, fname)
+  alive(b, fname)
+  if b.kind ~= "rigid" then caller.error(("%s: '%s' is a %s, not a rigid body"):format(fname, b.name, b.kind)) end
 end
-function Body:apply_force() no_dynamics(self, "apply_force") end
-function Body:apply_impulse() no_dynamics(self, "apply_impulse") end
+
+local function vec_arg(fname, n, v, what)
+  local x, y, z = check.vec3(v, what)
+  if not x then check.raise_n(n, fname, y) end
+  return x, y, z
+end
+
+-- rigid:apply_impulse(j [, point]): an impulse (N s) now, at a world point (torque) or the centre
+-- of mass.
+function Body:apply_impulse(j, point)
+  need_rigid(self, "apply_impulse")
+  tmp[0].x, tmp[0].y, tmp[0].z = vec_arg("apply_impulse", 1, j, "impulse")
+  local pp = nil
+  if point ~= nil then
+    tmp[1].x, tmp[1].y, tmp[1].z = vec_arg("apply_impulse", 2, point, "point")
+    pp = tmp + 1
+  end
+  if C.loom_rigid_apply(self.world._w, self.handle, tmp, pp, 1) ~= 0 then caller.error(last_error()) end
+end
+
+-- rigid:apply_force(f [, point] [, {from = t0, to = t1}]) → force id. Without an interval the
+-- force acts over the next step only; with one it acts exactly over [from, to] (a step that holds
+-- part of the interval gets f times that part / dt, so the impulse is f (to - from)); without
+-- `to` it never ends. The point (world, at the call) is fixed to the body from then on.
+function Body:apply_force(f, point, interval)
+  need_rigid(self, "apply_force")
+  if interval == nil and type(point) == "table" and point[1] == nil and (point.from ~= nil or point.to ~= nil) then
+    point, interval = nil, point
+  end
+  local fx, fy, fz = vec_arg("apply_force", 1, f, "force")
+  local W = self.world
+  local local_point
+  if point ~= nil then
+    local px, py, pz = vec_arg("apply_force", 2, point, "point")
+    local p, q = self.position, self.orientation
+    tmp[0].x, tmp[0].y, tmp[0].z = px - p.x, py - p.y, pz - p.z
+    -- into the body frame: q^-1 (p - x)
+    local ql = {q.w, -q.x, -q.y, -q.z}
+    local_point = {M.rotate(ql, tmp[0].x, tmp[0].y, tmp[0].z)}
+  end
+  local t = C.loom_world_time(W._w)
+  local from, to = t, nil
+  if interval ~= nil then
+    if type(interval) ~= "table" then check.raise_n(3, "apply_force", "the interval must be a table {from = t0, to = t1}") end
+    from = interval.from or t
+    to = interval.to
+    if not check.is_finite(from) or (to ~= nil and not check.is_finite(to)) then
+      check.raise_n(3, "apply_force", "'from' and 'to' must be finite times in seconds")
+    end
+    if to ~= nil and to < from then check.raise_n(3, "apply_force", ("'to' (%g) is before 'from' (%g)"):format(to, from)) end
+  else
+    to = t + C.loom_world_dt(W._w)
+  end
+  W._force_serial = (rawget(W, "_force_serial") or 0) + 1
+  local id = W._force_serial
+  local list = rawget(W, "_rforces")
+  if not list then
+    list = {}
+    W._rforces = list
+  end
+  list[#list + 1] = {id = id, body = self, f = {fx, fy, fz}, point = local_point, from = from, to = to,
+                     kind = interval == nil and "step" or (to == nil and "perpetual" or "temporal")}
+  return id
+end
+
+-- rigid:set_velocity(v [, omega])
+function Body:set_velocity(v, omega)
+  need_rigid(self, "set_velocity")
+  local pv, pw = nil, nil
+  if v ~= nil then
+    tmp[0].x, tmp[0].y, tmp[0].z = vec_arg("set_velocity", 1, v, "velocity")
+    pv = tmp
+  end
+  if omega ~= nil then
+    tmp[1].x, tmp[1].y, tmp[1].z = vec_arg("set_velocity", 2, omega, "angular velocity")
+    pw = tmp + 1
+  end
+  if C.loom_rigid_set_velocity(self.world._w, self.handle, pv, pw) ~= 0 then caller.error(last_error()) end
+end
+
+-- Rotates (x, y, z) by the unit quaternion q = {w, x, y, z}.
+function M.rotate(q, x, y, z)
+  local w, a, b, c = q[1], q[2], q[3], q[4]
+  local tx, ty, tz = 2 * (b * z - c * y), 2 * (c * x - a * z), 2 * (a * y - b * x)
+  return x + w * tx + (b * tz - c * ty), y + w * ty + (c * tx - a * tz), z + w * tz + (a * ty - b * tx)
+end
+
+-- world:forces_list() → the rigid forces in effect or to come: {id, body, kind, from, to, f, point}
+function World:rigid_forces()
+  local out = {}
+  for i, e in ipairs(rawget(self, "_rforces") or {}) do
+    out[i] = {id = e.id, body = e.body.name, kind = e.kind, from = e.from, to = e.to, f = {e.f[1], e.f[2], e.f[3]},
+              point = e.point and {e.point[1], e.point[2], e.point[3]} or nil}
+  end
+  return out
+end
+
+-- world:remove_force(id) → true if a force with that id was in effect
+function World:remove_force(id)
+  local list = rawget(self, "_rforces") or {}
+  for i, e in ipairs(list) do
+    if e.id == id then
+      table.remove(list, i)
+      return true
+    end
+  end
+  return false
+end
+
+-- The rigid forces' share of the step [t, t1]: each active force times the part of the step it
+-- covers / dt; finished ones are dropped.
+apply_rigid_forces = function(W, t, t1)
+  local list = rawget(W, "_rforces")
+  if not list or #list == 0 then return end
+  local dt = t1 - t
+  local keep = {}
+  for _, e in ipairs(list) do
+    local b = e.body
+    if not b.dead then
+      local a0 = math.max(t, e.from)
+      local a1 = e.to and math.min(t1, e.to) or t1
+      if a1 > a0 then
+        local k = (a1 - a0) / dt
+        tmp[0].x, tmp[0].y, tmp[0].z = e.f[1] * k, e.f[2] * k, e.f[3] * k
+        local pp = nil
+        if e.point then
+          local p, q = b.position, b.orientation
+          local x, y, z = M.rotate({q.w, q.x, q.y, q.z}, e.point[1], e.point[2], e.point[3])
+          tmp[1].x, tmp[1].y, tmp[1].z = p.x + x, p.y + y, p.z + z
+          pp = tmp + 1
+        end
+        if C.loom_rigid_apply(W._w, b.handle, tmp, pp, 0) ~= 0 then W:_callback_error(e, "force " .. e.id, last_error()) end
+      end
+      if e.to == nil or e.to > t1 then keep[#keep + 1] = e end
+    end
+  end
+  W._rforces = keep
+end
 
 ----------------------------------------------------------------------------------------------------
 -- pin groups

@@ -398,8 +398,14 @@ TEST(world_null_and_bad_arguments) {
   loom_rigid_def_default(&rd);
   rd.name = "r";
   rd.motion = LOOM_DYNAMIC;
+  rd.mass = -1;
   CHECK_EQ_INT(loom_rigid_create(w, &rd), 0);
-  CHECK_STR_CONTAINS(loom_last_error(), "dynamic");
+  CHECK_STR_CONTAINS(loom_last_error(), "'mass'");
+  loom_rigid_def_default(&rd);
+  rd.name = "r";
+  rd.velocity.x = 1; /* a static body has no velocity */
+  CHECK_EQ_INT(loom_rigid_create(w, &rd), 0);
+  CHECK_STR_CONTAINS(loom_last_error(), "dynamic bodies");
   loom_rigid_def_default(&rd);
   rd.name = "r";
   rd.orientation = (quat){0, 0, 0, 0};

@@ -39,6 +39,10 @@ static const abi_field table[] = {
     F(loom_rigid_def, half_height), F(loom_rigid_def, half_extents), F(loom_rigid_def, mesh),
     F(loom_rigid_def, motion), F(loom_rigid_def, position), F(loom_rigid_def, orientation),
     F(loom_rigid_def, friction), F(loom_rigid_def, restitution), F(loom_rigid_def, thickness),
+    F(loom_rigid_def, mass), F(loom_rigid_def, density), F(loom_rigid_def, velocity), F(loom_rigid_def, angular_velocity),
+    F(loom_rigid_def, linear), F(loom_rigid_def, angular), F(loom_rigid_def, integrator),
+    F(loom_rigid_def, linear_damping), F(loom_rigid_def, angular_damping), F(loom_rigid_def, gravity_scale),
+    F(loom_rigid_def, altitude_gravity), F(loom_rigid_def, can_sleep),
     T(loom_camera), F(loom_camera, eye), F(loom_camera, target), F(loom_camera, up), F(loom_camera, fov_deg),
     F(loom_camera, znear), F(loom_camera, zfar),
 };

@@ -1,14 +1,34 @@
-/* rigid.h — the rigid kind: static and kinematic bodies today (dynamic ones come with document
- * 003): shape, pose over a step, kinematic targets, sharp features for cloth contacts. Drawing
- * data is not kept here: the renderer asks for a tessellation (loom_rigid_shape_mesh builds it). */
+/* rigid.h — the rigid kind: static, kinematic and dynamic bodies (document 003): shape, mass
+ * properties, pose over a step, kinematic targets, free motion, sharp features for cloth
+ * contacts. Drawing data is not kept here: the renderer asks for a tessellation
+ * (loom_rigid_shape_mesh builds it). Contacts between rigid bodies are solved in
+ * contact/contact_rigid.c. */
 #ifndef LOOM_RIGID_H
 #define LOOM_RIGID_H
 
 #include "world/world.h"
 
+/* A convex polytope in the body frame (box; cylinder as a prism) for the rigid narrow phase:
+ * vertices, faces as vertex loops (counter-clockwise seen from outside) with their planes
+ * n . x = d, and the distinct edge directions. */
+#define RIGID_POLY_MAX_FACE 64
+typedef struct rigid_poly {
+  int nv, nf, ndir;
+  vec3 *v;
+  int32_t *face_first, *face_count, *face_v; /* face f: face_v[face_first[f] .. + face_count[f]] */
+  vec3 *face_n;
+  double *face_d;
+  vec3 *dir; /* unit edge directions, one per family of parallel edges */
+} rigid_poly;
+
 /* The model: the shape and what is derived from it, built once at creation. */
 typedef struct rigid_model {
   int shape_type;
+  /* mass properties (dynamic bodies; static and kinematic ones keep them for reports): kg, and
+   * the inertia tensor about the centre of mass in the body frame (kg m^2) with its inverse */
+  double mass, inv_mass;
+  mat3 inertia, inv_inertia;
+  rigid_poly *poly; /* box and cylinder (prism): the polytope the narrow phase clips */
   geom_shape shape; /* analytic shapes */
   loom_mesh *mesh;  /* LOOM_SHAPE_MESH: shape in body frame */
   bvh tree;         /* over mesh triangles, body frame */
@@ -31,7 +51,19 @@ typedef struct rigid_model {
 typedef struct rigid_params {
   int motion;
   double friction, restitution, thickness;
+  int linear, angular;        /* dynamic bodies: translation and rotation enabled (003's kinds) */
+  int integrator;             /* free motion: RIGID_SYMPLECTIC, RIGID_RK4, RIGID_EULER */
+  double linear_damping, angular_damping; /* 1/s */
+  double gravity_scale;
+  int altitude_gravity;       /* 003's g (1 - 2 z / R_earth) */
+  int can_sleep;
 } rigid_params;
+
+enum { RIGID_SYMPLECTIC = 0, RIGID_RK4 = 1, RIGID_EULER = 2 };
+
+/* Contacts between rigid bodies are made within this distance before they touch (speculative
+ * contacts: the solver lets the gap close, not more), m. */
+#define RIGID_SPECULATIVE 0.02
 
 /* State: what a step (or a trajectory) changes; rigid_state_fields lists it for snapshots. */
 typedef struct rigid_state {
@@ -40,13 +72,21 @@ typedef struct rigid_state {
   vec3 target_pos;
   quat target_q;
   int has_target;
-  vec3 vel, omega; /* over the current/last step */
+  vec3 vel, omega; /* over the current/last step (dynamic: now, world frame, about the centre
+                    * of mass, which is the body origin) */
+  vec3 force, torque; /* dynamic: accumulated for the next step (N, N m), cleared by commit */
+  double sleep_time;  /* s the body has been nearly still */
+  int asleep;
+  /* the span of the step the pose pair (pos0, q0) -> (target_pos, target_q) covers: the whole
+   * step for static and kinematic bodies, the current substep for dynamic ones */
+  double span0, span1;
 } rigid_state;
 
 typedef struct rigid_body {
   rigid_model model;
   rigid_params params;
   rigid_state state;
+  int solver_index; /* the rigid solver's index of the body in the current substep, or -1 */
 } rigid_body;
 
 extern const body_kind rigid_kind;
@@ -55,6 +95,25 @@ static inline rigid_body *rigid_of_slot(const body_slot *b) { return (rigid_body
 
 int rigid_create(loom_world *w, int slot, const void *def);
 void rigid_free(void *data);
+/* Mass properties of a shape of density rho (mesh: closed, outward triangles; exact polyhedral
+ * integrals): mass, centre of mass and inertia about it in the shape frame. -1 with a message for
+ * an open or inside-out mesh or a non-positive volume. (rigid_mass.c) */
+int rigid_mass_properties(int shape_type, const geom_shape *s, const loom_mesh *mesh, double rho, double *mass, vec3 *com,
+                          mat3 *inertia);
+/* The polytope of a box or of a cylinder (a prism of `sides` sides); NULL when out of memory. */
+rigid_poly *rigid_poly_box(vec3 half);
+rigid_poly *rigid_poly_prism(double radius, double half_h, int sides);
+void rigid_poly_free(rigid_poly *p);
+
+/* Free motion of a dynamic body over h (rigid_dynamics.c): velocities from forces and gravity (with
+ * the implicit gyroscopic term), then the pose; rk4 and euler integrate (x, q, P, L) together. */
+void rigid_integrate_velocity(const loom_world *w, rigid_body *r, double h);
+void rigid_integrate_pose(rigid_body *r, double h);
+void rigid_free_motion(const loom_world *w, rigid_body *r, double h);
+/* World inverse inertia R I0^-1 R^T at orientation q. */
+mat3 rigid_world_inv_inertia(const rigid_body *r, quat q);
+static inline int rigid_is_dynamic(const rigid_body *r) { return r->params.motion == LOOM_DYNAMIC; }
+
 /* Pose at fraction a in [0, 1] of the current step. */
 void rigid_pose_at(const rigid_body *r, double a, vec3 *pos, quat *q);
 /* World AABB of the shape swept over the current step, inflated by `pad`. */

@@ -1,5 +1,5 @@
-/* rigid_body.c — static and kinematic rigid bodies (obstacles for soft bodies): shapes, poses
- * over a step, distance queries. Dynamic rigid bodies arrive with document 003's solver. */
+/* rigid_body.c — rigid bodies: creation (shape, mass properties, polytope), poses over a step,
+ * distance queries, and the public calls that read or push them. */
 #include <string.h>
 
 #include <stddef.h>
@@ -18,6 +18,10 @@ LOOM_API void loom_rigid_def_default(loom_rigid_def *def) {
   def->friction = 0.3;
   def->restitution = 0;
   def->thickness = 0;
+  def->density = 1000;
+  def->linear = def->angular = 1;
+  def->gravity_scale = 1;
+  def->can_sleep = 1;
 }
 
 static int positive(const char *name, const char *field, double v) {
@@ -51,9 +55,26 @@ static int validate(const loom_rigid_def *d) {
     break;
   default: return loom_fail("rigid '%s': unknown shape %d", nm, d->shape);
   }
-  if (d->motion == LOOM_DYNAMIC)
-    return loom_fail("rigid '%s': dynamic rigid bodies are not available yet; use static = true or kinematic = true", nm);
-  if (d->motion != LOOM_STATIC && d->motion != LOOM_KINEMATIC) return loom_fail("rigid '%s': unknown motion %d", nm, d->motion);
+  if (d->motion == LOOM_DYNAMIC) {
+    if (d->shape == LOOM_SHAPE_MESH)
+      return loom_fail("rigid '%s': a triangle mesh shape is static or kinematic only (static = true or kinematic = true)", nm);
+    if (!isfinite(d->mass) || d->mass < 0 || d->mass > 1e12)
+      return loom_fail("rigid '%s': 'mass' must be a positive number of kg, got %g", nm, d->mass);
+    if (d->mass == 0 && (!isfinite(d->density) || !(d->density > 0) || d->density > 1e6))
+      return loom_fail("rigid '%s': 'density' must be a positive number of kg/m^3, got %g", nm, d->density);
+    if (!v3_isfinite(d->velocity)) return loom_fail("rigid '%s': 'velocity' must be finite", nm);
+    if (!v3_isfinite(d->angular_velocity)) return loom_fail("rigid '%s': 'angular_velocity' must be finite", nm);
+    if (d->integrator < RIGID_SYMPLECTIC || d->integrator > RIGID_EULER)
+      return loom_fail("rigid '%s': unknown integrator %d", nm, d->integrator);
+    if (!isfinite(d->linear_damping) || d->linear_damping < 0 || !isfinite(d->angular_damping) || d->angular_damping < 0)
+      return loom_fail("rigid '%s': damping must be a non-negative number", nm);
+    if (!isfinite(d->gravity_scale) || fabs(d->gravity_scale) > 1e3)
+      return loom_fail("rigid '%s': 'gravity_scale' must be a number in [-1000, 1000]", nm);
+  } else if (d->linear != 1 || d->angular != 1 || v3_len2(d->velocity) > 0 || v3_len2(d->angular_velocity) > 0) {
+    return loom_fail("rigid '%s': a %s body has no velocity and no enabled motions; they apply to dynamic bodies",
+                     nm, d->motion == LOOM_KINEMATIC ? "kinematic" : "static");
+  }
+  if (d->motion != LOOM_STATIC && d->motion != LOOM_KINEMATIC && d->motion != LOOM_DYNAMIC) return loom_fail("rigid '%s': unknown motion %d", nm, d->motion);
   if (!v3_isfinite(d->position)) return loom_fail("rigid '%s': 'position' must be finite", nm);
   quat q = d->orientation;
   double qn = q_norm(q);
@@ -107,6 +128,21 @@ int rigid_create(loom_world *w, int slot, const void *vdef) {
   r->params.friction = def->friction;
   r->params.restitution = def->restitution;
   r->params.thickness = def->thickness;
+  r->params.linear = def->linear != 0;
+  r->params.angular = def->angular != 0;
+  r->params.integrator = def->integrator;
+  r->params.linear_damping = def->linear_damping;
+  r->params.angular_damping = def->angular_damping;
+  r->params.gravity_scale = def->gravity_scale;
+  r->params.altitude_gravity = def->altitude_gravity != 0;
+  r->params.can_sleep = def->can_sleep != 0;
+  r->state.span0 = 0;
+  r->state.span1 = 1;
+  r->solver_index = -1;
+  if (def->motion == LOOM_DYNAMIC) {
+    r->state.vel = def->linear ? def->velocity : v3(0, 0, 0);
+    r->state.omega = def->angular ? def->angular_velocity : v3(0, 0, 0);
+  }
   geom_shape *s = &r->model.shape;
   switch (def->shape) {
   case LOOM_SHAPE_SPHERE:
@@ -134,6 +170,25 @@ int rigid_create(loom_world *w, int slot, const void *vdef) {
   vec3 e = geom_shape_extent(s);
   r->model.local_lo = v3_neg(e);
   r->model.local_hi = e;
+  if (def->shape == LOOM_SHAPE_BOX) r->model.poly = rigid_poly_box(s->half);
+  if (def->shape == LOOM_SHAPE_CYLINDER) r->model.poly = rigid_poly_prism(s->radius, s->half_h, 24);
+  if ((def->shape == LOOM_SHAPE_BOX || def->shape == LOOM_SHAPE_CYLINDER) && !r->model.poly)
+    return loom_fail("rigid '%s': out of memory", def->name);
+  vec3 com;
+  if (rigid_mass_properties(def->shape, s, NULL, def->mass > 0 ? 1.0 : def->density, &r->model.mass, &com,
+                            &r->model.inertia) != 0) {
+    loom_error_prefix("rigid");
+    return -1;
+  }
+  if (def->mass > 0) { /* the shape's mass distribution scaled to the given mass */
+    double k = def->mass / r->model.mass;
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) r->model.inertia.m[i][j] *= k;
+    r->model.mass = def->mass;
+  }
+  if (!(r->model.mass > 0) || !isfinite(r->model.mass) || !m3_inverse(&r->model.inertia, &r->model.inv_inertia))
+    return loom_fail("rigid '%s': the shape has no usable mass (mass %g kg)", def->name, r->model.mass);
+  r->model.inv_mass = 1.0 / r->model.mass;
   return rigid_build_features(r) || rigid_build_ccd(r) ? -1 : 0;
 }
 
@@ -150,10 +205,13 @@ void rigid_free(void *data) {
   core_free(r->model.feat_pt_r);
   core_free(r->model.feat_seg_r);
   rigid_ccd_free(&r->model);
+  rigid_poly_free(r->model.poly);
   core_free(r);
 }
 
 void rigid_pose_at(const rigid_body *r, double a, vec3 *pos, quat *q) {
+  const double s0 = r->state.span0, s1 = r->state.span1;
+  a = s1 > s0 ? (a - s0) / (s1 - s0) : 1;
   if (a <= 0) {
     *pos = r->state.pos0;
     *q = r->state.q0;
@@ -190,7 +248,7 @@ void rigid_swept_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi) {
 }
 
 vec3 rigid_point_velocity(const rigid_body *r, vec3 p) {
-  /* about the body origin at the end of the step, where contacts are resolved */
+  /* about the body origin at the end of the step (substep, dynamic), where contacts are resolved */
   return v3_add(r->state.vel, v3_cross(r->state.omega, v3_sub(p, r->state.target_pos)));
 }
 
@@ -263,6 +321,77 @@ LOOM_API int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *posit
   }
   r->state.has_target = 0;
   r->state.vel = r->state.omega = v3(0, 0, 0);
+  r->state.asleep = 0;
+  r->state.sleep_time = 0;
+  return 0;
+}
+
+static rigid_body *dynamic_of(loom_world *w, int body, const char *fn) {
+  int slot = world_slot(w, body, LOOM_KIND_RIGID, fn);
+  if (slot < 0) return NULL;
+  rigid_body *r = rigid_of_slot(&w->bodies[slot]);
+  if (!rigid_is_dynamic(r)) {
+    loom_fail("%s: rigid '%s' is %s: forces, impulses and velocities move dynamic bodies only", fn, w->bodies[slot].name,
+              r->params.motion == LOOM_STATIC ? "static" : "kinematic");
+    return NULL;
+  }
+  return r;
+}
+
+LOOM_API int loom_rigid_apply(loom_world *w, int body, const loom_vec3 *f, const loom_vec3 *p, int impulse) {
+  const char *fn = impulse ? "rigid:apply_impulse" : "rigid:apply_force";
+  rigid_body *r = dynamic_of(w, body, fn);
+  if (!r) return -1;
+  if (!f || !v3_isfinite(*f) || v3_len(*f) > 1e15) return loom_fail("%s: the vector must be finite", fn);
+  if (p && !v3_isfinite(*p)) return loom_fail("%s: the point must be finite", fn);
+  vec3 tau = p ? v3_cross(v3_sub(*p, r->state.pos), *f) : v3(0, 0, 0);
+  if (impulse) {
+    if (r->params.linear) r->state.vel = v3_madd(r->state.vel, *f, r->model.inv_mass);
+    if (r->params.angular) {
+      mat3 Ii = rigid_world_inv_inertia(r, r->state.q);
+      r->state.omega = v3_add(r->state.omega, m3_mulv(&Ii, tau));
+    }
+  } else {
+    r->state.force = v3_add(r->state.force, *f);
+    r->state.torque = v3_add(r->state.torque, tau);
+  }
+  r->state.asleep = 0;
+  r->state.sleep_time = 0;
+  return 0;
+}
+
+LOOM_API int loom_rigid_apply_torque(loom_world *w, int body, const loom_vec3 *torque) {
+  rigid_body *r = dynamic_of(w, body, "rigid:apply_torque");
+  if (!r) return -1;
+  if (!torque || !v3_isfinite(*torque) || v3_len(*torque) > 1e15) return loom_fail("rigid:apply_torque: the torque must be finite");
+  r->state.torque = v3_add(r->state.torque, *torque);
+  r->state.asleep = 0;
+  r->state.sleep_time = 0;
+  return 0;
+}
+
+LOOM_API int loom_rigid_set_velocity(loom_world *w, int body, const loom_vec3 *v, const loom_vec3 *omega) {
+  rigid_body *r = dynamic_of(w, body, "rigid:set_velocity");
+  if (!r) return -1;
+  if ((v && !v3_isfinite(*v)) || (omega && !v3_isfinite(*omega)))
+    return loom_fail("rigid:set_velocity: velocities must be finite");
+  if (v) r->state.vel = r->params.linear ? *v : v3(0, 0, 0);
+  if (omega) r->state.omega = r->params.angular ? *omega : v3(0, 0, 0);
+  r->state.asleep = 0;
+  r->state.sleep_time = 0;
+  return 0;
+}
+
+LOOM_API int loom_rigid_mass(const loom_world *w, int body, double *mass, double inertia[9], int *asleep) {
+  rigid_body *r = rigid_of(w, body, "rigid:mass");
+  if (!r) return -1;
+  if (mass) *mass = r->model.mass;
+  if (inertia) {
+    mat3 R = q_to_mat3(r->state.q), Rt = m3_transpose(&R);
+    mat3 a = m3_mul(&R, &r->model.inertia), I = m3_mul(&a, &Rt);
+    for (int i = 0; i < 9; i++) inertia[i] = I.m[i / 3][i % 3];
+  }
+  if (asleep) *asleep = r->state.asleep;
   return 0;
 }
 

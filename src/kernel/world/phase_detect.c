@@ -2,6 +2,7 @@
  * the pairs it handles, into the contact buffer. The buffer holds the contacts of the current
  * substep (after the step: of the last one). */
 #include "contact/contact.h"
+#include "contact/contact_rigid.h"
 
 /* Vertex paths against rigid shapes for every broad-phase pair, appended to the buffer (also run
  * again by the respond phase after the collision pipeline changed paths). */
@@ -16,4 +17,5 @@ void phase_detect(loom_world *w, const step_info *s) {
   w->contacts.count = 0;
   broadphase_pairs(w, s);
   detect_vertex_contacts(w, s);
+  contact_rigid_detect(w, s);
 }

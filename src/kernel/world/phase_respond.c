@@ -1,12 +1,16 @@
-/* phase_respond.c — the contact solvers, one family after another: vertices against rigid shapes
+/* phase_respond.c — the contact solvers, one family after another: rigid bodies with their
+ * contacts among themselves (contact_rigid.c), vertices against rigid shapes
  * (projection to the contact distance, inelastic normal response, Coulomb friction), then sharp
  * rigid features against cloth elements where the first family left the cloth; then particle
  * bodies against themselves and each other (the Bridson pipeline, whose vertices held by an
  * obstacle this step count as infinite mass); then each body
  * reconciles its own state with what the contacts changed (Verlet's history). */
 #include "contact/contact.h"
+#include "contact/contact_rigid.h"
 
 void phase_respond(loom_world *w, const step_info *s) {
+  /* rigid bodies first: the other families then see their motion over the substep */
+  contact_rigid_respond(w, s);
   contact_vertices_respond(w, s, 0);
   for (int i = 0; i < w->npairs; i++) contact_features_respond(w, &w->pairs[i], s);
   /* The pipeline may press vertices near an obstacle into it: the obstacle passes run again over

@@ -70,6 +70,7 @@ LOOM_API void loom_world_destroy(loom_world *w) {
   core_free(w->contacts.items);
   core_free(w->contacts.work);
   core_free(w->cpairs);
+  rigid_work_free(w->rigid);
   core_free(w->cdist);
   core_free(w->cadj_first);
   core_free(w->cadj);

@@ -188,6 +188,11 @@ typedef struct body_kind {
   /* distance from the world point p to the body's contact surface (its shape grown by its skin),
    * negative inside where the kind can tell; NULL = particles never touch this kind's surface */
   double (*surface_distance)(const struct body_slot *b, vec3 p);
+  /* 1 if the body moves under its own dynamics and contacts between two bodies of the kind are
+   * wanted (a dynamic rigid body); NULL = never */
+  int (*moves)(const struct body_slot *b);
+  /* kinetic and potential (gravity g) energy of a kind without particles; NULL = none */
+  void (*energy)(const struct body_slot *b, vec3 g, double *kinetic, double *potential);
 } body_kind;
 
 typedef struct body_slot {
@@ -257,6 +262,7 @@ struct loom_world {
   double collide_warned_until; /* the pipeline's last-resort warning is quiet until then (s) */
   double tangle_warned_until;  /* and its warning about crossings already there */
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
+  struct rigid_work *rigid; /* the rigid contact solver's manifolds and warm-start impulses */
   loom_stats stats;
   char messages[WORLD_MESSAGES][WORLD_MESSAGE_LEN];
   int message_severity[WORLD_MESSAGES];
@@ -267,6 +273,9 @@ struct loom_world {
   vec3 grab_target;
   double grab_omega;
 };
+
+/* Frees the rigid solver's work (contact/contact_rigid.c). */
+void rigid_work_free(struct rigid_work *rw);
 
 /* ---- world.c ---------------------------------------------------------------------------------- */
 /* Slot of a valid handle of the given kind (LOOM_KIND_NONE = any), or -1 with a message. */

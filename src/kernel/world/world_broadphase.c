@@ -1,8 +1,8 @@
 /* world_broadphase.c — sweep and prune over the bodies' boxes of the current substep: boxes
  * sorted by their lower x (insertion sort: the order barely changes from substep to substep, and
  * ties keep creation order, so the result is deterministic), overlapping pairs tested in y and z.
- * Only pairs that some contact family handles are kept: a particle body with a rigid one today
- * (cloth–cloth and rigid–rigid families arrive with their issues). Pairs come out ordered by the
+ * Only pairs that some contact family handles are kept: a particle body with a rigid one, and two
+ * rigid bodies of which one is dynamic. Pairs come out ordered by the
  * particle body's creation order, then the other's, which fixes the order solvers meet them in. */
 #include <stdlib.h>
 
@@ -13,9 +13,19 @@ typedef struct box_ref {
   int order; /* index in creation order */
 } box_ref;
 
+/* A rigid body that moves by itself (dynamic), as far as the broad phase can tell without the rigid
+ * kind's header: its kind and motion come from the public query. */
+static int rigid_dynamic(const loom_world *w, int slot) {
+  const body_slot *b = &w->bodies[slot];
+  if (b->ops->id != LOOM_KIND_RIGID || !b->ops->moves) return 0;
+  return b->ops->moves(b);
+}
+
 static int pair_wanted(const loom_world *w, int a, int b) {
   const body_slot *A = &w->bodies[a], *B = &w->bodies[b];
   if (A->pts && !A->pts->frozen && !B->pts) return 1;
+  /* rigid pairs with a dynamic body, once (the lower slot first) */
+  if (!A->pts && !B->pts && a < b && (rigid_dynamic(w, a) || rigid_dynamic(w, b))) return 1;
   return 0;
 }
 

@@ -18,6 +18,7 @@ LOOM_API void loom_world_energy(const loom_world *w, double *kinetic, double *po
           pe -= b->m[i] * v3_dot(w->gravity, b->x[i]);
         }
       if (bd->ops->elastic_energy) el += bd->ops->elastic_energy(bd);
+      if (bd->ops->energy) bd->ops->energy(bd, w->gravity, &ke, &pe);
     }
   }
   if (kinetic) *kinetic = ke;

@@ -1,0 +1,32 @@
+/* contact_rigid.h — contacts between rigid bodies: the narrow phase (contact_rigid_narrow.c) and
+ * the solver (contact_rigid.c). */
+#ifndef LOOM_CONTACT_RIGID_H
+#define LOOM_CONTACT_RIGID_H
+
+#include "rigid/rigid.h"
+
+#define RIGID_MANIFOLD_MAX 4
+
+typedef struct rigid_mpoint {
+  vec3 p;      /* world, midway between the two surfaces */
+  double sep;  /* m, negative when the shapes overlap */
+  uint32_t id; /* feature id: the same while the same features touch */
+} rigid_mpoint;
+
+typedef struct rigid_manifold {
+  vec3 n; /* unit, world, from B towards A */
+  int count;
+  rigid_mpoint pt[RIGID_MANIFOLD_MAX];
+} rigid_manifold;
+
+/* The manifold of A at (pa, qa) against B at (pb, qb): points within `margin` of touching. Returns
+ * the point count. Pairs no test covers (mesh–mesh) give 0. */
+int rigid_collide(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b, vec3 pb, quat qb, double margin,
+                  rigid_manifold *m);
+
+/* The rigid family in the step: manifolds of the broad phase's rigid pairs at the substep's start
+ * (detect), then every awake dynamic body integrated with its contacts (respond). */
+void contact_rigid_detect(loom_world *w, const step_info *s);
+void contact_rigid_respond(loom_world *w, const step_info *s);
+
+#endif

@@ -1,0 +1,357 @@
+/* contact_rigid_narrow.c — the narrow phase between two rigid bodies: a manifold of up to four
+ * points with one normal, pointing from body B towards body A (A is pushed along it).
+ *
+ *   sphere – anything   the centre's signed distance to the other shape (exact for sphere, box,
+ *                       capsule and cylinder; unsigned for triangle meshes, so from outside)
+ *   capsule – anything  both end spheres, and the segment point nearest the other shape (the signed
+ *                       distance of a convex shape is convex along the segment: ternary search)
+ *   polytope – polytope boxes and cylinders (24-sided prisms): separating axes over the face
+ *                       normals of both and the cross products of their edge directions; a face
+ *                       axis gives the incident face clipped by the reference face's side planes
+ *                       (Sutherland–Hodgman), reduced to 4 points; an edge axis the closest points
+ *                       of the two edges
+ *   polytope – mesh     the polytope's corners against the mesh (static triangle meshes)
+ *
+ * Points are made within `margin` of touching (speculative contacts); each carries the separation
+ * (negative: overlap) and a feature id that stays the same while the same features touch. */
+#include <string.h>
+
+#include "contact/contact_rigid.h"
+
+typedef struct posed {
+  const rigid_body *r;
+  vec3 p;
+  quat q;
+  mat3 R;
+} posed;
+
+static void add_point(rigid_manifold *m, vec3 p, double sep, uint32_t id) {
+  if (m->count >= RIGID_MANIFOLD_MAX) return;
+  m->pt[m->count].p = p;
+  m->pt[m->count].sep = sep;
+  m->pt[m->count].id = id;
+  m->count++;
+}
+
+/* Signed distance from world point x to B's surface and B's outward normal there (world). */
+static double shape_distance(const posed *B, vec3 x, vec3 *n) {
+  vec3 l = m3_tmulv(&B->R, v3_sub(x, B->p)), nl;
+  double d = rigid_local_distance(B->r, l, &nl);
+  *n = m3_mulv(&B->R, nl);
+  return d;
+}
+
+/* A sphere of radius ra at c against B. */
+static void sphere_vs(rigid_manifold *m, vec3 c, double ra, const posed *B, double margin, uint32_t id) {
+  vec3 n;
+  double d = shape_distance(B, c, &n);
+  double sep = d - ra;
+  if (!(sep <= margin)) return;
+  if (m->count == 0) m->n = n;
+  add_point(m, v3_madd(c, n, -(ra + 0.5 * sep)), sep, id);
+}
+
+static void capsule_vs(rigid_manifold *m, const posed *A, const posed *B, double margin) {
+  const double r = A->r->model.shape.radius, hh = A->r->model.shape.half_h;
+  vec3 axis = v3(A->R.m[0][2], A->R.m[1][2], A->R.m[2][2]);
+  vec3 e0 = v3_madd(A->p, axis, -hh), e1 = v3_madd(A->p, axis, hh);
+  /* the nearest point of the segment (ternary search on a convex function) */
+  double lo = 0, hi = 1;
+  vec3 n;
+  for (int it = 0; it < 40; it++) {
+    double t1 = lo + (hi - lo) / 3, t2 = hi - (hi - lo) / 3;
+    double d1 = shape_distance(B, v3_lerp(e0, e1, t1), &n), d2 = shape_distance(B, v3_lerp(e0, e1, t2), &n);
+    if (d1 < d2) hi = t2;
+    else lo = t1;
+  }
+  double tm = 0.5 * (lo + hi);
+  vec3 nm;
+  double dm = shape_distance(B, v3_lerp(e0, e1, tm), &nm);
+  /* the manifold's normal is the deepest point's; end spheres use it too */
+  vec3 n0, n1;
+  double d0 = shape_distance(B, e0, &n0), d1 = shape_distance(B, e1, &n1);
+  m->count = 0;
+  vec3 nn = dm < d0 && dm < d1 ? nm : (d0 <= d1 ? n0 : n1);
+  m->n = nn;
+  const double ends[2] = {d0, d1};
+  const vec3 ep[2] = {e0, e1};
+  for (int k = 0; k < 2; k++)
+    if (ends[k] - r <= margin) add_point(m, v3_madd(ep[k], nn, -(r + 0.5 * (ends[k] - r))), ends[k] - r, (uint32_t)k);
+  if (tm > 0.02 && tm < 0.98 && dm - r <= margin && dm < d0 - 1e-9 && dm < d1 - 1e-9)
+    add_point(m, v3_madd(v3_lerp(e0, e1, tm), nn, -(r + 0.5 * (dm - r))), dm - r, 2);
+}
+
+/* ---- polytopes -------------------------------------------------------------------------------- */
+
+typedef struct wpoly {
+  const rigid_poly *g;
+  vec3 v[2 * RIGID_POLY_MAX_FACE];
+  vec3 fn[RIGID_POLY_MAX_FACE + 2];
+  double fd[RIGID_POLY_MAX_FACE + 2];
+  vec3 dir[RIGID_POLY_MAX_FACE + 1];
+} wpoly;
+
+static void place_poly(wpoly *w, const posed *P) {
+  const rigid_poly *g = P->r->model.poly;
+  w->g = g;
+  for (int i = 0; i < g->nv; i++) w->v[i] = v3_add(P->p, m3_mulv(&P->R, g->v[i]));
+  for (int f = 0; f < g->nf; f++) {
+    w->fn[f] = m3_mulv(&P->R, g->face_n[f]);
+    w->fd[f] = g->face_d[f] + v3_dot(w->fn[f], P->p);
+  }
+  for (int k = 0; k < g->ndir; k++) w->dir[k] = m3_mulv(&P->R, g->dir[k]);
+}
+
+static void extent(const wpoly *w, vec3 axis, double *lo, double *hi) {
+  double a = INFINITY, b = -INFINITY;
+  for (int i = 0; i < w->g->nv; i++) {
+    double d = v3_dot(w->v[i], axis);
+    a = d < a ? d : a;
+    b = d > b ? d : b;
+  }
+  *lo = a;
+  *hi = b;
+}
+
+/* Largest separation of B's vertices from A's face planes: the face and the value. */
+static double face_axes(const wpoly *A, const wpoly *B, int *face) {
+  double best = -INFINITY;
+  *face = 0;
+  for (int f = 0; f < A->g->nf; f++) {
+    double lo, hi;
+    extent(B, A->fn[f], &lo, &hi);
+    double s = lo - A->fd[f];
+    if (s > best) best = s, *face = f;
+  }
+  return best;
+}
+
+/* The face of P most anti-parallel to n. */
+static int incident_face(const wpoly *P, vec3 n) {
+  int best = 0;
+  double bd = INFINITY;
+  for (int f = 0; f < P->g->nf; f++) {
+    double d = v3_dot(P->fn[f], n);
+    if (d < bd) bd = d, best = f;
+  }
+  return best;
+}
+
+typedef struct cvert {
+  vec3 p;
+  uint32_t id;
+} cvert;
+
+#define CLIP_MAX (2 * RIGID_POLY_MAX_FACE + 8)
+
+/* Keeps the part of polygon in (n_in points) where dot(p, s) <= d. */
+static int clip(const cvert *in, int n_in, vec3 s, double d, cvert *out, uint32_t plane) {
+  int n = 0;
+  for (int i = 0; i < n_in && n < CLIP_MAX - 1; i++) {
+    const cvert *a = &in[i], *b = &in[(i + 1) % n_in];
+    double da = v3_dot(a->p, s) - d, db = v3_dot(b->p, s) - d;
+    if (da <= 0) out[n++] = *a;
+    if ((da < 0 && db > 0) || (da > 0 && db < 0)) {
+      double t = da / (da - db);
+      out[n].p = v3_lerp(a->p, b->p, t);
+      out[n].id = 0x100u | (plane << 1) | (da > 0);
+      n++;
+    }
+  }
+  return n;
+}
+
+/* Up to four of the points: the deepest, the farthest from it, then the largest triangles on
+ * either side of their line (the support polygon survives). */
+static int reduce(cvert *p, double *sep, int n, vec3 nrm) {
+  if (n <= RIGID_MANIFOLD_MAX) return n;
+  int pick[4];
+  pick[0] = 0;
+  for (int i = 1; i < n; i++)
+    if (sep[i] < sep[pick[0]]) pick[0] = i;
+  pick[1] = pick[0] == 0 ? 1 : 0;
+  double best = -1;
+  for (int i = 0; i < n; i++) {
+    double d = v3_dist2(p[i].p, p[pick[0]].p);
+    if (d > best) best = d, pick[1] = i;
+  }
+  double amax = -INFINITY, amin = INFINITY;
+  pick[2] = pick[3] = -1;
+  vec3 a = p[pick[0]].p, b = p[pick[1]].p;
+  for (int i = 0; i < n; i++) {
+    if (i == pick[0] || i == pick[1]) continue;
+    double area = v3_dot(v3_cross(v3_sub(b, a), v3_sub(p[i].p, a)), nrm);
+    if (area > amax) amax = area, pick[2] = i;
+    if (area < amin) amin = area, pick[3] = i;
+  }
+  int k = 2;
+  if (pick[2] >= 0) k = pick[3] >= 0 && pick[3] != pick[2] ? 4 : 3;
+  cvert q[4];
+  double s[4];
+  for (int i = 0; i < k && i < 4; i++) q[i] = p[pick[i]], s[i] = sep[pick[i]];
+  for (int i = 0; i < k && i < 4; i++) p[i] = q[i], sep[i] = s[i];
+  return k < 4 ? k : 4;
+}
+
+/* The edge of P parallel to unit direction d that lies farthest along axis (sign +1) or least
+ * (sign -1). */
+static void support_edge(const wpoly *P, vec3 d, vec3 axis, double sign, vec3 *e0, vec3 *e1, int *id) {
+  double best = -INFINITY;
+  const rigid_poly *g = P->g;
+  for (int f = 0; f < g->nf; f++) {
+    const int32_t *l = g->face_v + g->face_first[f];
+    const int k = g->face_count[f];
+    for (int i = 0; i < k; i++) {
+      int a = l[i], b = l[(i + 1) % k];
+      vec3 e = v3_sub(P->v[b], P->v[a]);
+      double len = v3_len(e);
+      if (!(len > 0) || v3_len2(v3_cross(e, d)) > 1e-12 * len * len) continue;
+      double s = sign * v3_dot(v3_add(P->v[a], P->v[b]), axis);
+      if (s > best + 1e-12) {
+        best = s;
+        *e0 = P->v[a];
+        *e1 = P->v[b];
+        *id = a < b ? a * 64 + b : b * 64 + a;
+      }
+    }
+  }
+}
+
+static void poly_vs_poly(rigid_manifold *m, const posed *A, const posed *B, double margin) {
+  static _Thread_local wpoly PA, PB; /* ~5 kB each: kept off the stack */
+  place_poly(&PA, A);
+  place_poly(&PB, B);
+  int fa, fb;
+  double sa = face_axes(&PA, &PB, &fa);
+  if (sa > margin) return;
+  double sb = face_axes(&PB, &PA, &fb);
+  if (sb > margin) return;
+  /* edge axes, oriented from A to B */
+  vec3 ca = A->p, cb = B->p;
+  double se = -INFINITY;
+  int ea = -1, eb = -1;
+  vec3 eaxis = v3(0, 0, 1);
+  for (int i = 0; i < PA.g->ndir; i++)
+    for (int j = 0; j < PB.g->ndir; j++) {
+      vec3 ax = v3_cross(PA.dir[i], PB.dir[j]);
+      double l = v3_len(ax);
+      if (l < 1e-6) continue;
+      ax = v3_scale(ax, 1.0 / l);
+      if (v3_dot(ax, v3_sub(cb, ca)) < 0) ax = v3_neg(ax);
+      double alo, ahi, blo, bhi;
+      extent(&PA, ax, &alo, &ahi);
+      extent(&PB, ax, &blo, &bhi);
+      double s = blo - ahi;
+      if (s > margin) return;
+      if (s > se) se = s, ea = i, eb = j, eaxis = ax;
+    }
+  const double tol = 0.1 * RIGID_SPECULATIVE * 0.1; /* prefer faces: they give whole manifolds */
+  double sf = sa >= sb - tol ? sa : sb;
+  if (ea >= 0 && se > sf + tol) {
+    vec3 a0, a1, b0, b1;
+    int ida = 0, idb = 0;
+    support_edge(&PA, PA.dir[ea], eaxis, 1, &a0, &a1, &ida);
+    support_edge(&PB, PB.dir[eb], eaxis, -1, &b0, &b1, &idb);
+    double s, t;
+    geom_segment_segment(a0, a1, b0, b1, &s, &t);
+    vec3 pa = v3_lerp(a0, a1, s), pb = v3_lerp(b0, b1, t);
+    m->n = v3_neg(eaxis);
+    add_point(m, v3_scale(v3_add(pa, pb), 0.5), se, 0x80000000u | (uint32_t)ida << 12 | (uint32_t)idb);
+    return;
+  }
+  /* face contact: the reference face on A (normal out of A) or on B */
+  const int ref_on_a = sa >= sb - tol;
+  const wpoly *R = ref_on_a ? &PA : &PB, *I = ref_on_a ? &PB : &PA;
+  const int rf = ref_on_a ? fa : fb;
+  const vec3 rn = R->fn[rf];
+  const double rd = R->fd[rf];
+  const int inf = incident_face(I, rn);
+  cvert buf0[CLIP_MAX], buf1[CLIP_MAX];
+  int n = I->g->face_count[inf];
+  const int32_t *il = I->g->face_v + I->g->face_first[inf];
+  for (int i = 0; i < n; i++) buf0[i].p = I->v[il[i]], buf0[i].id = (uint32_t)il[i];
+  const int32_t *rl = R->g->face_v + R->g->face_first[rf];
+  const int rk = R->g->face_count[rf];
+  cvert *in = buf0, *out = buf1;
+  for (int e = 0; e < rk && n > 0; e++) {
+    vec3 a = R->v[rl[e]], b = R->v[rl[(e + 1) % rk]];
+    vec3 sdir = v3_normalize(v3_cross(v3_sub(b, a), rn));
+    n = clip(in, n, sdir, v3_dot(sdir, a), out, (uint32_t)e);
+    cvert *t = in;
+    in = out;
+    out = t;
+  }
+  double sep[CLIP_MAX];
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    double s = v3_dot(rn, in[i].p) - rd;
+    if (s <= margin) {
+      in[k] = in[i];
+      sep[k] = s;
+      k++;
+    }
+  }
+  k = reduce(in, sep, k, rn);
+  m->n = ref_on_a ? v3_neg(rn) : rn;
+  const uint32_t base = (uint32_t)(ref_on_a ? 0 : 1) << 30 | (uint32_t)rf << 22 | (uint32_t)inf << 14;
+  for (int i = 0; i < k; i++) add_point(m, v3_madd(in[i].p, rn, -0.5 * sep[i]), sep[i], base | (in[i].id & 0x3fff));
+}
+
+/* A polytope's corners against a triangle mesh (from outside). */
+static void poly_vs_mesh(rigid_manifold *m, const posed *A, const posed *B, double margin) {
+  static _Thread_local wpoly PA;
+  place_poly(&PA, A);
+  double sep[2 * RIGID_POLY_MAX_FACE];
+  cvert pts[2 * RIGID_POLY_MAX_FACE];
+  vec3 n = v3(0, 0, 1);
+  double deepest = INFINITY;
+  int k = 0;
+  for (int i = 0; i < PA.g->nv; i++) {
+    vec3 ni;
+    double d = shape_distance(B, PA.v[i], &ni);
+    if (d <= margin) {
+      pts[k].p = PA.v[i];
+      pts[k].id = (uint32_t)i;
+      sep[k] = d;
+      if (d < deepest) deepest = d, n = ni; /* the manifold takes the deepest corner's normal */
+      k++;
+    }
+  }
+  if (!k) return;
+  k = reduce(pts, sep, k, n);
+  m->n = n;
+  for (int i = 0; i < k; i++) add_point(m, v3_madd(pts[i].p, n, -0.5 * sep[i]), sep[i], pts[i].id);
+}
+
+static int is_poly(const rigid_body *r) { return r->model.poly != NULL; }
+
+int rigid_collide(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b, vec3 pb, quat qb, double margin,
+                  rigid_manifold *m) {
+  posed A = {a, pa, qa, q_to_mat3(qa)}, B = {b, pb, qb, q_to_mat3(qb)};
+  m->count = 0;
+  m->n = v3(0, 0, 1);
+  const int ta = a->model.shape_type, tb = b->model.shape_type;
+  int flip = 0;
+  /* order: sphere, capsule, polytope, mesh — the first of the pair is the simpler */
+  int rank_a = ta == LOOM_SHAPE_SPHERE ? 0 : ta == LOOM_SHAPE_CAPSULE ? 1 : ta == LOOM_SHAPE_MESH ? 3 : 2;
+  int rank_b = tb == LOOM_SHAPE_SPHERE ? 0 : tb == LOOM_SHAPE_CAPSULE ? 1 : tb == LOOM_SHAPE_MESH ? 3 : 2;
+  const posed *P = &A, *Q = &B;
+  if (rank_b < rank_a) {
+    P = &B, Q = &A;
+    flip = 1;
+    int t = rank_a;
+    rank_a = rank_b;
+    rank_b = t;
+  }
+  if (rank_a == 0) {
+    sphere_vs(m, P->p, P->r->model.shape.radius, Q, margin, 0);
+  } else if (rank_a == 1) {
+    capsule_vs(m, P, Q, margin);
+  } else if (rank_a == 2 && rank_b == 2 && is_poly(P->r) && is_poly(Q->r)) {
+    poly_vs_poly(m, P, Q, margin);
+  } else if (rank_a == 2 && rank_b == 3 && is_poly(P->r)) {
+    poly_vs_mesh(m, P, Q, margin);
+  }
+  if (flip) m->n = v3_neg(m->n);
+  return m->count;
+}
