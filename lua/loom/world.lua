@@ -869,7 +869,9 @@ function Body:pin(list)
   local h = C.loom_pins_create(self.world._w, self.handle, arr, n)
   if h == 0 then caller.error(last_error()) end
   self.world:_report_messages()   -- pins inside an obstacle's contact margin are warned about
-  local g = setmetatable({world = self.world, body = self, handle = h, count = n,
+  local idx = {}
+  for i = 0, n - 1 do idx[i + 1] = arr[i] end
+  local g = setmetatable({world = self.world, body = self, handle = h, count = n, indices = idx,
                           label = ("trajectory of a pin group of '%s'"):format(self.name)}, GroupMT)
   return g
 end
@@ -1304,6 +1306,23 @@ function Group:offset()
   C.loom_pins_offset(self.world._w, self.handle, tmp)
   return tmp[0].x, tmp[0].y, tmp[0].z
 end
+-- group:reaction() → x, y, z: the force (N) the pins exert on the cloth to hold it where it is: the
+-- opposite of the model forces and weights of the pinned vertices at the current state (exact for
+-- a cloth at rest; contact forces on pinned vertices are not included).
+function Group:reaction()
+  local b = self.body
+  local f = b:internal_forces()
+  local g = self.world.gravity
+  local rx, ry, rz = 0, 0, 0
+  for _, i in ipairs(self.indices) do
+    local m = b.m[i]
+    rx = rx - f[i].x - m * g[1]
+    ry = ry - f[i].y - m * g[2]
+    rz = rz - f[i].z - m * g[3]
+  end
+  return rx, ry, rz
+end
+
 function Group:set_offset(x, y, z)
   if not finite3(x, y, z) then check.raise("set_offset", "expected three finite numbers") end
   tmp[0].x, tmp[0].y, tmp[0].z = x, y, z

@@ -7,13 +7,15 @@
  *
  * Respond: the substep h is cut into inner steps hs <= 1/960 s; each one integrates the dynamic
  * bodies' velocities (forces, gravity, gyroscopic term), applies the accumulated impulses (warm
- * start), solves every contact point once with a soft constraint (a spring of 0.25/hs Hz and
+ * start), solves every contact point twice with a soft constraint (a spring of 0.25/hs Hz and
  * damping ratio RIGID_ZETA pushes overlap out at most RIGID_MAX_PUSH m/s; a gap closes at most
  * its own width), integrates the poses, and relaxes once without the spring so the push-out
  * leaves no velocity behind (Catto's "soft step", Box2D v3). A soft contact carries a load w with
  * an overlap of about w / (m (2 pi f)^2): at 240 Hz and more a box under 20 others sinks 0.1 mm,
  * which is why the inner rate is high (measured: 30 Hz sank a 20-box column by 110 mm, 240 Hz by
- * 1.8 mm; the 210-box pyramid moves 0.66 mm). Friction is Coulomb in the tangent
+ * 1.8 mm). One solving pass per inner step left towers of 0.2 m cubes rocking and creeping
+ * sideways by millimetres; two keep them within 0.6 mm (docs/benchmarks.md). Each constraint row
+ * keeps its Jacobian's angular parts and their I^-1 images, so a pass is a few dot products. Friction is Coulomb in the tangent
  * plane (a disc, not a box), at most mu times the point's normal impulse. After the inner steps a
  * restitution pass returns e times the approach speed of points that hit faster than
  * RIGID_BOUNCE_MIN. Impulses are remembered per contact id for the next substep's warm start.
@@ -26,6 +28,7 @@
 #include "contact/contact_rigid.h"
 
 #define RIGID_INNER_RATE 960.0 /* inner steps per second at least: hs <= 1/960 s */
+#define RIGID_ITERATIONS 2     /* solving passes per inner step (then one relaxing pass) */
 #define RIGID_ZETA 10.0
 #define RIGID_MAX_PUSH 3.0
 #define RIGID_BOUNCE_MIN 0.5       /* m/s */
@@ -33,9 +36,17 @@
 #define RIGID_SLEEP_ANGULAR 0.0349 /* rad/s (2 degrees/s) */
 #define RIGID_SLEEP_TIME 0.5       /* s */
 
+/* One constraint direction d at a point: the angular parts of its Jacobian (ra x d, rb x d), the
+ * angular velocity changes per unit impulse (I^-1 of those) and the effective mass. */
+typedef struct jrow {
+  vec3 ca, cb, wa, wb;
+  double mass;
+} jrow;
+
 typedef struct rpoint {
   vec3 c, la, lb, ra, rb;
-  double s0, nmass, tmass[2];
+  jrow rn, rt[2];
+  double s0, sep; /* separation found, and now (after the last pose update) */
   double ni, ti[2];
   double vn0, max_ni;
   vec3 total; /* impulse given to A over the substep */
@@ -169,21 +180,32 @@ void contact_rigid_detect(loom_world *w, const step_info *s) {
 
 /* ---- respond ------------------------------------------------------------------------------------ */
 
-static void apply(rbody *A, rbody *B, vec3 ra, vec3 rb, vec3 P) {
-  A->v = v3_madd(A->v, P, A->im);
-  A->w = v3_add(A->w, m3_mulv(&A->iI, v3_cross(ra, P)));
-  B->v = v3_madd(B->v, P, -B->im);
-  B->w = v3_sub(B->w, m3_mulv(&B->iI, v3_cross(rb, P)));
-}
-
 static vec3 rel_velocity(const rbody *A, const rbody *B, vec3 ra, vec3 rb) {
   return v3_sub(v3_add(A->v, v3_cross(A->w, ra)), v3_add(B->v, v3_cross(B->w, rb)));
 }
 
-static double eff_mass(const rbody *A, const rbody *B, vec3 ra, vec3 rb, vec3 n) {
-  vec3 ca = v3_cross(ra, n), cb = v3_cross(rb, n);
-  double k = A->im + B->im + v3_dot(ca, m3_mulv(&A->iI, ca)) + v3_dot(cb, m3_mulv(&B->iI, cb));
-  return k > 0 ? 1.0 / k : 0;
+static jrow make_row(const rbody *A, const rbody *B, vec3 ra, vec3 rb, vec3 d) {
+  jrow r;
+  r.ca = v3_cross(ra, d);
+  r.cb = v3_cross(rb, d);
+  r.wa = m3_mulv(&A->iI, r.ca);
+  r.wb = m3_mulv(&B->iI, r.cb);
+  double k = A->im + B->im + v3_dot(r.ca, r.wa) + v3_dot(r.cb, r.wb);
+  r.mass = k > 0 ? 1.0 / k : 0;
+  return r;
+}
+
+/* Velocity of A relative to B along d at the row's point. */
+static inline double row_velocity(const jrow *r, const rbody *A, const rbody *B, vec3 d) {
+  return v3_dot(d, v3_sub(A->v, B->v)) + v3_dot(r->ca, A->w) - v3_dot(r->cb, B->w);
+}
+
+/* An impulse lambda along d at the row's point: +A, -B. */
+static inline void row_apply(const jrow *r, rbody *A, rbody *B, vec3 d, double lambda) {
+  A->v = v3_madd(A->v, d, lambda * A->im);
+  A->w = v3_madd(A->w, r->wa, lambda);
+  B->v = v3_madd(B->v, d, -lambda * B->im);
+  B->w = v3_madd(B->w, r->wb, -lambda);
 }
 
 typedef struct soft {
@@ -196,49 +218,63 @@ static soft make_soft(double hertz, double zeta, double h) {
   return (soft){omega / a1, a2 * a3, a3};
 }
 
-/* One pass over the contacts, points in manifold order. */
+static void solve_normal(rcontact *c, rpoint *p, rbody *A, rbody *B, double hs, soft sf, int use_bias) {
+  const double sep = p->sep;
+  double bias = 0, mscale = 1, iscale = 0;
+  if (sep > 0) {
+    bias = sep / hs; /* speculative: the gap may close, no more */
+  } else if (use_bias) {
+    bias = d_max(sf.bias_rate * sep, -RIGID_MAX_PUSH);
+    mscale = sf.mass_scale;
+    iscale = sf.impulse_scale;
+  }
+  double vn = row_velocity(&p->rn, A, B, c->n);
+  double lambda = -p->rn.mass * mscale * (vn + bias) - iscale * p->ni;
+  double nv = d_max(p->ni + lambda, 0);
+  lambda = nv - p->ni;
+  p->ni = nv;
+  p->max_ni = d_max(p->max_ni, nv);
+  row_apply(&p->rn, A, B, c->n, lambda);
+  p->total = v3_madd(p->total, c->n, lambda);
+}
+
+static void solve_friction(rcontact *c, rpoint *p, rbody *A, rbody *B) {
+  if (p->ni == 0 && p->ti[0] == 0 && p->ti[1] == 0) return; /* no load, no friction (a gap) */
+  double l1 = p->ti[0] - p->rt[0].mass * row_velocity(&p->rt[0], A, B, c->t1);
+  double l2 = p->ti[1] - p->rt[1].mass * row_velocity(&p->rt[1], A, B, c->t2);
+  double lim = c->mu * p->ni, mag = sqrt(l1 * l1 + l2 * l2);
+  if (mag > lim) {
+    double k = lim / mag;
+    l1 *= k;
+    l2 *= k;
+  }
+  double d1 = l1 - p->ti[0], d2 = l2 - p->ti[1];
+  p->ti[0] = l1;
+  p->ti[1] = l2;
+  row_apply(&p->rt[0], A, B, c->t1, d1);
+  row_apply(&p->rt[1], A, B, c->t2, d2);
+  p->total = v3_madd(v3_madd(p->total, c->t1, d1), c->t2, d2);
+}
+
+/* One pass over the contacts: each manifold's normal points, then its friction, in order. */
 static void solve(struct rigid_work *rw, rbody *bodies, double hs, soft sf, int use_bias) {
   for (int ci = 0; ci < rw->ncontacts; ci++) {
     rcontact *c = &rw->contacts[ci];
     rbody *A = &bodies[c->a], *B = &bodies[c->b];
+    for (int j = 0; j < c->count; j++) solve_normal(c, &rw->points[c->first + j], A, B, hs, sf, use_bias);
+    for (int j = 0; j < c->count; j++) solve_friction(c, &rw->points[c->first + j], A, B);
+  }
+}
+
+/* Separations at the current poses (after each pose update). */
+static void update_separations(struct rigid_work *rw, const rbody *bodies) {
+  for (int ci = 0; ci < rw->ncontacts; ci++) {
+    const rcontact *c = &rw->contacts[ci];
+    const rbody *A = &bodies[c->a], *B = &bodies[c->b];
     for (int j = 0; j < c->count; j++) {
       rpoint *p = &rw->points[c->first + j];
       vec3 xa = v3_add(A->p, m3_mulv(&A->R, p->la)), xb = v3_add(B->p, m3_mulv(&B->R, p->lb));
-      double sep = p->s0 + v3_dot(c->n, v3_sub(xa, xb));
-      double bias = 0, mscale = 1, iscale = 0;
-      if (sep > 0) {
-        bias = sep / hs; /* speculative: the gap may close, no more */
-      } else if (use_bias) {
-        bias = d_max(sf.bias_rate * sep, -RIGID_MAX_PUSH);
-        mscale = sf.mass_scale;
-        iscale = sf.impulse_scale;
-      }
-      double vn = v3_dot(rel_velocity(A, B, p->ra, p->rb), c->n);
-      double lambda = -p->nmass * mscale * (vn + bias) - iscale * p->ni;
-      double nv = d_max(p->ni + lambda, 0);
-      lambda = nv - p->ni;
-      p->ni = nv;
-      p->max_ni = d_max(p->max_ni, nv);
-      vec3 P = v3_scale(c->n, lambda);
-      apply(A, B, p->ra, p->rb, P);
-      p->total = v3_add(p->total, P);
-    }
-    for (int j = 0; j < c->count; j++) {
-      rpoint *p = &rw->points[c->first + j];
-      vec3 dv = rel_velocity(A, B, p->ra, p->rb);
-      double l1 = p->ti[0] - p->tmass[0] * v3_dot(dv, c->t1);
-      double l2 = p->ti[1] - p->tmass[1] * v3_dot(dv, c->t2);
-      double lim = c->mu * p->ni, mag = sqrt(l1 * l1 + l2 * l2);
-      if (mag > lim) {
-        double k = lim / mag;
-        l1 *= k;
-        l2 *= k;
-      }
-      vec3 P = v3_add(v3_scale(c->t1, l1 - p->ti[0]), v3_scale(c->t2, l2 - p->ti[1]));
-      p->ti[0] = l1;
-      p->ti[1] = l2;
-      apply(A, B, p->ra, p->rb, P);
-      p->total = v3_add(p->total, P);
+      p->sep = p->s0 + v3_dot(c->n, v3_sub(xa, xb));
     }
   }
 }
@@ -337,9 +373,10 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
       p->rb = v3_sub(p->c, B->p);
       p->la = m3_tmulv(&A->R, p->ra);
       p->lb = m3_tmulv(&B->R, p->rb);
-      p->nmass = eff_mass(A, B, p->ra, p->rb, c->n);
-      p->tmass[0] = eff_mass(A, B, p->ra, p->rb, c->t1);
-      p->tmass[1] = eff_mass(A, B, p->ra, p->rb, c->t2);
+      p->rn = make_row(A, B, p->ra, p->rb, c->n);
+      p->rt[0] = make_row(A, B, p->ra, p->rb, c->t1);
+      p->rt[1] = make_row(A, B, p->ra, p->rb, c->t2);
+      p->sep = p->s0;
       p->vn0 = v3_dot(rel_velocity(A, B, p->ra, p->rb), c->n);
       const rcache *k = rw->cache ? cache_find(rw, cache_key(c->slot_a, c->slot_b, p->id)) : NULL;
       if (k) {
@@ -368,12 +405,14 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
       rcontact *c = &rw->contacts[ci];
       for (int j = 0; j < c->count; j++) {
         rpoint *p = &rw->points[c->first + j];
-        vec3 P = v3_add(v3_scale(c->n, p->ni), v3_add(v3_scale(c->t1, p->ti[0]), v3_scale(c->t2, p->ti[1])));
-        apply(&bodies[c->a], &bodies[c->b], p->ra, p->rb, P);
-        p->total = v3_add(p->total, P);
+        rbody *A = &bodies[c->a], *B = &bodies[c->b];
+        row_apply(&p->rn, A, B, c->n, p->ni);
+        row_apply(&p->rt[0], A, B, c->t1, p->ti[0]);
+        row_apply(&p->rt[1], A, B, c->t2, p->ti[1]);
+        p->total = v3_add(p->total, v3_add(v3_scale(c->n, p->ni), v3_add(v3_scale(c->t1, p->ti[0]), v3_scale(c->t2, p->ti[1]))));
       }
     }
-    solve(rw, bodies, hs, sf, 1);
+    for (int k = 0; k < RIGID_ITERATIONS; k++) solve(rw, bodies, hs, sf, 1);
     for (int i = 0; i < nb; i++) {
       rbody *B = &bodies[i];
       if (B->dynamic) {
@@ -389,6 +428,7 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
       }
       B->R = q_to_mat3(B->q);
     }
+    update_separations(rw, bodies);
     solve(rw, bodies, hs, sf, 0);
   }
   /* restitution */
@@ -399,14 +439,13 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
     for (int j = 0; j < c->count; j++) {
       rpoint *p = &rw->points[c->first + j];
       if (p->vn0 > -RIGID_BOUNCE_MIN || p->max_ni == 0) continue;
-      double vn = v3_dot(rel_velocity(A, B, p->ra, p->rb), c->n);
-      double lambda = -p->nmass * (vn + c->e * p->vn0);
+      double vn = row_velocity(&p->rn, A, B, c->n);
+      double lambda = -p->rn.mass * (vn + c->e * p->vn0);
       double nv = d_max(p->ni + lambda, 0);
       lambda = nv - p->ni;
       p->ni = nv;
-      vec3 P = v3_scale(c->n, lambda);
-      apply(A, B, p->ra, p->rb, P);
-      p->total = v3_add(p->total, P);
+      row_apply(&p->rn, A, B, c->n, lambda);
+      p->total = v3_madd(p->total, c->n, lambda);
     }
   }
   /* write back; a free body with another integrator flies with it (no contacts this substep) */
@@ -503,4 +542,29 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
   }
   qsort_cache(rw);
   arena_release(&w->scratch, mark);
+}
+
+/* Cloth pushes back: every vertex or feature contact of this substep (solvers 1 and 2, from `first`
+ * on) against a dynamic rigid body gives the body the opposite of the impulse the cloth received,
+ * at the contact point. The cloth's response treated the body as immovable for this substep; the
+ * body's velocities change now and its motion in the next substep carries them. */
+void contact_rigid_couple(loom_world *w, int first) {
+  const contact_buffer *cb = &w->contacts;
+  for (int i = first; i < cb->count; i++) {
+    const loom_contact *rec = &cb->items[i];
+    if (rec->solver != 1 && rec->solver != 2) continue;
+    const int slot = handle_slot(rec->body_b);
+    if (slot < 0 || slot >= w->body_slots || !w->bodies[slot].ops || w->bodies[slot].ops->id != LOOM_KIND_RIGID) continue;
+    rigid_body *r = rigid_of_slot(&w->bodies[slot]);
+    if (!rigid_is_dynamic(r)) continue;
+    vec3 J = v3_neg(rec->impulse);
+    if (!v3_isfinite(J) || v3_len2(J) == 0) continue;
+    if (r->params.linear) r->state.vel = v3_madd(r->state.vel, J, r->model.inv_mass);
+    if (r->params.angular) {
+      mat3 Ii = rigid_world_inv_inertia(r, r->state.q);
+      r->state.omega = v3_add(r->state.omega, m3_mulv(&Ii, v3_cross(v3_sub(rec->point, r->state.pos), J)));
+    }
+    if (r->state.asleep) r->state.asleep = 0;
+    r->state.sleep_time = 0;
+  }
 }

@@ -28,5 +28,8 @@ int rigid_collide(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b, ve
  * (detect), then every awake dynamic body integrated with its contacts (respond). */
 void contact_rigid_detect(loom_world *w, const step_info *s);
 void contact_rigid_respond(loom_world *w, const step_info *s);
+/* The opposite of the impulses cloth contacts (from record `first` on) gave the cloth, to the
+ * dynamic rigid bodies they touched. */
+void contact_rigid_couple(loom_world *w, int first);
 
 #endif
