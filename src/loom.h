@@ -155,6 +155,10 @@ LOOM_API double loom_world_dt(const loom_world *w);
 LOOM_API int loom_world_set_dt(loom_world *w, double dt);
 LOOM_API void loom_world_gravity(const loom_world *w, loom_vec3 *out);
 LOOM_API int loom_world_set_gravity(loom_world *w, const loom_vec3 *g);
+/* Overrides what a pair of bodies does when they touch: friction and restitution (negative: the
+ * combination of the two bodies' own values) and whether they collide at all (collide = 0: their
+ * contacts are never made). Replaces an earlier override of the same pair. Returns 0 or -1. */
+LOOM_API int loom_world_pair(loom_world *w, int body_a, int body_b, double friction, double restitution, int collide);
 LOOM_API void loom_world_wind(const loom_world *w, loom_vec3 *out);
 LOOM_API int loom_world_set_wind(loom_world *w, const loom_vec3 *wind);
 /* Zeroes every soft body's external force accumulator f (the first stage of a step). */
@@ -401,7 +405,9 @@ typedef enum loom_shape_type {
   LOOM_SHAPE_BOX = 2,      /* half_extents */
   LOOM_SHAPE_CAPSULE = 3,  /* radius, half_height along local z */
   LOOM_SHAPE_CYLINDER = 4, /* radius, half_height along local z */
-  LOOM_SHAPE_MESH = 5      /* triangle mesh (static or kinematic only) */
+  LOOM_SHAPE_MESH = 5,     /* triangle mesh (static or kinematic only) */
+  LOOM_SHAPE_CONVEX = 6    /* the convex hull of a mesh's vertices (any motion); a dynamic body's
+                            * origin is the hull's centre of mass */
 } loom_shape_type;
 
 typedef enum loom_motion { LOOM_STATIC = 0, LOOM_KINEMATIC = 1, LOOM_DYNAMIC = 2 } loom_motion;
@@ -450,6 +456,10 @@ LOOM_API int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *posit
 /* Shape of a rigid body in the body frame, tessellated for drawing (the body keeps no drawing
  * data). Caller owns. */
 LOOM_API loom_mesh *loom_rigid_shape_mesh(const loom_world *w, int body);
+/* The convex hull of a mesh's vertices as a closed mesh with outward triangles; *was_convex (may be
+ * NULL) says whether every vertex of the mesh lies on its hull. NULL with a message for fewer than
+ * 4 points or points without volume (coincident, collinear, coplanar). Caller owns. */
+LOOM_API loom_mesh *loom_mesh_convex_hull(const loom_mesh *m, int *was_convex);
 /* Dynamic bodies: a force (N) at world point p (NULL: at the centre of mass, no torque) for the
  * next step, or (impulse = 1) an impulse (N s) applied now. Wakes the body. Static and kinematic
  * bodies refuse. Returns 0 or -1. */

@@ -273,6 +273,25 @@ end
 case("tower_10", stack_case("tower"))
 case("pyramid_210", stack_case("pyramid"))
 
+-- Scenes of many bodies: ms per step over the first 2 s (the bodies fall, pile up, settle).
+local function pile_case(file, label)
+  return function(runs)
+    local sc = loom.load_scene(file)
+    local st
+    local med, lo, hi = sample(runs, 1, function()
+      local W = sc:instantiate()
+      local steps = math.floor(2 / W.dt + 0.5)
+      local t0 = C.loom_clock()
+      W:step(steps)
+      st = #W:contacts()
+      return (C.loom_clock() - t0) / steps * 1000
+    end)
+    return {size = label, median = med, min = lo, max = hi, contacts = st}
+  end
+end
+case("rain_500", pile_case("scenes/rain.lua", "500 spheres"))
+case("hull_pile_200", pile_case("scenes/hull_pile.lua", "200 hulls"))
+
 case("cloth_on_pegs_50", function(runs)
   local W = loom.load_scene("scenes/pegs.lua"):instantiate()
   W:run(0.5)

@@ -69,6 +69,7 @@ double loom_world_dt(const loom_world *w);
 int loom_world_set_dt(loom_world *w, double dt);
 void loom_world_gravity(const loom_world *w, loom_vec3 *out);
 int loom_world_set_gravity(loom_world *w, const loom_vec3 *g);
+int loom_world_pair(loom_world *w, int body_a, int body_b, double friction, double restitution, int collide);
 void loom_world_wind(const loom_world *w, loom_vec3 *out);
 int loom_world_set_wind(loom_world *w, const loom_vec3 *wind);
 void loom_world_clear_forces(loom_world *w);
@@ -197,7 +198,8 @@ typedef enum loom_shape_type {
   LOOM_SHAPE_BOX = 2,
   LOOM_SHAPE_CAPSULE = 3,
   LOOM_SHAPE_CYLINDER = 4,
-  LOOM_SHAPE_MESH = 5
+  LOOM_SHAPE_MESH = 5,
+  LOOM_SHAPE_CONVEX = 6
 } loom_shape_type;
 typedef enum loom_motion { LOOM_STATIC = 0, LOOM_KINEMATIC = 1, LOOM_DYNAMIC = 2 } loom_motion;
 typedef struct loom_rigid_def {
@@ -230,6 +232,7 @@ int loom_rigid_velocity(const loom_world *w, int body, loom_vec3 *v, loom_vec3 *
 int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
 int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
 loom_mesh *loom_rigid_shape_mesh(const loom_world *w, int body);
+loom_mesh *loom_mesh_convex_hull(const loom_mesh *m, int *was_convex);
 int loom_rigid_apply(loom_world *w, int body, const loom_vec3 *f, const loom_vec3 *p, int impulse);
 int loom_rigid_apply_torque(loom_world *w, int body, const loom_vec3 *torque);
 int loom_rigid_set_velocity(loom_world *w, int body, const loom_vec3 *v, const loom_vec3 *omega);

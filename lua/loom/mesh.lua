@@ -78,6 +78,27 @@ ffi.metatype("struct loom_mesh", {
 
 function M.is_mesh(v) return type(v) == "cdata" and ffi.istype("loom_mesh*", v) end
 
+-- loom.mesh.hull(m) → the convex hull of m's vertices (a new mesh), and whether m was convex
+function M.hull(m)
+  if not M.is_mesh(m) then check.raise_n(1, "loom.mesh.hull", "expected a mesh, got " .. check.describe(m)) end
+  local was = ffi.new("int[1]")
+  local h = own(C.loom_mesh_convex_hull(m, was), "loom.mesh.hull")
+  return h, was[0] == 1
+end
+
+-- loom.mesh.mass_properties(m, density) → mass (kg), centre of mass {x, y, z}, inertia about it
+-- {{...}, {...}, {...}} (kg m^2) of a closed mesh: exact polyhedral integrals
+function M.mass_properties(m, density)
+  if not M.is_mesh(m) then check.raise_n(1, "loom.mesh.mass_properties", "expected a mesh, got " .. check.describe(m)) end
+  density = density or 1000
+  if not (check.is_finite(density) and density > 0) then
+    check.raise_n(2, "loom.mesh.mass_properties", "'density' must be a positive number, got " .. check.describe(density))
+  end
+  local mass, com, I = ffi.new("double[1]"), ffi.new("loom_vec3[1]"), ffi.new("double[9]")
+  if C.loom_mesh_mass_properties(m, density, mass, com, I) ~= 0 then caller.error("loom.mesh.mass_properties: " .. last_error()) end
+  return mass[0], {com[0].x, com[0].y, com[0].z}, {{I[0], I[1], I[2]}, {I[3], I[4], I[5]}, {I[6], I[7], I[8]}}
+end
+
 local planes = {xy = 0, xz = 1, yz = 2}
 
 -- grid{size = {w, h}, cells = {nx, ny}, center = {x, y, z}, plane = "xy" | "xz" | "yz"}

@@ -51,9 +51,19 @@ function M.mesh(m)
   return setmetatable({kind = "mesh", mesh = m}, Shape)
 end
 
-function M.convex()
-  caller.error("loom.shape.convex is not available yet: convex hulls come with dynamic rigid bodies; " ..
-    "use loom.shape.mesh(m) for a static or kinematic obstacle")
+-- convex(m): the convex hull of the mesh's vertices. A mesh that is not convex is replaced by its
+-- hull, and a note says so. A dynamic body's origin is the hull's centre of mass (the body is placed
+-- so that the hull stays where the mesh put it).
+function M.convex(m)
+  if not mesh.is_mesh(m) then
+    check.raise_n(1, "loom.shape.convex", "expected a mesh (loom.mesh.load or a generator), got " .. check.describe(m), 2)
+  end
+  local hull, was = mesh.hull(m)
+  if not was then
+    io.stderr:write(("loom: loom.shape.convex: the mesh is not convex; its convex hull (%d of its %d vertices) is used\n"):format(
+      hull.vertex_count, m.vertex_count))
+  end
+  return setmetatable({kind = "convex", mesh = hull, convex = was}, Shape)
 end
 
 return M

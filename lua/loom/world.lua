@@ -211,7 +211,7 @@ function World:cloth(def)
 end
 
 local shape_kinds = {sphere = C.LOOM_SHAPE_SPHERE, box = C.LOOM_SHAPE_BOX, capsule = C.LOOM_SHAPE_CAPSULE,
-                     cylinder = C.LOOM_SHAPE_CYLINDER, mesh = C.LOOM_SHAPE_MESH}
+                     cylinder = C.LOOM_SHAPE_CYLINDER, mesh = C.LOOM_SHAPE_MESH, convex = C.LOOM_SHAPE_CONVEX}
 
 local rigid_spec = {
   name = {"string", required = true},
@@ -1204,7 +1204,32 @@ function M.rotate(q, x, y, z)
   return x + w * tx + (b * tz - c * ty), y + w * ty + (c * tx - a * tz), z + w * tz + (a * ty - b * tx)
 end
 
--- world:forces_list() → the rigid forces in effect or to come: {id, body, kind, from, to, f, point}
+-- world:pair(a, b, {friction =, restitution =, collide = false}): what bodies a and b (bodies or
+-- names) do when they touch, instead of the combination of their own values.
+function World:pair(a, b, opts)
+  local function body_of(v, n)
+    if type(v) == "string" then return self:body(v) end
+    if type(v) == "table" and v.handle then return v end
+    check.raise_n(n, "pair", "expected a body or a body's name, got " .. check.describe(v))
+  end
+  local A, B = body_of(a, 1), body_of(b, 2)
+  opts = opts or {}
+  if type(opts) ~= "table" then check.raise_n(3, "pair", "expected a table {friction =, restitution =, collide =}") end
+  for k in pairs(opts) do
+    if k ~= "friction" and k ~= "restitution" and k ~= "collide" then
+      check.raise_n(3, "pair", ("unknown field '%s' (friction, restitution, collide)"):format(tostring(k)))
+    end
+  end
+  local f, e = opts.friction, opts.restitution
+  if f ~= nil and not (check.is_finite(f) and f >= 0) then check.raise_n(3, "pair", "'friction' must be a number >= 0") end
+  if e ~= nil and not (check.is_finite(e) and e >= 0) then check.raise_n(3, "pair", "'restitution' must be a number >= 0") end
+  if opts.collide ~= nil and type(opts.collide) ~= "boolean" then check.raise_n(3, "pair", "'collide' must be true or false") end
+  if C.loom_world_pair(self._w, A.handle, B.handle, f or -1, e or -1, opts.collide == false and 0 or 1) ~= 0 then
+    caller.error(last_error())
+  end
+end
+
+-- world:rigid_forces() → the rigid forces in effect or to come: {id, body, kind, from, to, f, point}
 function World:rigid_forces()
   local out = {}
   for i, e in ipairs(rawget(self, "_rforces") or {}) do

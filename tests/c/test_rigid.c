@@ -144,3 +144,47 @@ TEST(rigid_rk4_is_exact_for_constant_force_and_euler_is_not) {
     loom_world_destroy(w);
   }
 }
+
+TEST(rigid_convex_hull_of_points_holds_them_all) {
+  fx_rng r = {12345};
+  loom_mesh *cloud = loom_mesh_sphere(1.0, 12, 6);
+  /* push some vertices inwards: they are not on the hull */
+  for (int i = 0; i < cloud->nv; i += 3) cloud->v[i] = v3_scale(cloud->v[i], 0.5 + 0.3 * fx_unit(&r));
+  int convex = -1;
+  loom_mesh *h = loom_mesh_convex_hull(cloud, &convex);
+  CHECK(h != NULL);
+  CHECK_EQ_INT(convex, 0);
+  CHECK(h->nv < cloud->nv);
+  /* closed and outward: Euler characteristic 2, positive volume; every input point inside */
+  CHECK_EQ_INT(h->nv - h->ne + h->nt, 2);
+  double m;
+  vec3 c;
+  mat3 I;
+  CHECK_EQ_INT(rigid_mass_properties(LOOM_SHAPE_MESH, NULL, h, 1, &m, &c, &I), 0);
+  for (int i = 0; i < cloud->nv; i++)
+    for (int t = 0; t < h->nt; t++) {
+      vec3 a = h->v[h->tri[3 * t]], b = h->v[h->tri[3 * t + 1]], d = h->v[h->tri[3 * t + 2]];
+      vec3 n = v3_normalize(v3_cross(v3_sub(b, a), v3_sub(d, a)));
+      CHECK(v3_dot(n, v3_sub(cloud->v[i], a)) < 1e-9);
+    }
+  loom_mesh_destroy(h);
+  loom_mesh_destroy(cloud);
+  /* a box is its own hull: 8 vertices, merged into 6 faces of 4 */
+  loom_mesh *box = loom_mesh_box(0.5, 0.3, 0.2, 2);
+  h = loom_mesh_convex_hull(box, &convex);
+  CHECK_EQ_INT(convex, 1);
+  CHECK_EQ_INT(h->nv, 8);
+  rigid_poly *p = rigid_poly_hull(h);
+  CHECK(p != NULL);
+  CHECK_EQ_INT(p->nf, 6);
+  CHECK_EQ_INT(p->ne, 12);
+  CHECK_EQ_INT(p->ndir, 3);
+  for (int f = 0; f < 6; f++) CHECK_EQ_INT(p->face_count[f], 4);
+  rigid_poly_free(p);
+  loom_mesh_destroy(h);
+  /* coplanar points have no hull */
+  for (int i = 0; i < box->nv; i++) box->v[i].z = 0;
+  CHECK(loom_mesh_convex_hull(box, NULL) == NULL);
+  CHECK_STR_CONTAINS(loom_last_error(), "coplanar");
+  loom_mesh_destroy(box);
+}

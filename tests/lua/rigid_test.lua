@@ -211,6 +211,27 @@ describe("dynamic rigid bodies", function()
     assert.is_true(grew <= 3, "energy grew in " .. grew .. " steps")
   end)
 
+  it("follow world:pair overrides and collision layers", function()
+    local W = loom.world { dt = 1 / 500 }
+    local g = ground(W, 0.5, 0)
+    local a = W:rigid { name = "a", shape = loom.shape.sphere(0.05), position = {0, 0, 0.55} }
+    local b = W:rigid { name = "b", shape = loom.shape.sphere(0.05), position = {1, 0, 0.55} }
+    local c = W:rigid { name = "c", shape = loom.shape.sphere(0.05), position = {2, 0, 0.55} }
+    W:pair(a, g, { restitution = 0.8 })
+    W:pair("b", "ground", { collide = false })
+    c:set("mask", 2) -- the ground is in layer 1 only
+    local top = 0
+    for _ = 1, 600 do
+      W:step()
+      if a.velocity.z > 0 then top = math.max(top, a.position.z - 0.05) end
+    end
+    assert.near(top, 0.64 * 0.5, 0.02 * 0.32)
+    assert.is_true(b.position.z < -1)
+    assert.is_true(c.position.z < -1)
+    assert.error(function() W:pair(a, a) end, "twice")
+    assert.error(function() W:pair(a, g, { bounce = 1 }) end, "unknown field 'bounce'")
+  end)
+
   it("refuse bad input with the body and the field", function()
     local W = loom.world {}
     assert.error(function() W:rigid { name = "m", shape = loom.shape.sphere(1), mass = -2 } end, "mass")
@@ -221,5 +242,96 @@ describe("dynamic rigid bodies", function()
     local s = W:rigid { name = "s", shape = loom.shape.sphere(1), static = true, position = {5, 0, 0} }
     assert.error(function() s:apply_impulse({1, 0, 0}) end, "static")
     assert.error(function() s:set("linear", 0) end, "dynamic")
+  end)
+end)
+
+describe("document 003's scenes", function()
+  local function scene(f) return loom.load_scene(f):instantiate() end
+
+  it("dominoes fall one onto the next and stop at the piece that cannot turn", function()
+    local W = scene "scenes/dominoes.lua"
+    W:run(3)
+    local fallen = {}
+    for i = 1, 20 do fallen[i] = W:body("domino " .. i).position.z < 0.02 end
+    for i = 1, 14 do assert.is_true(fallen[i], "domino " .. i .. " stands") end
+    for i = 15, 20 do assert.is_false(fallen[i], "domino " .. i .. " fell") end
+  end)
+
+  it("the ramp's sphere lands without bouncing and rolls down without entering the ramp", function()
+    local W = scene "scenes/ramp.lua"
+    local ball, ramp = W:body "ball", W:body "ramp"
+    local deepest, landed = 0, nil
+    for _ = 1, 240 do
+      W:step()
+      local p = ball.position
+      local d = ramp:distance { p.x, p.y, p.z } - 0.12
+      deepest = math.min(deepest, d)
+      if not landed and d < 1e-3 then landed = W.time end
+      if landed and W.time > landed + 0.05 and W.time < 1.2 then
+        assert.is_true(d < 2e-3, ("left the ramp at t = %.3f (%.4f m)"):format(W.time, d))
+      end
+    end
+    assert.is_true(deepest > -1e-3, "entered the ramp by " .. -deepest)
+    assert.is_true(landed ~= nil)
+    assert.is_true(ball.velocity.x > 0.5) -- rolling down (towards +x)
+  end)
+
+  it("the billiard rack scatters after the white ball's hit, and no ball leaves the table", function()
+    local W = scene "scenes/billiards.lua"
+    W:run(2)
+    local moving = 0
+    for i = 1, 15 do
+      local b = W:body("ball " .. i)
+      local p = b.position
+      assert.is_true(math.abs(p.x) < 1.3 and math.abs(p.y) < 0.7 and math.abs(p.z - 0.028575) < 1e-3, "ball " .. i)
+      if math.abs(b.velocity.x) + math.abs(b.velocity.y) > 0.01 then moving = moving + 1 end
+    end
+    assert.is_true(moving >= 5)
+  end)
+
+  it("500 spheres settle in the bin without overlapping", function()
+    local W = scene "scenes/rain.lua"
+    W:run(4)
+    local p = {}
+    for i = 0, 499 do p[#p + 1] = W:body("sphere " .. i).position end
+    local worst = 0
+    for i = 1, #p do
+      assert.is_true(p[i].z > 0.045 and math.abs(p[i].x) < 0.5 and math.abs(p[i].y) < 0.5, "sphere " .. (i - 1) .. " left the bin")
+      for j = i + 1, #p do
+        local d = math.sqrt((p[i].x - p[j].x) ^ 2 + (p[i].y - p[j].y) ^ 2 + (p[i].z - p[j].z) ^ 2)
+        worst = math.max(worst, 0.1 - d)
+      end
+    end
+    assert.is_true(worst < 1e-3, ("overlap %.4f m"):format(worst))
+  end)
+end)
+
+describe("convex hulls", function()
+  it("give a box mesh the analytic box's mass and inertia, and stack like boxes", function()
+    local m = loom.mesh.box { size = {0.4, 0.2, 0.3} }
+    local mass, com, I = loom.mesh.mass_properties(m, 500)
+    assert.near(mass, 500 * 0.4 * 0.2 * 0.3, 1e-9)
+    assert.near(I[1][1], mass / 12 * (0.2 ^ 2 + 0.3 ^ 2), 1e-12)
+    assert.near(I[3][3], mass / 12 * (0.4 ^ 2 + 0.2 ^ 2), 1e-12)
+    local W = loom.world { dt = 1 / 60 }
+    W:rigid { name = "ground", shape = loom.shape.box(5, 5, 0.5), position = {0, 0, -0.5}, static = true }
+    local s = loom.shape.convex(m)
+    local a = W:rigid { name = "a", shape = s, density = 500, position = {0, 0, 0.15} }
+    local b = W:rigid { name = "b", shape = s, density = 500, position = {0, 0, 0.45} }
+    assert.near(a.mass, mass, 1e-9)
+    W:run(5)
+    assert.near(a.position.z, 0.15, 1e-3)
+    assert.near(b.position.z, 0.45, 1e-3)
+    assert.near(b.position.x, 0, 1e-3)
+  end)
+
+  it("replace a mesh that is not convex by its hull, and refuse flat ones", function()
+    local l = loom.mesh.box { size = {1, 1, 1} }
+    local hull, convex = loom.mesh.hull(l)
+    assert.is_true(convex)
+    assert.equal(8, hull.vertex_count)
+    local flat = loom.mesh.grid { size = {1, 1}, cells = {2, 2} }
+    assert.error(function() loom.shape.convex(flat) end, "coplanar")
+    assert.error(function() loom.mesh.mass_properties(flat, 1000) end, "open")
   end)
 end)

@@ -206,7 +206,7 @@ static int vertex_test(const pair_frame *f, vec3 x0, vec3 x, contact_work *k, do
   vec3 p0 = q_rotate_inv(f->q0, v3_sub(x0, f->pos0));
   *depth = 0;
   k->collided = 0;
-  int hit = r->model.shape_type == LOOM_SHAPE_MESH
+  int hit = rigid_shape_has_mesh(r->model.shape_type)
               ? mesh_contact(r, f->pad, p0, p1, &k->pc, &k->nl, depth, &k->collided)
               : shape_contact(r, f->pad, p0, p1, &k->pc, &k->nl, depth);
   k->p0 = p0;

@@ -154,7 +154,7 @@ static int interpenetrations(loom_world *w, int32_t *out, int cap) {
       vec3 a[3];
       for (int c = 0; c < 3; c++)
         a[c] = q_rotate_inv(r->state.q, v3_sub(b->x[b->tri[3 * refs[i].t + c]], r->state.pos));
-      if (r->model.shape_type == LOOM_SHAPE_MESH) {
+      if (rigid_shape_has_mesh(r->model.shape_type)) {
         mesh_pair_ctx mc = {r->model.mesh, {a[0], a[1], a[2]}, 0, &co, refs[i].slot, refs[i].t, w->order[o_]};
         bvh_query_box(&r->model.tree, v3_min(a[0], v3_min(a[1], a[2])), v3_max(a[0], v3_max(a[1], a[2])),
                       mesh_pair_cb, &mc);

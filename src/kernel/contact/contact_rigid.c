@@ -151,6 +151,7 @@ void contact_rigid_detect(loom_world *w, const step_info *s) {
       const int pk = k++;
       if (done[pk]) continue;
       rigid_body *A = rigid_of_slot(&w->bodies[sa]), *B = rigid_of_slot(&w->bodies[sb]);
+      if (!(A->params.layers & B->params.mask) || !(B->params.layers & A->params.mask)) continue;
       const int awake_a = rigid_is_dynamic(A) && !A->state.asleep, awake_b = rigid_is_dynamic(B) && !B->state.asleep;
       if (!awake_a && !awake_b) continue;
       done[pk] = 1;
@@ -366,6 +367,9 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
     rbody *A = &bodies[c->a], *B = &bodies[c->b];
     c->mu = sqrt(A->r->params.friction * B->r->params.friction);
     c->e = d_max(A->r->params.restitution, B->r->params.restitution);
+    const pair_override *o = world_pair_override(w, c->slot_a, c->slot_b);
+    if (o && o->friction >= 0) c->mu = o->friction;
+    if (o && o->restitution >= 0) c->e = o->restitution;
     tangents(c->n, &c->t1, &c->t2);
     for (int j = 0; j < c->count; j++) {
       rpoint *p = &rw->points[c->first + j];

@@ -5,8 +5,9 @@
  *                       capsule and cylinder; unsigned for triangle meshes, so from outside)
  *   capsule – anything  both end spheres, and the segment point nearest the other shape (the signed
  *                       distance of a convex shape is convex along the segment: ternary search)
- *   polytope – polytope boxes and cylinders (24-sided prisms): separating axes over the face
- *                       normals of both and the cross products of their edge directions; a face
+ *   polytope – polytope boxes, cylinders (24-sided prisms) and convex hulls: separating axes over
+ *                       the face normals of both and the cross products of their edge directions
+ *                       (two hulls: only edge pairs that meet on the Gauss map, Gregorius 2013); a face
  *                       axis gives the incident face clipped by the reference face's side planes
  *                       (Sutherland–Hodgman), reduced to 4 points; an edge axis the closest points
  *                       of the two edges
@@ -85,10 +86,10 @@ static void capsule_vs(rigid_manifold *m, const posed *A, const posed *B, double
 
 typedef struct wpoly {
   const rigid_poly *g;
-  vec3 v[2 * RIGID_POLY_MAX_FACE];
-  vec3 fn[RIGID_POLY_MAX_FACE + 2];
-  double fd[RIGID_POLY_MAX_FACE + 2];
-  vec3 dir[RIGID_POLY_MAX_FACE + 1];
+  vec3 v[RIGID_POLY_MAX_VERTS];
+  vec3 fn[RIGID_POLY_MAX_FACES];
+  double fd[RIGID_POLY_MAX_FACES];
+  vec3 dir[RIGID_POLY_MAX_EDGES + 1];
 } wpoly;
 
 static void place_poly(wpoly *w, const posed *P) {
@@ -142,7 +143,7 @@ typedef struct cvert {
   uint32_t id;
 } cvert;
 
-#define CLIP_MAX (2 * RIGID_POLY_MAX_FACE + 8)
+#define CLIP_MAX (2 * RIGID_POLY_MAX_VERTS + 8)
 
 /* Keeps the part of polygon in (n_in points) where dot(p, s) <= d. */
 static int clip(const cvert *in, int n_in, vec3 s, double d, cvert *out, uint32_t plane) {
@@ -219,6 +220,7 @@ static void support_edge(const wpoly *P, vec3 d, vec3 axis, double sign, vec3 *e
 
 static void poly_vs_poly(rigid_manifold *m, const posed *A, const posed *B, double margin) {
   static _Thread_local wpoly PA, PB; /* ~5 kB each: kept off the stack */
+  if (v3_dist(A->p, B->p) > A->r->model.poly->radius + B->r->model.poly->radius + margin) return;
   place_poly(&PA, A);
   place_poly(&PB, B);
   int fa, fb;
@@ -231,32 +233,66 @@ static void poly_vs_poly(rigid_manifold *m, const posed *A, const posed *B, doub
   double se = -INFINITY;
   int ea = -1, eb = -1;
   vec3 eaxis = v3(0, 0, 1);
-  for (int i = 0; i < PA.g->ndir; i++)
-    for (int j = 0; j < PB.g->ndir; j++) {
-      vec3 ax = v3_cross(PA.dir[i], PB.dir[j]);
-      double l = v3_len(ax);
-      if (l < 1e-6) continue;
-      ax = v3_scale(ax, 1.0 / l);
-      if (v3_dot(ax, v3_sub(cb, ca)) < 0) ax = v3_neg(ax);
-      double alo, ahi, blo, bhi;
-      extent(&PA, ax, &alo, &ahi);
-      extent(&PB, ax, &blo, &bhi);
-      double s = blo - ahi;
-      if (s > margin) return;
-      if (s > se) se = s, ea = i, eb = j, eaxis = ax;
+  vec3 a0 = ca, a1 = ca, b0 = cb, b1 = cb;
+  int ida = 0, idb = 0;
+  if (PA.g->edge_v && PB.g->edge_v) {
+    /* hulls: only edge pairs whose arcs cross on the Gauss map can be a separating direction
+     * (the cross product of the edges is then a face normal of the Minkowski difference) */
+    for (int i = 0; i < PA.g->ne; i++) {
+      const vec3 na = PA.fn[PA.g->edge_f[2 * i]], nb = PA.fn[PA.g->edge_f[2 * i + 1]];
+      const vec3 pa0 = PA.v[PA.g->edge_v[2 * i]], pa1 = PA.v[PA.g->edge_v[2 * i + 1]];
+      const vec3 bxa = v3_cross(nb, na);
+      for (int j = 0; j < PB.g->ne; j++) {
+        const vec3 nc = v3_neg(PB.fn[PB.g->edge_f[2 * j]]), nd = v3_neg(PB.fn[PB.g->edge_f[2 * j + 1]]);
+        const double cba = v3_dot(nc, bxa), dba = v3_dot(nd, bxa);
+        if (!(cba * dba < 0)) continue;
+        const vec3 dxc = v3_cross(nd, nc);
+        const double adc = v3_dot(na, dxc), bdc = v3_dot(nb, dxc);
+        if (!(adc * bdc < 0) || !(cba * bdc > 0)) continue;
+        const vec3 pb0 = PB.v[PB.g->edge_v[2 * j]], pb1 = PB.v[PB.g->edge_v[2 * j + 1]];
+        vec3 ax = v3_cross(v3_sub(pa1, pa0), v3_sub(pb1, pb0));
+        double l = v3_len(ax);
+        if (l < 1e-9 * v3_dist(pa1, pa0) * v3_dist(pb1, pb0)) continue;
+        ax = v3_scale(ax, 1.0 / l);
+        if (v3_dot(ax, v3_sub(pa0, ca)) < 0) ax = v3_neg(ax); /* outward from A */
+        double sep = v3_dot(ax, v3_sub(pb0, pa0));
+        if (sep > margin) return;
+        if (sep > se) {
+          se = sep, ea = i, eb = j, eaxis = ax;
+          a0 = pa0, a1 = pa1, b0 = pb0, b1 = pb1;
+          ida = PA.g->edge_v[2 * i] * 256 + PA.g->edge_v[2 * i + 1];
+          idb = PB.g->edge_v[2 * j] * 256 + PB.g->edge_v[2 * j + 1];
+        }
+      }
     }
+  } else {
+    for (int i = 0; i < PA.g->ndir; i++)
+      for (int j = 0; j < PB.g->ndir; j++) {
+        vec3 ax = v3_cross(PA.dir[i], PB.dir[j]);
+        double l = v3_len(ax);
+        if (l < 1e-6) continue;
+        ax = v3_scale(ax, 1.0 / l);
+        if (v3_dot(ax, v3_sub(cb, ca)) < 0) ax = v3_neg(ax);
+        double alo, ahi, blo, bhi;
+        extent(&PA, ax, &alo, &ahi);
+        extent(&PB, ax, &blo, &bhi);
+        double s = blo - ahi;
+        if (s > margin) return;
+        if (s > se) se = s, ea = i, eb = j, eaxis = ax;
+      }
+    if (ea >= 0) {
+      support_edge(&PA, PA.dir[ea], eaxis, 1, &a0, &a1, &ida);
+      support_edge(&PB, PB.dir[eb], eaxis, -1, &b0, &b1, &idb);
+    }
+  }
   const double tol = 0.1 * RIGID_SPECULATIVE * 0.1; /* prefer faces: they give whole manifolds */
   double sf = sa >= sb - tol ? sa : sb;
   if (ea >= 0 && se > sf + tol) {
-    vec3 a0, a1, b0, b1;
-    int ida = 0, idb = 0;
-    support_edge(&PA, PA.dir[ea], eaxis, 1, &a0, &a1, &ida);
-    support_edge(&PB, PB.dir[eb], eaxis, -1, &b0, &b1, &idb);
     double s, t;
     geom_segment_segment(a0, a1, b0, b1, &s, &t);
     vec3 pa = v3_lerp(a0, a1, s), pb = v3_lerp(b0, b1, t);
     m->n = v3_neg(eaxis);
-    add_point(m, v3_scale(v3_add(pa, pb), 0.5), se, 0x80000000u | (uint32_t)ida << 12 | (uint32_t)idb);
+    add_point(m, v3_scale(v3_add(pa, pb), 0.5), se, 0x80000000u | (uint32_t)(ida & 0x7fff) << 15 | (uint32_t)(idb & 0x7fff));
     return;
   }
   /* face contact: the reference face on A (normal out of A) or on B */
@@ -301,8 +337,8 @@ static void poly_vs_poly(rigid_manifold *m, const posed *A, const posed *B, doub
 static void poly_vs_mesh(rigid_manifold *m, const posed *A, const posed *B, double margin) {
   static _Thread_local wpoly PA;
   place_poly(&PA, A);
-  double sep[2 * RIGID_POLY_MAX_FACE];
-  cvert pts[2 * RIGID_POLY_MAX_FACE];
+  double sep[RIGID_POLY_MAX_VERTS];
+  cvert pts[RIGID_POLY_MAX_VERTS];
   vec3 n = v3(0, 0, 1);
   double deepest = INFINITY;
   int k = 0;

@@ -11,15 +11,23 @@
 /* A convex polytope in the body frame (box; cylinder as a prism) for the rigid narrow phase:
  * vertices, faces as vertex loops (counter-clockwise seen from outside) with their planes
  * n . x = d, and the distinct edge directions. */
-#define RIGID_POLY_MAX_FACE 64
+#define RIGID_POLY_MAX_FACE 64    /* sides of a prism */
+#define RIGID_POLY_MAX_VERTS 128  /* a convex hull's vertices, faces and edges at most */
+#define RIGID_POLY_MAX_FACES 128
+#define RIGID_POLY_MAX_EDGES 256
 typedef struct rigid_poly {
-  int nv, nf, ndir;
+  int nv, nf, ndir, ne;
+  double radius; /* of a sphere about the origin that holds it */
   vec3 *v;
   int32_t *face_first, *face_count, *face_v; /* face f: face_v[face_first[f] .. + face_count[f]] */
   vec3 *face_n;
   double *face_d;
   vec3 *dir; /* unit edge directions, one per family of parallel edges */
+  int32_t *edge_v, *edge_f; /* hulls: each edge's two vertices and its two faces (Gauss-map tests) */
 } rigid_poly;
+
+/* Mesh-based shapes (a triangle mesh, a convex hull) answer distance queries from their mesh. */
+static inline int rigid_shape_has_mesh(int shape_type) { return shape_type == LOOM_SHAPE_MESH || shape_type == LOOM_SHAPE_CONVEX; }
 
 /* The model: the shape and what is derived from it, built once at creation. */
 typedef struct rigid_model {
@@ -57,6 +65,7 @@ typedef struct rigid_params {
   double gravity_scale;
   int altitude_gravity;       /* 003's g (1 - 2 z / R_earth) */
   int can_sleep;
+  int layers, mask; /* collision filtering: two bodies touch when each one's layers meet the other's mask */
 } rigid_params;
 
 enum { RIGID_SYMPLECTIC = 0, RIGID_RK4 = 1, RIGID_EULER = 2 };
@@ -103,6 +112,9 @@ int rigid_mass_properties(int shape_type, const geom_shape *s, const loom_mesh *
 /* The polytope of a box or of a cylinder (a prism of `sides` sides); NULL when out of memory. */
 rigid_poly *rigid_poly_box(vec3 half);
 rigid_poly *rigid_poly_prism(double radius, double half_h, int sides);
+/* The polytope of a closed convex mesh: coplanar triangles merged into faces; NULL with a message
+ * when it has more than RIGID_POLY_MAX_* vertices, faces or edges, or no memory. */
+rigid_poly *rigid_poly_hull(const loom_mesh *hull);
 void rigid_poly_free(rigid_poly *p);
 
 /* Free motion of a dynamic body over h (rigid_dynamics.c): velocities from forces and gravity (with

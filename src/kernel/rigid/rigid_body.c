@@ -45,6 +45,13 @@ static int validate(const loom_rigid_def *d) {
   case LOOM_SHAPE_CYLINDER:
     if (positive(nm, "radius", d->radius) || positive(nm, "half_height", d->half_height)) return -1;
     break;
+  case LOOM_SHAPE_CONVEX:
+    if (!d->mesh) return loom_fail("rigid '%s': shape 'convex' needs a mesh", nm);
+    if (mesh_validate(d->mesh) != 0) {
+      loom_error_prefix("rigid");
+      return -1;
+    }
+    break;
   case LOOM_SHAPE_MESH:
     if (!d->mesh) return loom_fail("rigid '%s': shape 'mesh' needs a mesh", nm);
     if (d->mesh->nt <= 0) return loom_fail("rigid '%s': the mesh has no triangles", nm);
@@ -115,6 +122,49 @@ static int build_mesh_shape(rigid_body *r, const loom_mesh *src) {
   return 0;
 }
 
+/* A convex hull: the hull of the mesh's vertices, moved so that its centre of mass is the body's
+ * origin (the body is placed so that the hull stays where the mesh frame put it), its mass
+ * properties from the exact polyhedral integrals, its polytope, tree and features. */
+static int build_convex(rigid_body *r, const loom_rigid_def *def) {
+  loom_mesh *hull = loom_mesh_convex_hull(def->mesh, NULL);
+  if (!hull) {
+    loom_error_prefix("rigid");
+    return -1;
+  }
+  double m;
+  vec3 com;
+  mat3 I;
+  if (rigid_mass_properties(LOOM_SHAPE_MESH, NULL, hull, def->mass > 0 ? 1.0 : def->density, &m, &com, &I) != 0) {
+    loom_mesh_destroy(hull);
+    loom_error_prefix("rigid");
+    return -1;
+  }
+  for (int i = 0; i < hull->nv; i++) hull->v[i] = v3_sub(hull->v[i], com);
+  const vec3 shift = q_rotate(r->state.q, com);
+  r->state.pos = r->state.pos0 = r->state.target_pos = v3_add(r->state.pos, shift);
+  int rc = build_mesh_shape(r, hull);
+  if (rc == 0) {
+    r->model.poly = rigid_poly_hull(r->model.mesh);
+    if (!r->model.poly) {
+      loom_error_prefix("rigid");
+      rc = -1;
+    }
+  }
+  loom_mesh_destroy(hull);
+  if (rc) return -1;
+  if (def->mass > 0) {
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) I.m[i][j] *= def->mass / m;
+    m = def->mass;
+  }
+  r->model.mass = m;
+  r->model.inertia = I;
+  if (!(m > 0) || !m3_inverse(&I, &r->model.inv_inertia))
+    return loom_fail("rigid '%s': the hull has no usable mass (mass %g kg)", def->name, m);
+  r->model.inv_mass = 1.0 / m;
+  return rigid_build_features(r) || rigid_build_ccd(r) ? -1 : 0;
+}
+
 int rigid_create(loom_world *w, int slot, const void *vdef) {
   const loom_rigid_def *def = vdef;
   if (validate(def) != 0) return -1;
@@ -136,6 +186,8 @@ int rigid_create(loom_world *w, int slot, const void *vdef) {
   r->params.gravity_scale = def->gravity_scale;
   r->params.altitude_gravity = def->altitude_gravity != 0;
   r->params.can_sleep = def->can_sleep != 0;
+  r->params.layers = 1;
+  r->params.mask = 0x7fffffff;
   r->state.span0 = 0;
   r->state.span1 = 1;
   r->solver_index = -1;
@@ -166,6 +218,7 @@ int rigid_create(loom_world *w, int slot, const void *vdef) {
   case LOOM_SHAPE_MESH:
     if (build_mesh_shape(r, def->mesh) != 0) return -1;
     return rigid_build_features(r) || rigid_build_ccd(r) ? -1 : 0;
+  case LOOM_SHAPE_CONVEX: return build_convex(r, def);
   }
   vec3 e = geom_shape_extent(s);
   r->model.local_lo = v3_neg(e);
@@ -253,7 +306,21 @@ vec3 rigid_point_velocity(const rigid_body *r, vec3 p) {
 }
 
 double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n) {
-  if (r->model.shape_type != LOOM_SHAPE_MESH) return geom_shape_sdf(&r->model.shape, p, n);
+  if (!rigid_shape_has_mesh(r->model.shape_type)) return geom_shape_sdf(&r->model.shape, p, n);
+  const rigid_poly *poly = r->model.poly;
+  if (r->model.shape_type == LOOM_SHAPE_CONVEX && poly) {
+    /* inside a convex polytope: minus the distance to the nearest face plane (exact) */
+    double best = -INFINITY;
+    int bf = 0;
+    for (int f = 0; f < poly->nf; f++) {
+      double d = v3_dot(poly->face_n[f], p) - poly->face_d[f];
+      if (d > best) best = d, bf = f;
+    }
+    if (best <= 0) {
+      if (n) *n = poly->face_n[bf];
+      return best;
+    }
+  }
   /* unsigned distance to the nearest triangle (branch and bound in the tree) */
   double d;
   vec3 q;

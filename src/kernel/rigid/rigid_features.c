@@ -181,7 +181,8 @@ int rigid_build_features(rigid_body *r) {
   switch (r->model.shape_type) {
   case LOOM_SHAPE_BOX: rc = box_features(&f, r->model.shape.half); break;
   case LOOM_SHAPE_CYLINDER: rc = cylinder_features(&f, r->model.shape.radius, r->model.shape.half_h); break;
-  case LOOM_SHAPE_MESH: rc = mesh_features(&f, r->model.mesh, r->model.tri_normal); break;
+  case LOOM_SHAPE_MESH:
+  case LOOM_SHAPE_CONVEX: rc = mesh_features(&f, r->model.mesh, r->model.tri_normal); break;
   /* Spheres and capsules are smooth, but a coarse cloth's triangles sag into them between vertices
    * the vertex pass keeps outside (by cell^2 / 8R): their centre (axis and end points) with their
    * radius catch the triangle interiors and edges. */
@@ -263,7 +264,7 @@ int rigid_build_ccd(rigid_body *r) {
           md->ccd->col.edge[2 * e + 1] = i | bit;
           e++;
         }
-  } else if (md->shape_type == LOOM_SHAPE_MESH) {
+  } else if (rigid_shape_has_mesh(md->shape_type)) {
     const loom_mesh *m = md->mesh;
     uint8_t *keep = core_calloc((size_t)(m->ne ? m->ne : 1), 1);
     if (!keep) return -1;

@@ -26,6 +26,10 @@ static const param_spec rigid_param_table[] = {
    offsetof(rigid_body, params.angular_damping)},
   {"gravity_scale", "", "dynamic bodies: multiplies the world's gravity", -1e3, 1e3, PARAM_LIVE,
    offsetof(rigid_body, params.gravity_scale)},
+  {"layers", "", "bit mask of the collision layers the body is in (rigid pairs)", 0, 2147483647,
+   PARAM_LIVE | PARAM_INTEGER, offsetof(rigid_body, params.layers)},
+  {"mask", "", "bit mask of the layers the body collides with; two bodies touch when each one's "
+   "layers meet the other's mask", 0, 2147483647, PARAM_LIVE | PARAM_INTEGER, offsetof(rigid_body, params.mask)},
   {"mass", "kg", "the body's mass (from mass or density and the shape)", 0, 0, PARAM_READONLY,
    offsetof(rigid_body, model.mass)},
 };

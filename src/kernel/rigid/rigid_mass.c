@@ -157,6 +157,8 @@ LOOM_API int loom_mesh_mass_properties(const loom_mesh *mesh, double density, do
 
 void rigid_poly_free(rigid_poly *p) {
   if (!p) return;
+  core_free(p->edge_v);
+  core_free(p->edge_f);
   core_free(p->v);
   core_free(p->face_first);
   core_free(p->face_count);
@@ -187,8 +189,11 @@ static rigid_poly *poly_alloc(int nv, int nf, int nfv, int ndir) {
   return p;
 }
 
-/* Face planes from the loops (Newell's normal: exact for planar loops, robust for any order). */
+/* Face planes from the loops (Newell's normal: exact for planar loops, robust for any order), and
+ * the bounding radius. */
 static void poly_planes(rigid_poly *p) {
+  p->radius = 0;
+  for (int i = 0; i < p->nv; i++) p->radius = d_max(p->radius, v3_len(p->v[i]));
   for (int f = 0; f < p->nf; f++) {
     vec3 n = v3(0, 0, 0), c = v3(0, 0, 0);
     const int32_t *l = p->face_v + p->face_first[f];
@@ -263,4 +268,132 @@ rigid_poly *rigid_poly_prism(double r, double hh, int sides) {
   }
   p->ndir = nd;
   return p;
+}
+
+/* ---- hulls ------------------------------------------------------------------------------------ */
+
+rigid_poly *rigid_poly_hull(const loom_mesh *m) {
+  if (m->nv > RIGID_POLY_MAX_VERTS)
+    return loom_fail("convex shape: the hull has %d vertices (at most %d); simplify the mesh", m->nv, RIGID_POLY_MAX_VERTS), NULL;
+  /* triangles grouped by plane (same unit normal and offset within 1e-9 of the size) */
+  vec3 lo, hi;
+  loom_mesh_aabb(m, &lo, &hi);
+  const double tol = 1e-9 * (v3_len(v3_sub(hi, lo)) + 1e-300);
+  int32_t *group = core_alloc((size_t)m->nt, sizeof(int32_t));
+  vec3 *tn = core_alloc((size_t)m->nt, sizeof(vec3));
+  if (!group || !tn) {
+    core_free(group);
+    core_free(tn);
+    return loom_fail("convex shape: out of memory"), NULL;
+  }
+  int nf = 0;
+  for (int t = 0; t < m->nt; t++) {
+    vec3 a = m->v[m->tri[3 * t]], b = m->v[m->tri[3 * t + 1]], c = m->v[m->tri[3 * t + 2]];
+    tn[t] = v3_normalize(v3_cross(v3_sub(b, a), v3_sub(c, a)));
+    group[t] = -1;
+    for (int u = 0; u < t && group[t] < 0; u++)
+      if (v3_dot(tn[u], tn[t]) > 1 - 1e-9 && fabs(v3_dot(tn[u], v3_sub(a, m->v[m->tri[3 * u]]))) < tol) group[t] = group[u];
+    if (group[t] < 0) group[t] = nf++;
+  }
+  if (nf > RIGID_POLY_MAX_FACES) {
+    core_free(group);
+    core_free(tn);
+    return loom_fail("convex shape: the hull has %d faces (at most %d); simplify the mesh", nf, RIGID_POLY_MAX_FACES), NULL;
+  }
+  /* each face's vertices, ordered counter-clockwise around its normal */
+  rigid_poly *result = NULL;
+  int *fv = core_alloc((size_t)nf * RIGID_POLY_MAX_VERTS, sizeof(int));
+  int *fc = core_calloc((size_t)nf, sizeof(int));
+  vec3 *fn = core_alloc((size_t)nf, sizeof(vec3));
+  uint8_t *mark = core_alloc((size_t)m->nv, 1);
+  if (!fv || !fc || !fn || !mark) goto oom;
+  int total = 0;
+  for (int f = 0; f < nf; f++) {
+    memset(mark, 0, (size_t)m->nv);
+    for (int t = 0; t < m->nt; t++)
+      if (group[t] == f) {
+        fn[f] = tn[t];
+        for (int k = 0; k < 3; k++) mark[m->tri[3 * t + k]] = 1;
+      }
+    vec3 c = v3(0, 0, 0);
+    for (int i = 0; i < m->nv; i++)
+      if (mark[i]) fv[f * RIGID_POLY_MAX_VERTS + fc[f]++] = i, c = v3_add(c, m->v[i]);
+    c = v3_scale(c, 1.0 / fc[f]);
+    vec3 u = v3_normalize(v3_sub(m->v[fv[f * RIGID_POLY_MAX_VERTS]], c)), w = v3_cross(fn[f], u);
+    int *l = fv + f * RIGID_POLY_MAX_VERTS;
+    for (int i = 1; i < fc[f]; i++) /* insertion sort by angle: faces are small */
+      for (int j = i; j > 0; j--) {
+        vec3 pa = v3_sub(m->v[l[j - 1]], c), pb = v3_sub(m->v[l[j]], c);
+        if (atan2(v3_dot(pa, w), v3_dot(pa, u)) <= atan2(v3_dot(pb, w), v3_dot(pb, u))) break;
+        int t = l[j];
+        l[j] = l[j - 1];
+        l[j - 1] = t;
+      }
+    total += fc[f];
+  }
+  /* edges: each face's loop edges, once (with the face on each side) */
+  int ne = total / 2;
+  if (ne > RIGID_POLY_MAX_EDGES) {
+    loom_fail("convex shape: the hull has %d edges (at most %d); simplify the mesh", ne, RIGID_POLY_MAX_EDGES);
+    goto done;
+  }
+  rigid_poly *p = poly_alloc(m->nv, nf, total, ne + 1);
+  if (!p) goto oom;
+  p->edge_v = core_alloc((size_t)2 * ne, sizeof(int32_t));
+  p->edge_f = core_alloc((size_t)2 * ne, sizeof(int32_t));
+  if (!p->edge_v || !p->edge_f) {
+    rigid_poly_free(p);
+    goto oom;
+  }
+  memcpy(p->v, m->v, sizeof(vec3) * (size_t)m->nv);
+  int at = 0;
+  for (int f = 0; f < nf; f++) {
+    p->face_first[f] = at;
+    p->face_count[f] = fc[f];
+    for (int i = 0; i < fc[f]; i++) p->face_v[at++] = fv[f * RIGID_POLY_MAX_VERTS + i];
+  }
+  poly_planes(p);
+  int e = 0;
+  for (int f = 0; f < nf; f++) {
+    const int32_t *l = p->face_v + p->face_first[f];
+    for (int i = 0; i < fc[f]; i++) {
+      int a = l[i], b = l[(i + 1) % fc[f]];
+      if (a > b) continue; /* the twin (b, a) in the neighbouring face records it */
+      int other = -1;
+      for (int g = 0; g < nf && other < 0; g++) {
+        if (g == f) continue;
+        const int32_t *lg = p->face_v + p->face_first[g];
+        for (int k = 0; k < fc[g]; k++)
+          if (lg[k] == b && lg[(k + 1) % fc[g]] == a) other = g;
+      }
+      if (other < 0 || e == ne) continue;
+      p->edge_v[2 * e] = a;
+      p->edge_v[2 * e + 1] = b;
+      p->edge_f[2 * e] = f;
+      p->edge_f[2 * e + 1] = other;
+      e++;
+    }
+  }
+  p->ne = e;
+  /* distinct edge directions (the box and prism tests use them when there are few) */
+  int nd = 0;
+  for (int k = 0; k < e && nd < ne + 1; k++) {
+    vec3 d = v3_normalize(v3_sub(p->v[p->edge_v[2 * k + 1]], p->v[p->edge_v[2 * k]]));
+    int dup = 0;
+    for (int j = 0; j < nd && !dup; j++) dup = v3_len2(v3_cross(p->dir[j], d)) < 1e-18;
+    if (!dup) p->dir[nd++] = d;
+  }
+  p->ndir = nd;
+  result = p;
+  goto done;
+oom:
+  loom_fail("convex shape: out of memory");
+done:
+  core_free(group);
+  core_free(tn);
+  core_free(fv);
+  core_free(fc);
+  core_free(fn);
+  core_free(mark);
+  return result;
 }

@@ -71,6 +71,7 @@ LOOM_API void loom_world_destroy(loom_world *w) {
   core_free(w->contacts.work);
   core_free(w->cpairs);
   rigid_work_free(w->rigid);
+  core_free(w->overrides);
   core_free(w->cdist);
   core_free(w->cadj_first);
   core_free(w->cadj);
@@ -96,6 +97,43 @@ LOOM_API int loom_world_set_dt(loom_world *w, double dt) {
 
 LOOM_API void loom_world_gravity(const loom_world *w, loom_vec3 *out) {
   if (w && out) *out = w->gravity;
+}
+
+const pair_override *world_pair_override(const loom_world *w, int slot_a, int slot_b) {
+  if (!w->noverrides) return NULL;
+  int ha = world_handle(w, slot_a), hb = world_handle(w, slot_b);
+  if (ha > hb) {
+    int t = ha;
+    ha = hb;
+    hb = t;
+  }
+  for (int i = 0; i < w->noverrides; i++)
+    if (w->overrides[i].a == ha && w->overrides[i].b == hb) return &w->overrides[i];
+  return NULL;
+}
+
+LOOM_API int loom_world_pair(loom_world *w, int body_a, int body_b, double friction, double restitution, int collide) {
+  if (!w) return loom_fail("world:pair: world is NULL");
+  int sa = world_slot(w, body_a, LOOM_KIND_NONE, "world:pair"), sb = world_slot(w, body_b, LOOM_KIND_NONE, "world:pair");
+  if (sa < 0 || sb < 0) return -1;
+  if (sa == sb) return loom_fail("world:pair: '%s' twice; a pair needs two bodies", w->bodies[sa].name);
+  if (!isfinite(friction) || friction > 10) return loom_fail("world:pair: 'friction' must be a number in [0, 10], got %g", friction);
+  if (!isfinite(restitution) || restitution > 1)
+    return loom_fail("world:pair: 'restitution' must be a number in [0, 1], got %g", restitution);
+  int ha = body_a < body_b ? body_a : body_b, hb = body_a < body_b ? body_b : body_a;
+  pair_override *o = (pair_override *)world_pair_override(w, sa, sb);
+  if (!o) {
+    if (w->noverrides == w->override_cap) {
+      int cap = w->override_cap ? 2 * w->override_cap : 8;
+      pair_override *grown = core_realloc(w->overrides, (size_t)cap, sizeof *grown);
+      if (!grown) return loom_fail("world:pair: out of memory");
+      w->overrides = grown;
+      w->override_cap = cap;
+    }
+    o = &w->overrides[w->noverrides++];
+  }
+  *o = (pair_override){ha, hb, friction, restitution, collide != 0};
+  return 0;
 }
 
 LOOM_API int loom_world_set_gravity(loom_world *w, const loom_vec3 *g) {

@@ -230,6 +230,13 @@ typedef struct collide_pair {
   int32_t g[4]; /* the four nodes' global vertex indices (triangle then point; edge then edge) */
 } collide_pair;
 
+/* world:pair overrides of two bodies (handles, lower first). */
+typedef struct pair_override {
+  int a, b;
+  double friction, restitution; /* < 0: combined from the bodies */
+  int collide;
+} pair_override;
+
 /* A candidate pair from the broad phase: slots in creation order of the first. */
 typedef struct body_pair {
   int a, b;
@@ -263,6 +270,8 @@ struct loom_world {
   double tangle_warned_until;  /* and its warning about crossings already there */
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
   struct rigid_work *rigid; /* the rigid contact solver's manifolds and warm-start impulses */
+  pair_override *overrides; /* world:pair */
+  int noverrides, override_cap;
   loom_stats stats;
   char messages[WORLD_MESSAGES][WORLD_MESSAGE_LEN];
   int message_severity[WORLD_MESSAGES];
@@ -273,6 +282,9 @@ struct loom_world {
   vec3 grab_target;
   double grab_omega;
 };
+
+/* The override of two bodies (slots), or NULL. */
+const pair_override *world_pair_override(const loom_world *w, int slot_a, int slot_b);
 
 /* Frees the rigid solver's work (contact/contact_rigid.c). */
 void rigid_work_free(struct rigid_work *rw);

@@ -23,6 +23,8 @@ static int rigid_dynamic(const loom_world *w, int slot) {
 
 static int pair_wanted(const loom_world *w, int a, int b) {
   const body_slot *A = &w->bodies[a], *B = &w->bodies[b];
+  const pair_override *o = world_pair_override(w, a, b);
+  if (o && !o->collide) return 0; /* world:pair(a, b, {collide = false}) */
   if (A->pts && !A->pts->frozen && !B->pts) return 1;
   /* rigid pairs with a dynamic body, once (the lower slot first) */
   if (!A->pts && !B->pts && a < b && (rigid_dynamic(w, a) || rigid_dynamic(w, b))) return 1;
