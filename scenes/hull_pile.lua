@@ -7,7 +7,7 @@ local scene = loom.scene {
   title  = "Pile of convex hulls",
   dt     = 1 / 120,
   params = { count = 200, size = 0.08 },
-  camera = { target = {0, 0, 0.4}, distance = 3.2, azimuth = 30, elevation = 30 },
+  camera = { target = {0, 0, 0.3}, distance = 3.0, azimuth = 30, elevation = 55 },
 }
 
 -- A rock: a coarse sphere stretched differently along each axis and turned (16 kinds).

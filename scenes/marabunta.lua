@@ -8,7 +8,7 @@ local scene = loom.scene {
   title  = "Marabunta",
   dt     = 1 / 120,
   params = { restitution = 0.6 },
-  camera = { target = {0, 0, 1}, distance = 5, azimuth = 30, elevation = 20 },
+  camera = { target = {0, 0, 0.9}, distance = 1.45, azimuth = 30, elevation = 20 }, -- inside the room
 }
 
 function scene.build(world, p)
@@ -18,7 +18,6 @@ function scene.build(world, p)
     world:rigid { name = "wall " .. i, shape = loom.shape.box(w[4], w[5], w[6]), position = {w[1], w[2], w[3]},
                   static = true, restitution = p.restitution }
   end
-  local rng = loom.random and loom.random(3) or nil
   local bodies = {}
   for i = 0, 29 do
     local shape
@@ -40,6 +39,7 @@ end
 function scene.ui(ui, world)
   local e = world:energy()
   ui.text(("t = %.2f s   energy %.2f J   contacts %d"):format(world.time, e.kinetic + e.potential, #world:contacts()))
+  require("loom.force_panel").draw(ui, world) -- document 003's force manager
 end
 
 return scene

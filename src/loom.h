@@ -451,6 +451,8 @@ LOOM_API int loom_rigid_velocity(const loom_world *w, int body, loom_vec3 *v, lo
  * rotating along the shortest arc); orientation NULL keeps the current one. Static bodies
  * cannot move (-1). */
 LOOM_API int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
+/* loom_motion of a rigid body, or -1. */
+LOOM_API int loom_rigid_motion(const loom_world *w, int body);
 /* Teleports a body now (velocities zeroed; a dynamic body wakes). Returns 0 or -1. */
 LOOM_API int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
 /* Shape of a rigid body in the body frame, tessellated for drawing (the body keeps no drawing

@@ -230,6 +230,7 @@ int loom_rigid_create(loom_world *w, const loom_rigid_def *def);
 int loom_rigid_pose(const loom_world *w, int body, loom_vec3 *position, loom_quat *orientation);
 int loom_rigid_velocity(const loom_world *w, int body, loom_vec3 *v, loom_vec3 *omega);
 int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
+int loom_rigid_motion(const loom_world *w, int body);
 int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *position, const loom_quat *orientation);
 loom_mesh *loom_rigid_shape_mesh(const loom_world *w, int body);
 loom_mesh *loom_mesh_convex_hull(const loom_mesh *m, int *was_convex);

@@ -132,6 +132,8 @@ local function wrap(W, h)
   else
     b.kind = "rigid"
     b.n = 0
+    local mo = C.loom_rigid_motion(w, h)
+    b.motion = mo == C.LOOM_DYNAMIC and "dynamic" or (mo == C.LOOM_KINEMATIC and "kinematic" or "static")
   end
   setmetatable(b, BodyMT)
   W._bodies[name] = b

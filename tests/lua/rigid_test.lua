@@ -232,6 +232,21 @@ describe("dynamic rigid bodies", function()
     assert.error(function() W:pair(a, g, { bounce = 1 }) end, "unknown field 'bounce'")
   end)
 
+  it("continue bit-identically from a snapshot taken while boxes rest on each other", function()
+    local W = loom.world { dt = 1 / 60 }
+    ground(W)
+    for i = 0, 4 do
+      W:rigid { name = "b" .. i, shape = loom.shape.box(0.1, 0.1, 0.1), position = {0.01 * i, 0, 0.1 + 0.2 * i}, sleep = false }
+    end
+    W:run(0.5)
+    local snap = W:snapshot()
+    W:run(0.5)
+    local h1 = W:hash()
+    W:restore(snap)
+    W:run(0.5)
+    assert.equal(h1, W:hash())
+  end)
+
   it("refuse bad input with the body and the field", function()
     local W = loom.world {}
     assert.error(function() W:rigid { name = "m", shape = loom.shape.sphere(1), mass = -2 } end, "mass")
@@ -333,5 +348,31 @@ describe("convex hulls", function()
     local flat = loom.mesh.grid { size = {1, 1}, cells = {2, 2} }
     assert.error(function() loom.shape.convex(flat) end, "coplanar")
     assert.error(function() loom.mesh.mass_properties(flat, 1000) end, "open")
+  end)
+end)
+
+describe("rigid bodies and bad input", function()
+  it("say when a body is made inside another, then push them apart", function()
+    local W = loom.world { dt = 1 / 120 }
+    ground(W)
+    local b = W:rigid { name = "sunk", shape = loom.shape.box(0.1, 0.1, 0.1), position = {0, 0, 0.05} }
+    W:step()
+    local said = false
+    for _, m in ipairs(W:messages()) do said = said or (m.text or tostring(m)):find("'sunk' starts 50.0 mm inside 'ground'", 1, true) ~= nil end
+    assert.is_true(said)
+    W:run(1)
+    assert.near(b.position.z, 0.1, 1e-3)
+  end)
+
+  it("put a body back and stop it when it diverges, with a message naming it", function()
+    local W = loom.world { dt = 1 / 60, gravity = {0, 0, 0} }
+    local b = W:rigid { name = "rocket", shape = loom.shape.sphere(0.1), mass = 1e-6 }
+    b:apply_force({1e12, 0, 0})
+    W:step()
+    local said = false
+    for _, m in ipairs(W:messages()) do said = said or (m.text or tostring(m)):find("rigid 'rocket' diverged", 1, true) ~= nil end
+    assert.is_true(said)
+    assert.equal(0, b.position.x)
+    assert.equal(0, b.velocity.x)
   end)
 end)

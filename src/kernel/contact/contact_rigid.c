@@ -108,6 +108,22 @@ static void wake(rigid_body *r) {
   r->state.sleep_time = 0;
 }
 
+size_t rigid_cache_entry_size(void) { return sizeof(rcache); }
+int rigid_cache_count(const loom_world *w) { return w->rigid ? w->rigid->ncache : 0; }
+void *rigid_cache_data(loom_world *w, int count) {
+  if (count < 0) return w->rigid ? w->rigid->cache : NULL;
+  struct rigid_work *rw = work_of(w);
+  if (!rw) return NULL;
+  if (count > rw->cache_cap) {
+    rcache *grown = core_realloc(rw->cache, (size_t)count, sizeof(rcache));
+    if (!grown) return NULL;
+    rw->cache = grown;
+    rw->cache_cap = count;
+  }
+  rw->ncache = count;
+  return rw->cache;
+}
+
 static uint64_t cache_key(int slot_a, int slot_b, uint32_t id) {
   return (uint64_t)(uint16_t)slot_a << 48 | (uint64_t)(uint16_t)slot_b << 32 | id;
 }
@@ -123,7 +139,12 @@ static const rcache *cache_find(const struct rigid_work *rw, uint64_t key) {
   return NULL;
 }
 
-void contact_rigid_detect(loom_world *w, const step_info *s) {
+static void clear_fresh(loom_world *w) {
+  for (int o = 0; o < w->order_count; o++)
+    if (is_rigid(w, w->order[o])) rigid_of_slot(&w->bodies[w->order[o]])->fresh = 0;
+}
+
+static void detect_pairs(loom_world *w, const step_info *s) {
   struct rigid_work *rw = work_of(w);
   if (!rw) return;
   rw->ncontacts = rw->npoints = 0;
@@ -160,6 +181,15 @@ void contact_rigid_detect(loom_world *w, const step_info *s) {
       const double margin = RIGID_SPECULATIVE + s->h * closing;
       rigid_manifold m;
       if (!rigid_collide(A, A->state.pos, A->state.q, B, B->state.pos, B->state.q, margin, &m)) continue;
+      if (A->fresh || B->fresh) { /* made inside each other: said once, then pushed apart */
+        double deepest = 0;
+        for (int j = 0; j < m.count; j++) deepest = d_min(deepest, m.pt[j].sep);
+        const int newer = B->fresh ? sb : sa, older = newer == sb ? sa : sb; /* (b is the later slot) */
+        if (deepest < -1e-3)
+          world_message(w, LOOM_WARNING, newer,
+                        "rigid '%s' starts %.1f mm inside '%s'; the solver pushes them apart (at most %g m/s)",
+                        w->bodies[newer].name, -1000 * deepest, w->bodies[older].name, RIGID_MAX_PUSH);
+      }
       if (rigid_is_dynamic(A) && A->state.asleep) wake(A), woke = 1;
       if (rigid_is_dynamic(B) && B->state.asleep) wake(B), woke = 1;
       rcontact *c = &rw->contacts[rw->ncontacts++];
@@ -177,6 +207,11 @@ void contact_rigid_detect(loom_world *w, const step_info *s) {
       }
     }
   }
+}
+
+void contact_rigid_detect(loom_world *w, const step_info *s) {
+  detect_pairs(w, s);
+  clear_fresh(w);
 }
 
 /* ---- respond ------------------------------------------------------------------------------------ */

@@ -96,6 +96,7 @@ typedef struct rigid_body {
   rigid_params params;
   rigid_state state;
   int solver_index; /* the rigid solver's index of the body in the current substep, or -1 */
+  int fresh;        /* created since the last rigid narrow phase (overlaps at creation are reported) */
 } rigid_body;
 
 extern const body_kind rigid_kind;

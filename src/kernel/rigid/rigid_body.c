@@ -191,6 +191,7 @@ int rigid_create(loom_world *w, int slot, const void *vdef) {
   r->state.span0 = 0;
   r->state.span1 = 1;
   r->solver_index = -1;
+  r->fresh = 1;
   if (def->motion == LOOM_DYNAMIC) {
     r->state.vel = def->linear ? def->velocity : v3(0, 0, 0);
     r->state.omega = def->angular ? def->angular_velocity : v3(0, 0, 0);
@@ -341,6 +342,11 @@ double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n) {
 static rigid_body *rigid_of(const loom_world *w, int handle, const char *fn) {
   int slot = world_slot(w, handle, LOOM_KIND_RIGID, fn);
   return slot < 0 ? NULL : rigid_of_slot(&w->bodies[slot]);
+}
+
+LOOM_API int loom_rigid_motion(const loom_world *w, int body) {
+  rigid_body *r = rigid_of(w, body, "rigid:motion");
+  return r ? r->params.motion : -1;
 }
 
 LOOM_API int loom_rigid_pose(const loom_world *w, int body, loom_vec3 *position, loom_quat *orientation) {

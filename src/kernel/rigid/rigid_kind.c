@@ -156,9 +156,23 @@ static void rigid_predict(loom_world *w, body_slot *b, const step_info *s) {
 }
 
 static void rigid_commit(loom_world *w, body_slot *b, const step_info *s) {
-  (void)w, (void)s;
+  (void)s;
   rigid_body *r = rigid_of_slot(b);
   if (rigid_is_dynamic(r)) {
+    rigid_state *st = &r->state;
+    const int bad = !v3_isfinite(st->pos) || !v3_isfinite(st->vel) || !v3_isfinite(st->omega) || !isfinite(q_norm(st->q)) ||
+                    v3_len(st->vel) > SOFT_MAX_SPEED || v3_len(st->pos) > SOFT_MAX_COORD ||
+                    v3_len(st->omega) > SOFT_MAX_SPEED;
+    if (bad) { /* the divergence guard: back to the last good pose, at rest, with a message */
+      world_message(w, LOOM_ERROR, (int)(b - w->bodies),
+                    "rigid '%s' diverged at t = %.4f s (speed %g m/s, spin %g rad/s at (%g, %g, %g)); put back where "
+                    "the substep started and stopped — look for huge forces or impulses, or a mass far smaller than "
+                    "what it touches",
+                    b->name, w->time, v3_len(st->vel), v3_len(st->omega), st->pos.x, st->pos.y, st->pos.z);
+      st->pos = v3_isfinite(st->pos0) ? st->pos0 : v3(0, 0, 0);
+      st->q = isfinite(q_norm(st->q0)) ? st->q0 : q_identity();
+      st->vel = st->omega = v3(0, 0, 0);
+    }
     r->state.force = r->state.torque = v3(0, 0, 0);
     r->state.pos0 = r->state.target_pos = r->state.pos;
     r->state.q0 = r->state.target_q = r->state.q;

@@ -286,6 +286,12 @@ struct loom_world {
 /* The override of two bodies (slots), or NULL. */
 const pair_override *world_pair_override(const loom_world *w, int slot_a, int slot_b);
 
+/* The rigid solver's remembered impulses as state (contact/contact_rigid.c): entry size, count,
+ * and the entries (count >= 0: resized to count, for loading; -1: as they are). */
+size_t rigid_cache_entry_size(void);
+int rigid_cache_count(const loom_world *w);
+void *rigid_cache_data(loom_world *w, int count);
+
 /* Frees the rigid solver's work (contact/contact_rigid.c). */
 void rigid_work_free(struct rigid_work *rw);
 

@@ -5,13 +5,15 @@
  *   each kind:  its state_field list (cloth: Verlet history; rigid: pose, velocities, target)
  *   pin groups: held, offset, target, rest positions (their vertex lists are checked, not copied)
  *   mouse grab: body, vertex, target, omega
+ *   rigid contacts: the impulses the solver remembers for its warm start (they decide how resting
+ *               contacts go on, so a restored world continues bit-identically)
  * The model (topology, parameters) must already match; it is checked, not copied. */
 #include <stdio.h>
 #include <string.h>
 
 #include "world/world.h"
 
-#define STATE_MAGIC "LOOMST02"
+#define STATE_MAGIC "LOOMST03"
 
 /* A walker visits every state field in order: writing into a buffer, reading from one, or hashing. */
 typedef struct walker {
@@ -126,6 +128,17 @@ static int walk(walker *k, loom_world *w) {
     w->grab_target = gt;
     w->grab_omega = go;
   }
+  int cnt = rigid_cache_count(w);
+  k->apply = 1;
+  field(k, &cnt, sizeof cnt);
+  k->apply = apply;
+  const size_t esz = rigid_cache_entry_size();
+  if (k->in && !k->bad && (cnt < 0 || (size_t)cnt > (k->size - k->at) / esz))
+    return loom_fail("load_state: the state's rigid contact impulses are damaged (%d entries)", cnt);
+  const int skip = k->in && !k->apply;
+  void *data = skip || k->bad ? NULL : rigid_cache_data(w, k->in ? cnt : -1);
+  if (cnt > 0 && !data && !skip && !k->bad) return loom_fail("load_state: out of memory");
+  field(k, data, esz * (size_t)(cnt > 0 ? cnt : 0));
   return 0;
 }
 
