@@ -64,6 +64,17 @@ describe("dynamic rigid bodies", function()
     assert.near(b.velocity.y, 1 / 6, 1e-9)
   end)
 
+  it("fall with document 003's altitude-dependent gravity when asked", function()
+    local W = loom.world { dt = 1 / 100 }
+    local plain = W:rigid { name = "plain", shape = loom.shape.sphere(0.1), position = {0, 0, 1000} }
+    local high = W:rigid { name = "high", shape = loom.shape.sphere(0.1), position = {5, 0, 1000}, altitude_gravity = true }
+    W:run(1)
+    assert.near(plain.velocity.z, -9.81, 1e-9)
+    -- g (1 - 2 z / 6371 km) at z = 1000 m minus the few metres of the fall
+    assert.near(high.velocity.z, -9.81 * (1 - 2 * 997.5 / 6371000), 1e-5)
+    assert.is_true(high.velocity.z > plain.velocity.z)
+  end)
+
   it("with a motion disabled never move that way", function()
     local W = loom.world { dt = 1 / 100 }
     local a = W:rigid { name = "a", shape = loom.shape.box(0.2, 0.2, 0.2), position = {0, 0, 1}, linear = false }

@@ -56,7 +56,9 @@ LOOM_API int loom_body_set_param(loom_world *w, int handle, const char *name, do
                      integer ? "an integer" : "a number", p->min, p->max, p->unit[0] ? " " : "", p->unit, value);
   char *base = b->data;
   if (integer) {
-    int v = (int)value;
+    int v = (int)value, old;
+    memcpy(&old, base + p->offset, sizeof old);
+    if (old == v) return 0; /* (as for doubles: nothing changed, nothing to redo or wake) */
     memcpy(base + p->offset, &v, sizeof v);
   } else {
     if (read_value(b, p) == value) return 0;
