@@ -215,7 +215,8 @@ typedef struct loom_contact {
   int type_a, type_b;       /* loom_feature */
   int feature_a, feature_b; /* index of the vertex, edge, triangle or feature; -1 for SHAPE */
   int id;                   /* persistent: the same pair of features keeps its id from step to step */
-  int solver;               /* 1 = vertex against shape, 2 = shape feature against cloth element */
+  int solver;               /* 1 vertex against shape, 2 shape feature against cloth element, 3 and 4 the
+                             * cloth pipeline (proximity, CCD), 5 rigid against rigid */
   loom_vec3 point;          /* m, world: where the contact was resolved (on a's side) */
   loom_vec3 normal;         /* unit, world: from b towards a */
   double depth;             /* m, how far a was inside b (below the contact distance) when found */

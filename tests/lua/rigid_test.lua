@@ -258,6 +258,26 @@ describe("dynamic rigid bodies", function()
     assert.equal(h1, W:hash())
   end)
 
+  it("report their manifolds in world:contacts(): four points under a resting box, normal up, weight carried", function()
+    local W = loom.world { dt = 1 / 100 }
+    local g = ground(W)
+    local b = W:rigid { name = "b", shape = loom.shape.box(0.1, 0.1, 0.1), mass = 8, position = {0, 0, 0.1}, sleep = false }
+    W:run(1)
+    local cs = W:contacts()
+    local n, jz = 0, 0
+    for i = 0, #cs - 1 do
+      local c = cs[i]
+      assert.equal(5, c.solver)
+      local up = c.body_a == b.handle and 1 or -1 -- the normal points from b towards a
+      assert.near(c.normal.z * up, 1, 1e-9)
+      n = n + 1
+      jz = jz + c.impulse.z * up
+    end
+    assert.equal(4, n)
+    assert.near(jz, 8 * 9.81 / 100, 1e-3 * 8 * 9.81 / 100) -- the weight over one step's substep
+    assert.is_true(g.handle ~= b.handle)
+  end)
+
   it("refuse bad input with the body and the field", function()
     local W = loom.world {}
     assert.error(function() W:rigid { name = "m", shape = loom.shape.sphere(1), mass = -2 } end, "mass")

@@ -568,7 +568,7 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
       rec->type_a = rec->type_b = LOOM_FEATURE_SHAPE;
       rec->feature_a = (int)(p->id & 0x7fffffff);
       rec->feature_b = -1;
-      rec->solver = 3;
+      rec->solver = 5;
       rec->point = p->c;
       rec->normal = c->n;
       rec->depth = p->s0 < 0 ? -p->s0 : 0;
