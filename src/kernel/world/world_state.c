@@ -27,6 +27,7 @@ typedef struct walker {
 } walker;
 
 static void field(walker *k, void *p, size_t n) {
+  if (!n) return; /* (p may be NULL then: an empty list) */
   if (k->hashing) {
     k->hash = core_fnv1a(k->hash, p, n);
     return;
