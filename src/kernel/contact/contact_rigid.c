@@ -344,7 +344,9 @@ static int cmp_cache(const void *pa, const void *pb) {
   return (a->key > b->key) - (a->key < b->key);
 }
 
-static void qsort_cache(struct rigid_work *rw) { qsort(rw->cache, (size_t)rw->ncache, sizeof(rcache), cmp_cache); }
+static void qsort_cache(struct rigid_work *rw) {
+  if (rw->ncache > 1) qsort(rw->cache, (size_t)rw->ncache, sizeof(rcache), cmp_cache);
+}
 
 static int find_root(int *parent, int i) {
   while (parent[i] != i) i = parent[i] = parent[parent[i]];
