@@ -298,6 +298,13 @@ function World:rigid(def)
   if d.thickness then rd.thickness = d.thickness end
   local h = C.loom_rigid_create(self._w, rd)
   if h == 0 then caller.error(last_error()) end
+  for _, k in ipairs {"rolling", "torsion", "layers", "mask"} do -- live parameters the definition does not carry
+    if d[k] ~= nil and C.loom_body_set_param(self._w, h, k, d[k]) ~= 0 then
+      local msg = last_error()
+      C.loom_body_destroy(self._w, h)
+      check.raise("rigid", msg)
+    end
+  end
   self._body_serial = (rawget(self, "_body_serial") or 0) + 1
   self:_report_messages()   -- pins already inside the new body's contact margin are warned about
   return wrap(self, h)

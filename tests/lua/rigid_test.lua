@@ -278,6 +278,25 @@ describe("dynamic rigid bodies", function()
     assert.is_true(g.handle ~= b.handle)
   end)
 
+  it("roll on without rolling resistance, and stop with it; spin on a point until torsional friction stops it", function()
+    local function run(params)
+      local W = loom.world { dt = 1 / 120 }
+      ground(W, 0.5)
+      local d = { name = "s", shape = loom.shape.sphere(0.1), position = {0, 0, 0.1}, velocity = {1, 0, 0},
+                  angular_velocity = {0, 10, 20}, friction = 0.5, sleep = false }
+      for k, v in pairs(params) do d[k] = v end
+      local s = W:rigid(d)
+      W:run(3)
+      return s
+    end
+    local free, rolling, twisting = run {}, run { rolling = 0.01 }, run { torsion = 0.01 }
+    assert.is_true(free.velocity.x > 0.9, "free: " .. free.velocity.x)
+    assert.is_true(math.abs(free.angular_velocity.z) > 19)
+    assert.is_true(math.abs(rolling.velocity.x) < 0.05, "rolling: " .. rolling.velocity.x)
+    assert.is_true(math.abs(twisting.angular_velocity.z) < 0.1, "twisting: " .. twisting.angular_velocity.z)
+    assert.is_true(twisting.velocity.x > 0.9)
+  end)
+
   it("refuse bad input with the body and the field", function()
     local W = loom.world {}
     assert.error(function() W:rigid { name = "m", shape = loom.shape.sphere(1), mass = -2 } end, "mass")

@@ -59,6 +59,13 @@ typedef struct rcontact {
   vec3 n, t1, t2;
   double mu, e;
   int first, count;
+  /* rolling and torsional resistance (lever arms, m): angular impulses against the relative spin
+   * across and about the normal, at most lever x the manifold's normal impulse */
+  double roll, twist;
+  mat3 kroll; /* (I_A^-1 + I_B^-1)^-1 */
+  double ktwist;
+  vec3 lroll;
+  double ltwist;
 } rcontact;
 
 typedef struct rbody {
@@ -316,13 +323,42 @@ static void solve_friction(rcontact *c, rpoint *p, rbody *A, rbody *B) {
   p->total = v3_madd(v3_madd(p->total, c->t1, d1), c->t2, d2);
 }
 
-/* One pass over the contacts: each manifold's normal points, then its friction, in order. */
+static void apply_angular(rbody *A, rbody *B, vec3 L) {
+  A->w = v3_add(A->w, m3_mulv(&A->iI, L));
+  B->w = v3_sub(B->w, m3_mulv(&B->iI, L));
+}
+
+static void solve_spin(rcontact *c, const rpoint *pts, rbody *A, rbody *B) {
+  double total = 0;
+  for (int j = 0; j < c->count; j++) total += pts[j].ni;
+  const vec3 dw = v3_sub(A->w, B->w);
+  const double about = v3_dot(c->n, dw);
+  if (c->roll > 0) {
+    vec3 across = v3_madd(dw, c->n, -about);
+    vec3 L = v3_sub(c->lroll, m3_mulv(&c->kroll, across));
+    L = v3_madd(L, c->n, -v3_dot(L, c->n));
+    double lim = c->roll * total, mag = v3_len(L);
+    if (mag > lim) L = v3_scale(L, lim / mag);
+    apply_angular(A, B, v3_sub(L, c->lroll));
+    c->lroll = L;
+  }
+  if (c->twist > 0) {
+    double l = c->ltwist - c->ktwist * about, lim = c->twist * total;
+    l = l > lim ? lim : (l < -lim ? -lim : l);
+    apply_angular(A, B, v3_scale(c->n, l - c->ltwist));
+    c->ltwist = l;
+  }
+}
+
+/* One pass over the contacts: each manifold's normal points, then its friction (and rolling and
+ * torsional resistance), in order. */
 static void solve(struct rigid_work *rw, rbody *bodies, double hs, soft sf, int use_bias) {
   for (int ci = 0; ci < rw->ncontacts; ci++) {
     rcontact *c = &rw->contacts[ci];
     rbody *A = &bodies[c->a], *B = &bodies[c->b];
     for (int j = 0; j < c->count; j++) solve_normal(c, &rw->points[c->first + j], A, B, hs, sf, use_bias);
     for (int j = 0; j < c->count; j++) solve_friction(c, &rw->points[c->first + j], A, B);
+    if (c->roll > 0 || c->twist > 0) solve_spin(c, &rw->points[c->first], A, B);
   }
 }
 
@@ -432,6 +468,18 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
     if (o && o->friction >= 0) c->mu = o->friction;
     if (o && o->restitution >= 0) c->e = o->restitution;
     tangents(c->n, &c->t1, &c->t2);
+    c->roll = d_max(A->r->params.rolling, B->r->params.rolling);
+    c->twist = d_max(A->r->params.torsion, B->r->params.torsion);
+    c->lroll = v3(0, 0, 0);
+    c->ltwist = 0;
+    if (c->roll > 0 || c->twist > 0) {
+      mat3 K;
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) K.m[i][j] = A->iI.m[i][j] + B->iI.m[i][j];
+      if (!m3_inverse(&K, &c->kroll)) c->roll = 0;
+      double kt = v3_dot(c->n, m3_mulv(&K, c->n));
+      c->ktwist = kt > 0 ? 1 / kt : 0;
+    }
     for (int j = 0; j < c->count; j++) {
       rpoint *p = &rw->points[c->first + j];
       p->ra = v3_sub(p->c, A->p);
@@ -476,6 +524,7 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
         row_apply(&p->rt[1], A, B, c->t2, p->ti[1]);
         p->total = v3_add(p->total, v3_add(v3_scale(c->n, p->ni), v3_add(v3_scale(c->t1, p->ti[0]), v3_scale(c->t2, p->ti[1]))));
       }
+      if (c->roll > 0 || c->twist > 0) apply_angular(&bodies[c->a], &bodies[c->b], v3_madd(c->lroll, c->n, c->ltwist));
     }
     for (int k = 0; k < RIGID_ITERATIONS; k++) solve(rw, bodies, hs, sf, 1);
     for (int i = 0; i < nb; i++) {

@@ -65,6 +65,7 @@ typedef struct rigid_params {
   double gravity_scale;
   int altitude_gravity;       /* 003's g (1 - 2 z / R_earth) */
   int can_sleep;
+  double rolling, torsion; /* m: rolling and torsional resistance lever arms (0: none) */
   int layers, mask; /* collision filtering: two bodies touch when each one's layers meet the other's mask */
 } rigid_params;
 

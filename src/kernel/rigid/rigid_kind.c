@@ -26,6 +26,10 @@ static const param_spec rigid_param_table[] = {
    offsetof(rigid_body, params.angular_damping)},
   {"gravity_scale", "", "dynamic bodies: multiplies the world's gravity", -1e3, 1e3, PARAM_LIVE,
    offsetof(rigid_body, params.gravity_scale)},
+  {"rolling", "m", "rolling resistance: a contact resists the relative roll with a torque up to this "
+   "lever x its normal force (the larger of the two bodies')", 0, 1, PARAM_LIVE, offsetof(rigid_body, params.rolling)},
+  {"torsion", "m", "torsional friction: a contact resists the relative spin about its normal with a torque up to "
+   "this lever x its normal force", 0, 1, PARAM_LIVE, offsetof(rigid_body, params.torsion)},
   {"layers", "", "bit mask of the collision layers the body is in (rigid pairs)", 0, 2147483647,
    PARAM_LIVE | PARAM_INTEGER, offsetof(rigid_body, params.layers)},
   {"mask", "", "bit mask of the layers the body collides with; two bodies touch when each one's "
