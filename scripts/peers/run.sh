@@ -30,34 +30,13 @@ while [ $# -gt 0 ]; do
 done
 
 # ---- packages ----------------------------------------------------------------------------------
-missing=""
-for p in libbullet-dev g++ pkg-config; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-  command -v apt-get >/dev/null 2>&1 || { echo "run.sh: missing$missing and no apt-get: install them by hand" >&2; exit 1; }
-  if [ "$(id -u)" = 0 ]; then SUDO=""
-  elif command -v sudo >/dev/null 2>&1; then SUDO=sudo
-  else echo "run.sh: need root or sudo to install:$missing" >&2; exit 1; fi
-  echo "run.sh: installing$missing"
-  # shellcheck disable=SC2086 # $missing is a list of package names
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null 2>&1 ||
-    { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null &&
-      $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing; }
-fi
+. scripts/peers/common.sh
+need_packages libbullet-dev g++ pkg-config
 
 # ---- builds ------------------------------------------------------------------------------------
 OUT=build/peers
 BULLET=$OUT/bullet_cloth
-SRC=scripts/peers/bullet_cloth.cpp
-mkdir -p "$OUT"
-if [ ! -x "$BULLET" ] || [ -n "$(find "$SRC" -newer "$BULLET")" ]; then
-  # Bullet's own headers are not -Wextra clean: include them as system headers.
-  BULLET_INC=$(pkg-config --cflags-only-I bullet | sed 's/-I/-isystem /g')
-  echo "run.sh: compiling $BULLET"
-  # shellcheck disable=SC2046,SC2086 # compiler flags are lists of words
-  g++ -std=c++17 -O2 -Wall -Wextra $BULLET_INC "$SRC" -o "$BULLET" $(pkg-config --libs bullet)
-fi
+compile_bullet scripts/peers/bullet_cloth.cpp "$BULLET"
 if [ -z "${LOOM:-}" ]; then
   LOOM=build/loom
   if ! make -q all >/dev/null 2>&1; then
