@@ -290,6 +290,35 @@ local function pile_case(file, label)
   end
 end
 case("rain_500", pile_case("scenes/rain.lua", "500 spheres"))
+
+-- hammock_24: cloth and a rigid body in one implicit solve (scenes/hammock.lua: a 2 kg ball
+-- dropped into a 24 x 24 cloth pinned at its corners), ms per step over the first 4 s; after 8 s
+-- the ball's speed and the pins' load over the weight of ball and cloth.
+case("hammock_24", function(runs)
+  local sc = loom.load_scene("scenes/hammock.lua")
+  local speed, load
+  local med, lo, hi = sample(runs, 1, function()
+    local W = sc:instantiate()
+    local steps = math.floor(4 / W.dt + 0.5)
+    local t0 = C.loom_clock()
+    W:step(steps)
+    local ms = (C.loom_clock() - t0) / steps * 1000
+    W:run(4)
+    local ball, cloth = W:body "ball", W:body "hammock"
+    local v = ball.velocity
+    speed = math.sqrt(v.x ^ 2 + v.y ^ 2 + v.z ^ 2)
+    local f, rz, weight = cloth:internal_forces(), 0, ball.mass
+    for i = 0, cloth.n - 1 do weight = weight + cloth.m[i] end
+    for _, c in ipairs { {-0.5, -0.5}, {0.5, -0.5}, {-0.5, 0.5}, {0.5, 0.5} } do
+      local i = cloth:vertex_near { c[1], c[2], 1 }
+      rz = rz - f[i].z + cloth.m[i] * 9.81
+    end
+    load = rz / (weight * 9.81)
+    return ms
+  end)
+  return {size = "24x24 cloth, 1 ball", median = med, min = lo, max = hi, ball_speed = ("%.4f"):format(speed),
+          pins_over_weight = ("%.5f"):format(load)}
+end)
 case("hull_pile_200", pile_case("scenes/hull_pile.lua", "200 hulls"))
 
 case("cloth_on_pegs_50", function(runs)

@@ -634,3 +634,76 @@ TEST(contact_fast_cloth_on_box_edges_never_crosses) {
       loom_world_destroy(w);
     }
 }
+
+/* Contacts inside the implicit solve with a movable body (contact/contact_cloth.c,
+ * cloth_implicit.c): the body's change of velocity is an unknown of the solve and its momentum
+ * balance M U = -sum G_i^T e_i closes the system. A cloth thrown flat against a free box in zero
+ * gravity: the total momentum of cloth and box is conserved (to the solver's tolerance), the box
+ * ends at the common velocity of an inelastic collision, the energy never grows, and no vertex
+ * comes closer to the box than the cloth's thickness. */
+TEST(contact_cloth_pushes_free_body_conserving_momentum) {
+  loom_world *w = fx_world(1.0 / 240);
+  const loom_vec3 g0 = {0, 0, 0};
+  CHECK(loom_world_set_gravity(w, &g0) == 0);
+  loom_rigid_def rd;
+  loom_rigid_def_default(&rd);
+  rd.name = "box";
+  rd.shape = LOOM_SHAPE_BOX;
+  rd.half_extents = v3(0.1, 0.2, 0.2);
+  rd.motion = LOOM_DYNAMIC;
+  rd.mass = 0.05;
+  rd.friction = 0;
+  const int box = loom_rigid_create(w, &rd);
+  CHECK(box != 0);
+  loom_mesh *m = fx_grid(13, 0.3, v3(-0.13, 0, 0), LOOM_PLANE_YZ);
+  loom_cloth_def d = fx_def(LOOM_MODEL_BARAFF_WITKIN, "cloth", m);
+  d.integrator = LOOM_INTEGRATOR_IMPLICIT;
+  d.thickness = 0.01;
+  d.friction = 0;
+  d.stretch = 5000;
+  d.drag = 0;
+  const int c = loom_cloth_create(w, &d);
+  CHECK(c != 0);
+  const int n = 169;
+  loom_vec3 *v = loom_body_v(w, c);
+  const double *mass = loom_body_m(w, c);
+  for (int i = 0; i < n; i++) v[i].x = 1.0;
+  double p0 = 0, mc = 0;
+  for (int i = 0; i < n; i++) {
+    p0 += mass[i] * v[i].x;
+    mc += mass[i];
+  }
+  double ek, ep, el;
+  loom_world_energy(w, &ek, &ep, &el);
+  double last = ek + ep + el;
+  int touched = 0;
+  for (int s = 0; s < 120; s++) {
+    loom_world_step(w);
+    loom_vec3 bv, bw;
+    loom_rigid_velocity(w, box, &bv, &bw);
+    double p = rd.mass * bv.x;
+    for (int i = 0; i < n; i++) p += mass[i] * loom_body_v(w, c)[i].x;
+    CHECK_MSG(fabs(p - p0) <= 1e-6 * p0, "step %d: momentum %.12g, was %.12g", s, p, p0);
+    loom_world_energy(w, &ek, &ep, &el);
+    const double total = ek + ep + el;
+    CHECK_MSG(total <= last + 1e-9 * (1 + fabs(last)), "step %d: energy grew from %.12g to %.12g", s, last, total);
+    last = total;
+    const uint8_t *flags = loom_body_contacts(w, c);
+    for (int i = 0; i < n; i++) touched += flags[i];
+    /* no vertex closer to the box than its contact distance (the cloth thickness, to 2 %) */
+    loom_vec3 bp;
+    loom_quat bq;
+    loom_rigid_pose(w, box, &bp, &bq);
+    for (int i = 0; i < n; i++)
+      CHECK_MSG(loom_body_x(w, c)[i].x <= bp.x - 0.1 - 0.01 + 2e-4, "step %d: vertex %d at x = %.9g, box face at %.9g", s,
+                i, loom_body_x(w, c)[i].x, bp.x - 0.1);
+    CHECK_EQ_INT(loom_world_interpenetrations(w), 0);
+  }
+  CHECK(touched > 0);
+  loom_vec3 bv, bw;
+  loom_rigid_velocity(w, box, &bv, &bw);
+  /* inelastic: cloth and box end at the common velocity p0 / (m_cloth + m_box) */
+  CHECK_NEAR(bv.x, p0 / (mc + rd.mass), 0.05 * p0 / (mc + rd.mass));
+  loom_mesh_destroy(m);
+  loom_world_destroy(w);
+}

@@ -135,6 +135,10 @@ typedef struct cloth_mg {
 /* The implicit integrator's linear system (cloth_implicit.c): block-sparse rows with 3x3 blocks,
  * pattern and element-to-block maps built once at creation, values and vectors refilled each
  * substep (no allocation in a step). */
+/* Bodies one cloth's contacts can move within its solve; contacts with more bodies treat the rest
+ * as immovable during the solve (they still receive the impulses). */
+#define CLOTH_CONTACT_BODIES 32
+
 typedef struct cloth_solver {
   int nb;                 /* blocks */
   int32_t *row, *col;     /* row i's blocks are [row[i], row[i+1]), columns sorted */
@@ -147,6 +151,32 @@ typedef struct cloth_solver {
   mat3 *pinv;     /* inverse diagonal blocks (the block-Jacobi preconditioner) */
   cloth_mg mg;    /* the multigrid preconditioner */
   uint8_t *fixed; /* per vertex: all directions constrained (pin, scripted velocity) */
+  /* contact constraints (BW98 section 5.3, one direction; contact/contact_cloth.c): a vertex at or
+   * near an obstacle moves along con_n with con_v (the obstacle's velocity less the gap it may
+   * close); con_j is the impulse the obstacle gave it in the solve (normal and friction) */
+  uint8_t *con;
+  vec3 *con_n, *con_v, *con_j;
+  double *con_mu, *con_gap; /* friction; the speed at which the vertex may still approach (m/s) */
+  int32_t *con_b; /* index of the vertex's body in cbody */
+  int ncon, released; /* constrained vertices this substep, constraints released as pulling */
+  /* the bodies the contacts touch: their velocity at the end of the substep without contacts
+   * (v_free, w_free), inverse mass and world inverse inertia (0: immovable), centre of mass; the
+   * solve iterates their velocities with the contact impulses (v, w) */
+  struct cloth_contact_body {
+    vec3 c, v_free, w_free; /* centre of mass; velocities at the end of the substep without contacts */
+    double m;               /* mass, and world inertia, of a movable body */
+    mat3 I;
+    int movable, lin, ang;  /* part of the solve; which of its motions are */
+    vec3 du, dw;            /* the solve's change of its velocities over v_free, w_free */
+  } cbody[CLOTH_CONTACT_BODIES];
+  /* the coupled solve's body vectors (contact_passes in cloth_implicit.c) and its scratch */
+  vec3 bx[CLOTH_CONTACT_BODIES][2], br[CLOTH_CONTACT_BODIES][2], bc[CLOTH_CONTACT_BODIES][2];
+  vec3 bq[CLOTH_CONTACT_BODIES][2], bt[CLOTH_CONTACT_BODIES][2];
+  mat3 bpinv[CLOTH_CONTACT_BODIES][2];
+  uint8_t *mgfix; /* pinned or sticking: what the multigrid hierarchy decouples */
+  vec3 *y, *e1, *fric; /* fric: the kinetic friction of sliding contacts (a velocity change) */
+  const void *cbody_r[CLOTH_CONTACT_BODIES]; /* which body each is (compared only) */
+  int ncbody, coupling_passes;
   int last_iterations;
   double last_residual;
   int warned; /* the non-convergence warning was given */

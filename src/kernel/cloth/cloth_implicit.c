@@ -128,6 +128,20 @@ int cloth_solver_build(cloth_body *b) {
   s->f0 = core_alloc(nv, sizeof(vec3));
   s->pinv = core_alloc(nv, sizeof(mat3));
   s->fixed = core_alloc(nv, sizeof(uint8_t));
+  s->con = core_calloc(nv, sizeof(uint8_t));
+  s->con_n = core_alloc(nv, sizeof(vec3));
+  s->con_v = core_alloc(nv, sizeof(vec3));
+  s->con_j = core_alloc(nv, sizeof(vec3));
+  s->con_mu = core_alloc(nv, sizeof(double));
+  s->con_b = core_alloc(nv, sizeof(int32_t));
+  s->con_gap = core_alloc(nv, sizeof(double));
+  s->y = core_alloc(nv, sizeof(vec3));
+  s->e1 = core_alloc(nv, sizeof(vec3));
+  s->fric = core_alloc(nv, sizeof(vec3));
+  s->mgfix = core_alloc(nv, sizeof(uint8_t));
+  if (!s->y || !s->e1 || !s->fric || !s->mgfix) goto done;
+  if (!s->con || !s->con_n || !s->con_v || !s->con_j || !s->con_mu || !s->con_b || !s->con_gap)
+    goto done;
   if (!s->row || !s->col || !s->val || !s->diag || !s->tri_blocks || !s->hinge_blocks || !s->spring_blocks ||
       !s->dv || !s->rhs || !s->r || !s->c || !s->q || !s->z || !s->f0 || !s->pinv || !s->fixed)
     goto done;
@@ -183,6 +197,17 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->f0);
   core_free(s->pinv);
   core_free(s->fixed);
+  core_free(s->con);
+  core_free(s->con_n);
+  core_free(s->con_v);
+  core_free(s->con_j);
+  core_free(s->con_mu);
+  core_free(s->con_b);
+  core_free(s->con_gap);
+  core_free(s->y);
+  core_free(s->e1);
+  core_free(s->fric);
+  core_free(s->mgfix);
   cloth_mg_free(&s->mg);
   memset(s, 0, sizeof *s);
 }
@@ -459,10 +484,26 @@ static void spmv(const cloth_solver *s, int n, const vec3 *restrict p, vec3 *res
   }
 }
 
-/* The filter S_i: a fixed vertex (pinned, scripted) has all three directions constrained. */
+/* The vertices the multigrid hierarchy decouples: pinned ones and contacts constrained in all
+ * three directions (sticking). */
+static const uint8_t *mg_fixed(cloth_solver *s, int n) {
+  if (!s->ncon) return s->fixed;
+  for (int i = 0; i < n; i++) s->mgfix[i] = s->fixed[i] || s->con[i] == 2;
+  return s->mgfix;
+}
+
+/* The filter S_i: a fixed vertex (pinned, scripted) has all three directions constrained, a
+ * vertex in contact the one along its contact normal (S_i = I - n n^T). */
 static inline void filter(const cloth_solver *s, int n, vec3 *a) {
-  for (int i = 0; i < n; i++)
-    if (s->fixed[i]) a[i] = v3(0, 0, 0);
+  if (!s->ncon) {
+    for (int i = 0; i < n; i++)
+      if (s->fixed[i]) a[i] = v3(0, 0, 0);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    if (s->fixed[i] || s->con[i] == 2) a[i] = v3(0, 0, 0);
+    else if (s->con[i]) a[i] = v3_madd(a[i], s->con_n[i], -v3_dot(a[i], s->con_n[i]));
+  }
 }
 
 static double dot(int n, const vec3 *a, const vec3 *c) {
@@ -479,62 +520,284 @@ static void precondition(cloth_solver *s, int n, int multigrid, const vec3 *r, v
     for (int i = 0; i < n; i++) out[i] = m3_mulv(&s->pinv[i], r[i]);
 }
 
-/* BW98 §5.3: the modified PCG. dv starts at z (the constrained velocity changes), the residual is
- * filtered so constrained directions never change, and the loop stops when the preconditioned
- * residual falls below tol^2 times that of the filtered right-hand side. Returns iterations; the
- * relative residual sqrt(delta / delta0) in *res. */
-static int modified_pcg(cloth_solver *s, int n, int multigrid, double tol, int max_iter, double *res) {
-  vec3 *dv = s->dv, *r = s->r, *c = s->c, *q = s->q, *t = s->f0; /* f0 is free again here */
-  if (multigrid) cloth_mg_setup(&s->mg, n, s->row, s->col, s->val, s->fixed);
-  else /* block-Jacobi: the inverses of the diagonal blocks */
-    for (int i = 0; i < n; i++)
-      if (!m3_inverse(&s->val[s->diag[i]], &s->pinv[i])) s->pinv[i] = m3_identity();
-  memcpy(dv, s->z, sizeof(vec3) * (size_t)n);
-  /* r = filter(b - A dv) */
-  spmv(s, n, dv, q);
-  for (int i = 0; i < n; i++) r[i] = v3_sub(s->rhs[i], q[i]);
-  filter(s, n, r);
+/* The size of the unfiltered right-hand side in the preconditioned norm, roughly (the diagonal's
+ * mean as each vertex's mass): the scale below which a filtered residual is rounding. */
+static double rhs_scale(const cloth_solver *s, int n) {
+  double d = 0;
+  for (int i = 0; i < n; i++) {
+    const mat3 *D = &s->val[s->diag[i]];
+    const double m = (D->m[0][0] + D->m[1][1] + D->m[2][2]) / 3;
+    if (m > 0) d += v3_len2(s->rhs[i]) / m;
+  }
+  return d;
+}
+
+/* ---- contacts in the solve ------------------------------------------------------------------------ */
+
+#define CONTACT_PASSES 4
+
+/* The constrained part N_i a of a contact vertex's vector (all of it when sticking, the normal
+ * when sliding) and the free part S_i a = a - N_i a the filter keeps. */
+static inline vec3 constrained_part(const cloth_solver *s, int i, vec3 a) {
+  return s->con[i] == 2 ? a : v3_scale(s->con_n[i], v3_dot(a, s->con_n[i]));
+}
+
+static inline int on_movable(const cloth_solver *s, int i) { return s->con[i] && s->cbody[s->con_b[i]].movable; }
+
+/* The velocity of the obstacle at contact vertex i after the solve (a movable body's includes
+ * its change; the tangential part is what friction compares with). */
+static inline vec3 obstacle_velocity(const cloth_solver *s, const vec3 *x, int i) {
+  if (!on_movable(s, i)) return s->con_v[i];
+  const struct cloth_contact_body *cb = &s->cbody[s->con_b[i]];
+  return v3_add(v3_add(cb->v_free, cb->du), v3_cross(v3_add(cb->w_free, cb->dw), v3_sub(x[i], cb->c)));
+}
+
+/* The coupled system. A movable body's change of velocity U = (du, dw) over its free motion is
+ * an unknown next to the cloth's: a contact vertex's constrained part moves with the body,
+ * dv_i = S_i y_i + N_i G_i U (G_i U = du + dw x r_i), on top of the prescribed offsets z, and the
+ * body's momentum balance M U = -sum G_i^T (contact impulse on i) closes the system. With T the map
+ * (y, U) -> dv the reduced matrix T^T A T + diag(M) is symmetric positive definite, and the
+ * modified PCG runs on it: pins and contacts with immovable bodies stay exact through the filter,
+ * contacts with movable bodies are exact through the coupling, and momentum is exchanged within
+ * the solve (no lag, nothing to iterate between the cloth and the body). */
+static void expand(const cloth_solver *s, int n, const vec3 *y, vec3 (*U)[2], const vec3 *x, vec3 *out) {
+  memcpy(out, y, sizeof(vec3) * (size_t)n);
+  filter(s, n, out);
+  for (int i = 0; i < n; i++) {
+    if (!on_movable(s, i)) continue;
+    const int k = s->con_b[i];
+    const vec3 g = v3_add(U[k][0], v3_cross(U[k][1], v3_sub(x[i], s->cbody[k].c)));
+    out[i] = v3_add(out[i], constrained_part(s, i, g));
+  }
+}
+
+/* (y, U) <- T^T q (+ M U for the body rows when U is given) */
+static void reduce(const cloth_solver *s, int n, const vec3 *q, const vec3 *x, vec3 (*Uin)[2], vec3 *y,
+                   vec3 (*U)[2]) {
+  memcpy(y, q, sizeof(vec3) * (size_t)n);
+  filter(s, n, y);
+  for (int k = 0; k < s->ncbody; k++) {
+    const struct cloth_contact_body *cb = &s->cbody[k];
+    U[k][0] = Uin ? v3_scale(Uin[k][0], cb->m) : v3(0, 0, 0);
+    U[k][1] = Uin ? m3_mulv(&cb->I, Uin[k][1]) : v3(0, 0, 0);
+  }
+  for (int i = 0; i < n; i++) {
+    if (!on_movable(s, i)) continue;
+    const int k = s->con_b[i];
+    const vec3 nq = constrained_part(s, i, q[i]);
+    U[k][0] = v3_add(U[k][0], nq);
+    U[k][1] = v3_add(U[k][1], v3_cross(v3_sub(x[i], s->cbody[k].c), nq));
+  }
+}
+
+/* A body's directions that cannot move (linear or angular motion switched off) stay zero. */
+static void body_filter(const cloth_solver *s, vec3 (*U)[2]) {
+  for (int k = 0; k < s->ncbody; k++) {
+    if (!s->cbody[k].lin) U[k][0] = v3(0, 0, 0);
+    if (!s->cbody[k].ang) U[k][1] = v3(0, 0, 0);
+  }
+}
+
+static double body_dot(const cloth_solver *s, vec3 (*a)[2], vec3 (*b)[2]) {
+  double d = 0;
+  for (int k = 0; k < s->ncbody; k++) d += v3_dot(a[k][0], b[k][0]) + v3_dot(a[k][1], b[k][1]);
+  return d;
+}
+
+/* The block-Jacobi part of a body: the inverses of its linear and angular diagonal blocks of the
+ * reduced matrix (mass and inertia plus what its contact vertices add). */
+static void body_preconditioner(cloth_solver *s, int n, const vec3 *x) {
+  mat3 D[CLOTH_CONTACT_BODIES][2];
+  for (int k = 0; k < s->ncbody; k++) {
+    D[k][0] = m3_identity();
+    for (int a = 0; a < 3; a++) D[k][0].m[a][a] = s->cbody[k].m;
+    D[k][1] = s->cbody[k].I;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!on_movable(s, i)) continue;
+    const int k = s->con_b[i];
+    const mat3 *Aii = &s->val[s->diag[i]];
+    mat3 NAN_;
+    if (s->con[i] == 2) NAN_ = *Aii;
+    else NAN_ = m3_outer(s->con_n[i], v3_scale(s->con_n[i], v3_dot(s->con_n[i], m3_mulv(Aii, s->con_n[i]))));
+    const vec3 r = v3_sub(x[i], s->cbody[k].c);
+    /* G_ang = -[r]x, so G_ang^T X G_ang = -[r]x X [r]x */
+    mat3 R = {{{0, -r.z, r.y}, {r.z, 0, -r.x}, {-r.y, r.x, 0}}};
+    mat3 XR = m3_mul(&NAN_, &R), RXR = m3_mul(&R, &XR);
+    for (int a = 0; a < 3; a++)
+      for (int c = 0; c < 3; c++) {
+        D[k][0].m[a][c] += NAN_.m[a][c];
+        D[k][1].m[a][c] -= RXR.m[a][c];
+      }
+  }
+  for (int k = 0; k < s->ncbody; k++)
+    for (int j = 0; j < 2; j++)
+      if (!m3_inverse(&D[k][j], &s->bpinv[k][j])) s->bpinv[k][j] = m3_identity();
+}
+
+/* BW98 §5.3: the modified PCG, on the coupled system (without movable bodies, on the cloth alone).
+ * The unknowns are the free parts y (and the bodies' U); Δv = z + T (y, U) starts at the
+ * constrained values z (a pinned vertex's change to its pin's velocity, a contact's to its
+ * obstacle's), every residual and search direction is filtered so constrained directions never
+ * change, and the loop stops when the preconditioned residual falls below tol^2 times that of the
+ * right-hand side. Returns iterations, the relative residual in *res; on return s->dv = Δv and each
+ * movable body's U in cbody[].du, dw. `again`: start from the last solution (the preconditioner
+ * stays). */
+static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigrid, double tol, int max_iter,
+                        int again, double *res) {
+  const vec3 *x = b->p.x;
+  vec3 *y = s->y, *r = s->r, *c = s->c, *q = s->q, *t = s->f0, *e = s->e1;
+  vec3 (*bx)[2] = s->bx, (*br)[2] = s->br, (*bc)[2] = s->bc, (*bq)[2] = s->bq, (*bt)[2] = s->bt;
+  if (!again) {
+    if (multigrid) cloth_mg_setup(&s->mg, n, s->row, s->col, s->val, mg_fixed(s, n));
+    else
+      for (int i = 0; i < n; i++)
+        if (!m3_inverse(&s->val[s->diag[i]], &s->pinv[i])) s->pinv[i] = m3_identity();
+    body_preconditioner(s, n, x);
+    memset(y, 0, sizeof(vec3) * (size_t)n);
+    for (int k = 0; k < s->ncbody; k++) bx[k][0] = bx[k][1] = v3(0, 0, 0);
+  }
+  filter(s, n, y);
+  body_filter(s, bx);
+  /* the right-hand side: T^T (rhs - A z) */
+  spmv(s, n, s->z, q);
+  for (int i = 0; i < n; i++) e[i] = v3_sub(s->rhs[i], q[i]);
+  vec3 bb[CLOTH_CONTACT_BODIES][2];
+  reduce(s, n, e, x, NULL, t, bb);
+  body_filter(s, bb);
+  /* r = b - K x */
+  expand(s, n, y, bx, x, e);
+  spmv(s, n, e, q);
+  reduce(s, n, q, x, bx, r, br);
+  for (int i = 0; i < n; i++) r[i] = v3_sub(t[i], r[i]);
+  for (int k = 0; k < s->ncbody; k++)
+    for (int j = 0; j < 2; j++) br[k][j] = v3_sub(bb[k][j], br[k][j]);
+  body_filter(s, br);
+  /* delta0 from the right-hand side */
+  precondition(s, n, multigrid, t, c);
+  filter(s, n, c);
+  double delta0 = dot(n, t, c);
+  for (int k = 0; k < s->ncbody; k++)
+    for (int j = 0; j < 2; j++) bc[k][j] = m3_mulv(&s->bpinv[k][j], bb[k][j]);
+  body_filter(s, bc);
+  delta0 += body_dot(s, bb, bc);
   precondition(s, n, multigrid, r, c);
   filter(s, n, c);
-  double delta = dot(n, r, c);
-  /* delta0 from the filtered right-hand side: the same as delta when no vertex is driven */
-  int driven = 0;
-  for (int i = 0; i < n && !driven; i++) driven = s->z[i].x != 0 || s->z[i].y != 0 || s->z[i].z != 0;
-  double delta0 = delta;
-  if (driven) {
-    memcpy(q, s->rhs, sizeof(vec3) * (size_t)n);
-    filter(s, n, q);
-    precondition(s, n, multigrid, q, t);
-    delta0 = dot(n, q, t);
-  }
+  for (int k = 0; k < s->ncbody; k++)
+    for (int j = 0; j < 2; j++) bc[k][j] = m3_mulv(&s->bpinv[k][j], br[k][j]);
+  body_filter(s, bc);
+  double delta = dot(n, r, c) + body_dot(s, br, bc);
   int it = 0;
   s->breakdown = 0;
-  const double stop = tol * tol * delta0;
+  const double ref = d_max(delta0, 1e-20 * rhs_scale(s, n)), stop = tol * tol * ref;
   while (delta > stop && it < max_iter) {
-    spmv(s, n, c, q);
-    filter(s, n, q);
-    const double cq = dot(n, c, q);
+    expand(s, n, c, bc, x, e);
+    spmv(s, n, e, q);
+    reduce(s, n, q, x, bc, e, bq); /* e: the cloth rows of K c */
+    body_filter(s, bq);
+    const double cq = dot(n, c, e) + body_dot(s, bc, bq);
     if (cq == 0 && delta < 1e-200) break; /* converged to underflow */
     if (!(cq > 0)) {
-      /* c^T A c <= 0 for a non-zero direction: A is not positive definite (or not finite), which
+      /* c^T K c <= 0 for a non-zero direction: K is not positive definite (or not finite), which
        * the assembly rules out for finite input; the solve stops with what it has and says so */
       s->breakdown = 1;
       break;
     }
     const double alpha = delta / cq;
     for (int i = 0; i < n; i++) {
-      dv[i] = v3_madd(dv[i], c[i], alpha);
-      r[i] = v3_madd(r[i], q[i], -alpha);
+      y[i] = v3_madd(y[i], c[i], alpha);
+      r[i] = v3_madd(r[i], e[i], -alpha);
     }
+    for (int k = 0; k < s->ncbody; k++)
+      for (int j = 0; j < 2; j++) {
+        bx[k][j] = v3_madd(bx[k][j], bc[k][j], alpha);
+        br[k][j] = v3_madd(br[k][j], bq[k][j], -alpha);
+      }
     precondition(s, n, multigrid, r, t);
+    filter(s, n, t);
+    for (int k = 0; k < s->ncbody; k++)
+      for (int j = 0; j < 2; j++) bt[k][j] = m3_mulv(&s->bpinv[k][j], br[k][j]);
+    body_filter(s, bt);
     const double old = delta;
-    delta = dot(n, r, t);
+    delta = dot(n, r, t) + body_dot(s, br, bt);
     const double beta = delta / old;
     for (int i = 0; i < n; i++) c[i] = v3_madd(t[i], c[i], beta);
+    for (int k = 0; k < s->ncbody; k++)
+      for (int j = 0; j < 2; j++) bc[k][j] = v3_madd(bt[k][j], bc[k][j], beta);
     filter(s, n, c);
+    body_filter(s, bc);
     it++;
   }
-  *res = delta0 > 0 ? sqrt(fmax(delta, 0) / delta0) : 0;
+  *res = ref > 0 ? sqrt(fmax(delta, 0) / ref) : 0;
+  expand(s, n, y, bx, x, s->dv);
+  for (int i = 0; i < n; i++) s->dv[i] = v3_add(s->dv[i], s->z[i]);
+  for (int k = 0; k < s->ncbody; k++) {
+    s->cbody[k].du = bx[k][0];
+    s->cbody[k].dw = bx[k][1];
+  }
+  return it;
+}
+
+/* Contacts in the solve (BW98 5.3, with friction as they do it): a touching contact vertex with
+ * friction starts sticking (all three directions constrained: to the obstacle's velocity con_v,
+ * or moving with a movable body), other contacts sliding (the normal only). After each solve the
+ * impulse the obstacle gives the vertex is what the constraint removed from its equation,
+ * e = N_i (A dv - rhs)_i; then
+ *   - a contact whose normal impulse pulls (e.n < 0) is released (the cloth lifts off, or never
+ *     reaches the body);
+ *   - a sticking contact whose tangential impulse exceeds mu e.n (outside the friction cone)
+ *     slides: only its normal stays constrained;
+ * and while anything changed the system is solved again from the last answer (contacts only go
+ * from sticking to sliding to free, so the passes end). Sliding contacts then get Coulomb's kinetic
+ * friction: their velocity relative to the obstacle loses its tangential part, at most
+ * mu e.n / m_i. On return con_j holds the impulse each contact gave its vertex (the body takes
+ * the opposite). */
+static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multigrid, double *res) {
+  const vec3 *v = b->p.v;
+  int it = 0;
+  for (int pass = 0;; pass++) {
+    spmv(s, n, s->dv, s->q);
+    if (pass == CONTACT_PASSES) break;
+    int again = 0;
+    for (int i = 0; i < n; i++) {
+      if (!s->con[i]) continue;
+      const vec3 nn = s->con_n[i];
+      const vec3 e = v3_sub(s->q[i], s->rhs[i]);
+      const double en = v3_dot(e, nn);
+      if (en < 0) { /* pulls: released */
+        s->con[i] = 0;
+        s->z[i] = v3(0, 0, 0);
+        s->ncon--;
+        s->released++;
+        again = 1;
+      } else if (s->con[i] == 2 && v3_len2(v3_madd(e, nn, -en)) > s->con_mu[i] * s->con_mu[i] * en * en) {
+        s->con[i] = 1; /* outside the cone: slides */
+        s->z[i] = v3_scale(nn, v3_dot(nn, v3_sub(s->con_v[i], v[i])));
+        again = 1;
+      }
+    }
+    if (!again) break;
+    s->coupling_passes++;
+    double r2 = 0;
+    it += modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 1, &r2);
+    *res = r2;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!s->con[i]) continue;
+    const vec3 nn = s->con_n[i];
+    const vec3 e = constrained_part(s, i, v3_sub(s->q[i], s->rhs[i]));
+    if (s->con[i] == 2) {
+      s->con_j[i] = e;
+      continue;
+    }
+    const double lam = d_max(0, v3_dot(e, nn));
+    const vec3 vrel = v3_sub(v3_add(v[i], s->dv[i]), obstacle_velocity(s, b->p.x, i));
+    const vec3 vt = v3_madd(vrel, nn, -v3_dot(vrel, nn));
+    const double lt = v3_len(vt), cap = s->con_mu[i] * lam * b->p.inv_m[i];
+    const vec3 dvt = lt <= cap ? v3_neg(vt) : v3_scale(vt, -cap / lt);
+    s->fric[i] = dvt;
+    s->con_j[i] = v3_madd(v3_scale(dvt, b->p.m[i]), nn, lam);
+  }
   return it;
 }
 
@@ -564,21 +827,45 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
     const int i = c->grab_vertex;
     f0[i] = v3_add(f0[i], v3_madd(v3_scale(v3_sub(c->grab_target, x[i]), c->grab_k), v[i], -c->grab_c));
   }
-  /* constraints: pinned vertices take the velocity of their pin over this step */
+  /* constraints: pinned vertices take the velocity of their pin over this step; a vertex in
+   * contact takes the obstacle's velocity along the contact normal (s->con, set by the caller) */
   for (int i = 0; i < n; i++) {
     s->fixed[i] = b->p.inv_m[i] == 0;
     s->z[i] = s->fixed[i] ? v3_sub(c->pin_v[i], v[i]) : v3(0, 0, 0);
+    if (s->ncon && s->con[i]) {
+      if (s->fixed[i]) {
+        s->con[i] = 0;
+        s->ncon--;
+      } else if (s->con_mu[i] > 0 && s->con_gap[i] == 0) {
+        /* a touching contact with friction starts sticking: all directions move with the
+         * obstacle (a speculative one, not touching yet, slides: no friction before it pushes) */
+        s->con[i] = 2;
+        s->z[i] = v3_sub(s->con_v[i], v[i]);
+      } else {
+        s->con[i] = 1;
+        s->z[i] = v3_scale(s->con_n[i], v3_dot(s->con_n[i], v3_sub(s->con_v[i], v[i])));
+      }
+    }
   }
   assemble(b, x, v, h, drag, c->grab_k, c->grab_c, c->grab_vertex);
   /* rhs = h (f0 + h df/dx v0); assemble left df/dx v0 in s->q */
   for (int i = 0; i < n; i++) s->rhs[i] = v3_scale(v3_madd(f0[i], s->q[i], h), h);
   double res = 0;
   const int multigrid = b->params.preconditioner == CLOTH_PRECOND_MULTIGRID;
-  const int it = modified_pcg(s, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, &res);
+  if (!s->ncon) s->ncbody = 0;
+  int it = modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 0, &res);
+  s->released = 0;
+  s->coupling_passes = 0;
+  if (s->ncon) it += contact_passes(s, b, n, multigrid, &res);
   s->last_iterations = it;
   s->last_residual = res;
   for (int i = 0; i < n; i++) {
     v[i] = v3_add(v[i], s->dv[i]);
     x[i] = v3_madd(x[i], v[i], h);
   }
+  /* friction of sliding contacts changes the velocity only, after the positions: the
+   * configuration stays the one the solve found, so friction can only take energy away */
+  if (s->ncon)
+    for (int i = 0; i < n; i++)
+      if (s->con[i] == 1) v[i] = v3_add(v[i], s->fric[i]);
 }

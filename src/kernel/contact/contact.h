@@ -16,6 +16,15 @@ void detect_vertex_contacts(loom_world *w, const step_info *s);
 /* Resolves the vertex contacts of this substep in buffer order (Gauss–Seidel): a vertex that an
  * earlier contact already moved is evaluated again where it is now. */
 void contact_vertices_respond(loom_world *w, const step_info *s, int first);
+/* contact_cloth.c: contacts as constraints of the implicit cloth solve. Before a cloth's implicit
+ * substep the vertices at or near rigid bodies become constraints; after it their impulses go to
+ * the dynamic bodies. */
+/* How much farther than the contact distance a vertex must stay from a rounded body (sphere,
+ * capsule) for the cloth triangles between vertices to stay outside it too (contact_features.c);
+ * 0 when the vertices alone keep the cloth out. */
+double contact_rounded_clearance(const cloth_body *b, const rigid_body *r, double pad);
+void contact_constraints_gather(loom_world *w, int slot, const step_info *s);
+void contact_constraints_react(loom_world *w, int slot, const step_info *s);
 /* Sharp features of rigid shapes against cloth triangles and edges (contact_features.c), found
  * where the vertex response left the cloth and resolved at once. */
 void contact_features_respond(loom_world *w, const body_pair *pair, const step_info *s);

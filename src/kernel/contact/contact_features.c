@@ -166,6 +166,18 @@ static int rounded_feature_needed(const cloth_body *b, double radius, double pad
   return rho * rho / (2 * (radius + pad)) >= 0.5 * pad;
 }
 
+double contact_rounded_clearance(const cloth_body *b, const rigid_body *r, double pad) {
+  const double rho = 1.3 * b->model.max_circumradius;
+  double extra = 0;
+  for (int i = 0; i < r->model.nfeat_pt; i++)
+    if (r->model.feat_pt_r[i] > 0 && rounded_feature_needed(b, r->model.feat_pt_r[i], pad))
+      extra = d_max(extra, rho * rho / (2 * (r->model.feat_pt_r[i] + pad)));
+  for (int i = 0; i < r->model.nfeat_seg; i++)
+    if (r->model.feat_seg_r[i] > 0 && rounded_feature_needed(b, r->model.feat_seg_r[i], pad))
+      extra = d_max(extra, rho * rho / (2 * (r->model.feat_seg_r[i] + pad)));
+  return extra;
+}
+
 void contact_features_respond(loom_world *w, const body_pair *pair, const step_info *s) {
   body_slot *sa = &w->bodies[pair->a];
   if (sa->ops->id != LOOM_KIND_CLOTH || w->bodies[pair->b].ops->id != LOOM_KIND_RIGID) return;

@@ -98,6 +98,9 @@ typedef struct rigid_body {
   rigid_state state;
   int solver_index; /* the rigid solver's index of the body in the current substep, or -1 */
   int fresh;        /* created since the last rigid narrow phase (overlaps at creation are reported) */
+  /* what implicit cloth's contacts exert on the body over the current substep (N, N m), spread
+   * over it like gravity (contact/contact_cloth.c); zero outside the substep's respond phase */
+  vec3 cloth_force, cloth_torque;
 } rigid_body;
 
 extern const body_kind rigid_kind;

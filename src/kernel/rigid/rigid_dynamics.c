@@ -51,14 +51,14 @@ static vec3 gyroscopic(const rigid_body *r, quat q, vec3 omega, double h) {
 void rigid_integrate_velocity(const loom_world *w, rigid_body *r, double h) {
   rigid_state *st = &r->state;
   if (r->params.linear) {
-    vec3 a = v3_madd(gravity_of(w, r, st->pos), st->force, r->model.inv_mass);
+    vec3 a = v3_madd(gravity_of(w, r, st->pos), v3_add(st->force, r->cloth_force), r->model.inv_mass);
     st->vel = v3_scale(v3_madd(st->vel, a, h), 1.0 / (1 + h * r->params.linear_damping));
   } else {
     st->vel = v3(0, 0, 0);
   }
   if (r->params.angular) {
     mat3 Iw = rigid_world_inv_inertia(r, st->q);
-    vec3 om = v3_madd(st->omega, m3_mulv(&Iw, st->torque), h);
+    vec3 om = v3_madd(st->omega, m3_mulv(&Iw, v3_add(st->torque, r->cloth_torque)), h);
     om = gyroscopic(r, st->q, om, h);
     st->omega = v3_scale(om, 1.0 / (1 + h * r->params.angular_damping));
   } else {
@@ -95,9 +95,9 @@ static ystate deriv(const loom_world *w, const rigid_body *r, const ystate *y) {
   quat wq = {0, om.x, om.y, om.z};
   quat dq = q_mul(wq, y->q);
   d.x = r->params.linear ? v : v3(0, 0, 0);
-  d.P = r->params.linear ? v3_add(v3_scale(gravity_of(w, r, y->x), m), r->state.force) : v3(0, 0, 0);
+  d.P = r->params.linear ? v3_add(v3_scale(gravity_of(w, r, y->x), m), v3_add(r->state.force, r->cloth_force)) : v3(0, 0, 0);
   d.q = r->params.angular ? (quat){0.5 * dq.w, 0.5 * dq.x, 0.5 * dq.y, 0.5 * dq.z} : (quat){0, 0, 0, 0};
-  d.L = r->params.angular ? r->state.torque : v3(0, 0, 0);
+  d.L = r->params.angular ? v3_add(r->state.torque, r->cloth_torque) : v3(0, 0, 0);
   return d;
 }
 

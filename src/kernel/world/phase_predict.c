@@ -2,7 +2,7 @@
  * and velocities; the start of the substep is kept for the contact phases (paths, CCD). */
 #include <string.h>
 
-#include "world/world.h"
+#include "contact/contact.h"
 
 void phase_predict(loom_world *w, const step_info *s) {
   for (int o = 0; o < w->order_count; o++) {
@@ -12,6 +12,13 @@ void phase_predict(loom_world *w, const step_info *s) {
   }
   for (int o = 0; o < w->order_count; o++) {
     body_slot *b = &w->bodies[w->order[o]];
-    if (b->ops->predict) b->ops->predict(w, b, s);
+    if (b->ops->id == LOOM_KIND_RIGID) rigid_of_slot(b)->cloth_force = rigid_of_slot(b)->cloth_torque = v3(0, 0, 0);
+  }
+  for (int o = 0; o < w->order_count; o++) {
+    body_slot *b = &w->bodies[w->order[o]];
+    if (!b->ops->predict) continue;
+    if (b->ops->id == LOOM_KIND_CLOTH) contact_constraints_gather(w, w->order[o], s);
+    b->ops->predict(w, b, s);
+    if (b->ops->id == LOOM_KIND_CLOTH) contact_constraints_react(w, w->order[o], s);
   }
 }

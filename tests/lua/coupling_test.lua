@@ -1,0 +1,60 @@
+-- Cloth and rigid bodies act on each other (issue 9): the contacts of implicit cloth with a body
+-- are constraints of its solve with the body's velocities among the unknowns.
+local loom = require "loom"
+
+describe("cloth and rigid bodies, both ways", function()
+  it("a ball dropped into a hammock comes to rest; the pins carry ball and cloth within 1 %", function()
+    local w = loom.load_scene("scenes/hammock.lua"):instantiate()
+    local ball, cloth = w:body "ball", w:body "hammock"
+    local corners, weight = {}, ball.mass
+    for _, c in ipairs { {-0.5, -0.5}, {0.5, -0.5}, {-0.5, 0.5}, {0.5, 0.5} } do
+      corners[#corners + 1] = cloth:vertex_near { c[1], c[2], 1 }
+    end
+    for i = 0, cloth.n - 1 do weight = weight + cloth.m[i] end
+    weight = weight * 9.81
+    local lowest = math.huge
+    for _ = 1, 8 * 240 do
+      w:step()
+      lowest = math.min(lowest, ball.position.z)
+      assert.equal(0, w:interpenetrations())
+    end
+    -- it fell into the cloth and stays in it, above the floor of the pins' plane minus the sag
+    assert.is_true(lowest < 1.0 and ball.position.z > 0.9, ("ball at z = %.3f (lowest %.3f)"):format(ball.position.z, lowest))
+    local v = ball.velocity
+    assert.is_true(math.sqrt(v.x ^ 2 + v.y ^ 2 + v.z ^ 2) < 0.005, "the ball still moves")
+    -- the pins hold everything: minus the model forces and weights at the pinned vertices
+    local f = cloth:internal_forces()
+    local rz = 0
+    for _, i in ipairs(corners) do rz = rz - f[i].z + cloth.m[i] * 9.81 end
+    assert.near(rz, weight, 0.01 * weight)
+    -- the ball rests on the cloth: no cloth vertex inside it
+    for i = 0, cloth.n - 1 do
+      local x = cloth.x[i]
+      local d = math.sqrt((x.x - ball.position.x) ^ 2 + (x.y - ball.position.y) ^ 2 + (x.z - ball.position.z) ^ 2)
+      assert.is_true(d > 0.12, ("vertex %d is %.4f m from the centre"):format(i, d))
+    end
+  end)
+
+  it("a cloth thrown over a light box on a table pushes it, and momentum goes where it should", function()
+    local w = loom.load_scene("scenes/cloth_pushes_box.lua"):instantiate()
+    local box, cloth = w:body "box", w:body "cloth"
+    local x0 = box.position.x
+    for _ = 1, 240 do
+      w:step()
+      assert.equal(0, w:interpenetrations())
+    end
+    assert.is_true(box.position.x - x0 > 0.05, ("the box moved %.4f m"):format(box.position.x - x0))
+    -- it ends at rest on the table, upright
+    assert.near(box.position.z, 0.88, 0.002)
+    assert.is_true(math.abs(box.velocity.x) < 0.02)
+  end)
+
+  it("the same ball, cloth and pins give bit-identical states in two runs", function()
+    local function run()
+      local w = loom.load_scene("scenes/hammock.lua"):instantiate()
+      w:step(240)
+      return w:hash()
+    end
+    assert.equal(run(), run())
+  end)
+end)
