@@ -84,7 +84,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
     /* on a rounded body the vertices keep the sag of the triangles between them clear too, so
      * that the feature pass after the step finds the cloth already outside */
     const double pad = pad0 + contact_rounded_clearance(b, r, pad0);
-    const double margin = 0.5 * pad; /* contacts this close are kept, to see whether they push */
+    const double margin = 0.1 * pad0; /* contacts this close are kept, to see whether they push */
     const double reach = (vmax + v3_len(r->state.vel)) * h + v3_len(w->gravity) * h * h + margin;
     vec3 rlo, rhi;
     rigid_swept_aabb(r, pad + reach, &rlo, &rhi);
