@@ -140,6 +140,9 @@ typedef struct loom_stats {
   int unresolved;           /* vertices stopped by the last-resort fallback, last step (0 normally) */
   int tangled;              /* vertices of triangles found crossing at the start of collision handling,
                              * left out of it until they come apart, last step (0 normally) */
+  /* implicit cloth's contacts with rigid bodies (constraints of its solve), last step */
+  int cloth_contacts;       /* constraints in effect at the end of the solves, summed over substeps */
+  int contact_resolves;     /* solves repeated because a contact pulled or left its friction cone */
 } loom_stats;
 
 /* Fills a definition with defaults: dt = 1/240 s, gravity (0, 0, -9.81), no wind. */

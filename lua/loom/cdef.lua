@@ -60,6 +60,8 @@ typedef struct loom_stats {
   int largest_zone;
   int unresolved;
   int tangled;
+  int cloth_contacts;
+  int contact_resolves;
 } loom_stats;
 void loom_world_def_default(loom_world_def *def);
 loom_world *loom_world_create(const loom_world_def *def);

@@ -691,6 +691,7 @@ function World:stats()
     impact_zones = s.impact_zones, iterations = s.iterations, substeps = s.substeps,
     max_penetration = s.max_penetration, frozen = s.frozen, bodies = s.bodies,
     messages = s.messages, step_ms = s.step_seconds * 1000, cg_residual = s.cg_residual,
+    cloth_contacts = s.cloth_contacts, contact_resolves = s.contact_resolves,
     proximity = s.proximity, ccd_collisions = s.ccd_collisions,
     collision_iterations = s.collision_iterations, largest_zone = s.largest_zone,
     unresolved = s.unresolved, tangled = s.tangled,

@@ -99,6 +99,7 @@ typedef struct cloth_scratch {
   int cg_iterations;  /* implicit: CG iterations summed over this step's substeps */
   double *lambda;     /* springs_pbd with compliance: XPBD multipliers, one per spring */
   double cg_residual; /* implicit: the largest relative residual of this step's solves */
+  int contacts, resolves; /* implicit: contact constraints at the end of each solve, repeated solves */
 } cloth_scratch;
 
 /* One level of the multigrid preconditioner (cloth_multigrid.c). Patterns, aggregates and the

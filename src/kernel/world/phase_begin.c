@@ -18,6 +18,8 @@ void phase_begin(loom_world *w, step_info *s) {
   w->stats.largest_zone = 0;
   w->stats.unresolved = 0;
   w->stats.iterations = 0;
+  w->stats.cloth_contacts = 0;
+  w->stats.contact_resolves = 0;
   w->stats.cg_residual = 0;
   w->stats.substeps = 0;
   w->stats.max_penetration = 0;
