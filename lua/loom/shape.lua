@@ -43,6 +43,30 @@ function M.cylinder(r, half_h)
   return setmetatable({kind = "cylinder", radius = r, half_height = half_h}, Shape)
 end
 
+-- plane{normal = {nx, ny, nz}, point = {x, y, z}}: a static half-space, the side the normal points
+-- to being outside (default: the floor z = 0). It is a box of 1 km half extents whose top face is
+-- the plane, so contacts and distances are exact within 1 km of `point`; world:rigid takes it for
+-- static bodies only, without position or orientation (the plane gives them).
+M.PLANE_HALF = 1000
+function M.plane(def)
+  def = def == nil and {} or def
+  if type(def) ~= "table" then
+    check.raise_n(1, "plane", "expected a table {normal = {nx, ny, nz}, point = {x, y, z}}, got " .. check.describe(def))
+  end
+  local n, p = def.normal or {0, 0, 1}, def.point or {0, 0, 0}
+  for _, v in ipairs {n, p} do
+    if type(v) ~= "table" or not (check.is_finite(v[1]) and check.is_finite(v[2]) and check.is_finite(v[3])) then
+      check.raise_n(1, "plane", "'normal' and 'point' must be three finite numbers {x, y, z}")
+    end
+  end
+  for k in pairs(def) do
+    if k ~= "normal" and k ~= "point" then check.raise_n(1, "plane", ("unknown field '%s' (normal, point)"):format(tostring(k))) end
+  end
+  local len = math.sqrt(n[1] ^ 2 + n[2] ^ 2 + n[3] ^ 2)
+  if not (len > 1e-12) then check.raise_n(1, "plane", "'normal' must not be zero") end
+  return setmetatable({kind = "plane", normal = {n[1] / len, n[2] / len, n[3] / len}, point = {p[1], p[2], p[3]}}, Shape)
+end
+
 -- mesh(m): a triangle mesh obstacle (static or kinematic bodies only).
 function M.mesh(m)
   if not mesh.is_mesh(m) then

@@ -238,9 +238,24 @@ function World:rigid(def)
   local d, err = check.fields(def, rigid_spec)
   if not d then check.raise("rigid", err) end
   if not shape_mod.is_shape(d.shape) then
-    check.raise("rigid", "'shape' must be a loom.shape (sphere, box, capsule, cylinder, mesh), got " .. check.describe(d.shape))
+    check.raise("rigid", "'shape' must be a loom.shape (sphere, box, capsule, cylinder, convex, mesh, plane), got " .. check.describe(d.shape))
   end
   if d.static and d.kinematic then check.raise("rigid", "a body cannot be both 'static' and 'kinematic'") end
+  if d.shape.kind == "plane" then
+    -- a half-space: the box below its top face, turned so that its +z is the normal
+    if not d.static then check.raise("rigid", ("'%s': a plane is an infinite floor or wall; give it static = true"):format(d.name)) end
+    if def.position ~= nil or def.orientation ~= nil then
+      check.raise("rigid", ("'%s': a plane takes no position or orientation (its normal and point give them)"):format(d.name))
+    end
+    local n, p, H = d.shape.normal, d.shape.point, shape_mod.PLANE_HALF
+    -- the rotation of +z onto n: about z x n by the angle between them (half-angle quaternion)
+    local w, x, y, z = 1 + n[3], -n[2], n[1], 0
+    if w < 1e-12 then w, x, y, z = 0, 1, 0, 0 end -- n = -z: half a turn about x
+    local l = math.sqrt(w * w + x * x + y * y + z * z)
+    d.orientation = {w / l, x / l, y / l, z / l}
+    d.position = {p[1] - H * n[1], p[2] - H * n[2], p[3] - H * n[3]}
+    d.shape = shape_mod.box(H, H, H)
+  end
   local rd = ffi.new("loom_rigid_def")
   C.loom_rigid_def_default(rd)
   rd.name = d.name

@@ -426,3 +426,39 @@ describe("rigid bodies and bad input", function()
     assert.equal(0, b.velocity.x)
   end)
 end)
+
+describe("planes", function()
+  it("hold a box, a sphere and a cloth at their sizes and thickness on the floor z = 0", function()
+    local W = loom.world { dt = 1 / 240 }
+    W:rigid { name = "floor", shape = loom.shape.plane(), static = true }
+    local b = W:rigid { name = "b", shape = loom.shape.box(0.1, 0.1, 0.1), position = {0, 0, 0.3} }
+    local s = W:rigid { name = "s", shape = loom.shape.sphere(0.1), position = {1, 0, 0.3} }
+    local c = W:cloth { name = "c", model = "baraff_witkin", thickness = 0.005,
+                        mesh = loom.mesh.grid { size = {0.5, 0.5}, cells = {10, 10}, center = {-1, 0, 0.2} } }
+    W:run(3)
+    assert.near(b.position.z, 0.1, 1e-3)
+    assert.near(s.position.z, 0.1, 1e-3)
+    for i = 0, c.n - 1 do assert.near(c.x[i].z, 0.005, 1e-4) end
+  end)
+
+  it("tilted by 30 degrees, let a box slide down with g (sin 30 - mu cos 30)", function()
+    local W = loom.world { dt = 1 / 240 }
+    local a, mu = math.rad(30), 0.2
+    W:rigid { name = "ramp", shape = loom.shape.plane { normal = {math.sin(a), 0, math.cos(a)} }, static = true, friction = mu }
+    local b = W:rigid { name = "b", shape = loom.shape.box(0.1, 0.1, 0.1), friction = mu,
+                        position = {0, 0, 0.1 / math.cos(a) + 0.001}, orientation = {math.cos(a / 2), 0, math.sin(a / 2), 0} }
+    W:run(0.5)
+    local v = math.sqrt(b.velocity.x ^ 2 + b.velocity.z ^ 2)
+    assert.near(v, 9.81 * (math.sin(a) - mu * math.cos(a)) * 0.5, 0.02 * v)
+  end)
+
+  it("are refused when dynamic, without a normal, or given a position", function()
+    local W = loom.world {}
+    assert.error(function() W:rigid { name = "p", shape = loom.shape.plane() } end, "give it static = true")
+    assert.error(function() loom.shape.plane { normal = {0, 0, 0} } end, "'normal' must not be zero")
+    assert.error(function() loom.shape.plane { normal = {0, 0, 1}, offset = 2 } end, "unknown field 'offset'")
+    assert.error(function()
+      W:rigid { name = "p", shape = loom.shape.plane(), static = true, position = {0, 0, 1} }
+    end, "takes no position or orientation")
+  end)
+end)
