@@ -58,3 +58,40 @@ describe("cloth and rigid bodies, both ways", function()
     assert.equal(run(), run())
   end)
 end)
+
+describe("the tablecloth trick (cloth pressed between dishes and a table)", function()
+  local names = { "plate 1", "plate 2", "cup 1", "cup 2" }
+  local function run(params, seconds)
+    local w = loom.load_scene("scenes/tablecloth_trick.lua"):instantiate(params)
+    local x0 = {}
+    for _, n in ipairs(names) do x0[n] = w:body(n).position.x end
+    for _ = 1, math.floor(seconds * 240 + 0.5) do
+      w:step()
+      assert.equal(0, w:interpenetrations())
+    end
+    local out = {}
+    for _, n in ipairs(names) do
+      local b = w:body(n)
+      out[n] = {dx = b.position.x - x0[n], z = b.position.z}
+    end
+    return out
+  end
+
+  it("pulled fast (6 m/s), the cloth leaves the dishes standing on the table", function()
+    local r = run({}, 0.8)
+    for _, n in ipairs(names) do
+      -- friction gives a dish at most mu g for the moment the cloth is under it: a few cm
+      assert.is_true(math.abs(r[n].dx) < 0.1, ("%s moved %.3f m"):format(n, r[n].dx))
+      assert.is_true(r[n].dx < -0.005, ("%s did not feel the cloth (%.4f m)"):format(n, r[n].dx))
+      assert.is_true(r[n].z > 0.75, n .. " fell off the table")
+    end
+  end)
+
+  it("pulled slowly (0.3 m/s over 0.3 m), the cloth drags the dishes with it", function()
+    local r = run({speed = 0.3, distance = 0.3}, 1.4)
+    for _, n in ipairs(names) do
+      assert.is_true(r[n].dx < -0.2, ("%s moved only %.3f m"):format(n, r[n].dx))
+      assert.is_true(r[n].z > 0.75, n .. " fell off the table")
+    end
+  end)
+end)

@@ -155,10 +155,16 @@ typedef struct cloth_solver {
   /* contact constraints (BW98 section 5.3, one direction; contact/contact_cloth.c): a vertex at or
    * near an obstacle moves along con_n with con_v (the obstacle's velocity less the gap it may
    * close); con_j is the impulse the obstacle gave it in the solve (normal and friction) */
-  uint8_t *con;
+  uint8_t *con; /* 0 free; 1 sliding (normal); 2 sticking (all); 3 pressed, sticking; 4 pressed, sliding */
   vec3 *con_n, *con_v, *con_j;
   double *con_mu, *con_gap; /* friction; the speed at which the vertex may still approach (m/s) */
   int32_t *con_b; /* index of the vertex's body in cbody */
+  /* cloth between a movable body and an immovable one (a plate on a tablecloth on a table): the
+   * normal is the immovable body's (con_b2), the tangential motion the movable one's (con_b), with
+   * friction bounded by mu x con_load, the movable body's weight shared by its vertices (N s) */
+  int32_t *con_b2;
+  double *con_load;
+  vec3 *kfric; /* the kinetic friction impulse on a pressed, sliding vertex (in rhs) */
   int ncon, released; /* constrained vertices this substep, constraints released as pulling */
   /* the bodies the contacts touch: their velocity at the end of the substep without contacts
    * (v_free, w_free), inverse mass and world inverse inertia (0: immovable), centre of mass; the

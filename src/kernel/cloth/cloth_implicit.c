@@ -139,7 +139,10 @@ int cloth_solver_build(cloth_body *b) {
   s->e1 = core_alloc(nv, sizeof(vec3));
   s->fric = core_alloc(nv, sizeof(vec3));
   s->mgfix = core_alloc(nv, sizeof(uint8_t));
-  if (!s->y || !s->e1 || !s->fric || !s->mgfix) goto done;
+  s->con_b2 = core_alloc(nv, sizeof(int32_t));
+  s->con_load = core_alloc(nv, sizeof(double));
+  s->kfric = core_calloc(nv, sizeof(vec3));
+  if (!s->y || !s->e1 || !s->fric || !s->mgfix || !s->con_b2 || !s->con_load || !s->kfric) goto done;
   if (!s->con || !s->con_n || !s->con_v || !s->con_j || !s->con_mu || !s->con_b || !s->con_gap)
     goto done;
   if (!s->row || !s->col || !s->val || !s->diag || !s->tri_blocks || !s->hinge_blocks || !s->spring_blocks ||
@@ -208,6 +211,9 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->e1);
   core_free(s->fric);
   core_free(s->mgfix);
+  core_free(s->con_b2);
+  core_free(s->con_load);
+  core_free(s->kfric);
   cloth_mg_free(&s->mg);
   memset(s, 0, sizeof *s);
 }
@@ -488,7 +494,7 @@ static void spmv(const cloth_solver *s, int n, const vec3 *restrict p, vec3 *res
  * three directions (sticking). */
 static const uint8_t *mg_fixed(cloth_solver *s, int n) {
   if (!s->ncon) return s->fixed;
-  for (int i = 0; i < n; i++) s->mgfix[i] = s->fixed[i] || s->con[i] == 2;
+  for (int i = 0; i < n; i++) s->mgfix[i] = s->fixed[i] || s->con[i] == 2 || s->con[i] == 3;
   return s->mgfix;
 }
 
@@ -501,7 +507,7 @@ static inline void filter(const cloth_solver *s, int n, vec3 *a) {
     return;
   }
   for (int i = 0; i < n; i++) {
-    if (s->fixed[i] || s->con[i] == 2) a[i] = v3(0, 0, 0);
+    if (s->fixed[i] || s->con[i] == 2 || s->con[i] == 3) a[i] = v3(0, 0, 0);
     else if (s->con[i]) a[i] = v3_madd(a[i], s->con_n[i], -v3_dot(a[i], s->con_n[i]));
   }
 }
@@ -539,15 +545,20 @@ static double rhs_scale(const cloth_solver *s, int n) {
 /* The constrained part N_i a of a contact vertex's vector (all of it when sticking, the normal
  * when sliding) and the free part S_i a = a - N_i a the filter keeps. */
 static inline vec3 constrained_part(const cloth_solver *s, int i, vec3 a) {
-  return s->con[i] == 2 ? a : v3_scale(s->con_n[i], v3_dot(a, s->con_n[i]));
+  if (s->con[i] == 2) return a;
+  if (s->con[i] == 3) return v3_madd(a, s->con_n[i], -v3_dot(a, s->con_n[i])); /* the tangential part */
+  return v3_scale(s->con_n[i], v3_dot(a, s->con_n[i]));
 }
 
-static inline int on_movable(const cloth_solver *s, int i) { return s->con[i] && s->cbody[s->con_b[i]].movable; }
+/* The vertex moves with a movable body in the solve (a pressed, sliding vertex does not). */
+static inline int on_movable(const cloth_solver *s, int i) {
+  return s->con[i] && s->con[i] != 4 && s->cbody[s->con_b[i]].movable;
+}
 
 /* The velocity of the obstacle at contact vertex i after the solve (a movable body's includes
  * its change; the tangential part is what friction compares with). */
 static inline vec3 obstacle_velocity(const cloth_solver *s, const vec3 *x, int i) {
-  if (!on_movable(s, i)) return s->con_v[i];
+  if (!s->cbody[s->con_b[i]].movable) return s->con_v[i];
   const struct cloth_contact_body *cb = &s->cbody[s->con_b[i]];
   return v3_add(v3_add(cb->v_free, cb->du), v3_cross(v3_add(cb->w_free, cb->dw), v3_sub(x[i], cb->c)));
 }
@@ -618,8 +629,17 @@ static void body_preconditioner(cloth_solver *s, int n, const vec3 *x) {
     const int k = s->con_b[i];
     const mat3 *Aii = &s->val[s->diag[i]];
     mat3 NAN_;
-    if (s->con[i] == 2) NAN_ = *Aii;
-    else NAN_ = m3_outer(s->con_n[i], v3_scale(s->con_n[i], v3_dot(s->con_n[i], m3_mulv(Aii, s->con_n[i]))));
+    const vec3 nn = s->con_n[i];
+    if (s->con[i] == 2) {
+      NAN_ = *Aii;
+    } else if (s->con[i] == 3) { /* P A P with P = I - n n^T */
+      const vec3 An = m3_mulv(Aii, nn), nA = m3_tmulv(Aii, nn);
+      const mat3 a = m3_outer(nn, nA), c = m3_outer(An, nn), d = m3_outer(nn, v3_scale(nn, v3_dot(nn, An)));
+      for (int r = 0; r < 3; r++)
+        for (int q = 0; q < 3; q++) NAN_.m[r][q] = Aii->m[r][q] - a.m[r][q] - c.m[r][q] + d.m[r][q];
+    } else {
+      NAN_ = m3_outer(nn, v3_scale(nn, v3_dot(nn, m3_mulv(Aii, nn))));
+    }
     const vec3 r = v3_sub(x[i], s->cbody[k].c);
     /* G_ang = -[r]x, so G_ang^T X G_ang = -[r]x X [r]x */
     mat3 R = {{{0, -r.z, r.y}, {r.z, 0, -r.x}, {-r.y, r.x, 0}}};
@@ -664,6 +684,15 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
   for (int i = 0; i < n; i++) e[i] = v3_sub(s->rhs[i], q[i]);
   vec3 bb[CLOTH_CONTACT_BODIES][2];
   reduce(s, n, e, x, NULL, t, bb);
+  /* a pressed vertex sliding under its upper body: the kinetic friction in rhs is the cloth's
+   * side, the body takes the opposite */
+  for (int i = 0; i < n; i++) {
+    if (s->con[i] != 4 || !s->cbody[s->con_b[i]].movable) continue;
+    const int k = s->con_b[i];
+    const vec3 f = s->kfric[i];
+    bb[k][0] = v3_sub(bb[k][0], f);
+    bb[k][1] = v3_sub(bb[k][1], v3_cross(v3_sub(x[i], s->cbody[k].c), f));
+  }
   body_filter(s, bb);
   /* r = b - K x */
   expand(s, n, y, bx, x, e);
@@ -774,6 +803,36 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
         s->con[i] = 1; /* outside the cone: slides */
         s->z[i] = v3_scale(nn, v3_dot(nn, v3_sub(s->con_v[i], v[i])));
         again = 1;
+      } else if (s->con[i] == 3 && v3_len(v3_madd(e, nn, -en)) > s->con_mu[i] * s->con_load[i]) {
+        /* pressed, and the upper body's grip is exceeded: slides under it, with the kinetic
+         * friction mu N along the grip it needed, in the system (cloth and body) */
+        const vec3 et = v3_madd(e, nn, -en);
+        const vec3 f = v3_scale(et, s->con_mu[i] * s->con_load[i] / v3_len(et));
+        s->con[i] = 4;
+        s->kfric[i] = f;
+        s->rhs[i] = v3_add(s->rhs[i], f);
+        s->z[i] = v3_scale(nn, v3_dot(nn, v3_sub(s->con_v[i], v[i])));
+        again = 1;
+      } else if (s->con[i] == 4 && s->cbody[s->con_b[i]].movable) {
+        /* the friction must oppose the sliding the solve gave; when it does not (the cloth now
+         * moves with the body) the vertex sticks again, in the first half of the passes */
+        const vec3 vr = v3_sub(v3_add(v[i], s->dv[i]), obstacle_velocity(s, b->p.x, i));
+        const vec3 st = v3_madd(vr, nn, -v3_dot(vr, nn));
+        const double ls = v3_len(st), cap = s->con_mu[i] * s->con_load[i];
+        if (v3_dot(st, s->kfric[i]) > 0 && pass < CONTACT_PASSES / 2) {
+          s->rhs[i] = v3_sub(s->rhs[i], s->kfric[i]);
+          s->kfric[i] = v3(0, 0, 0);
+          s->con[i] = 3;
+          s->z[i] = v3_sub(s->con_v[i], v[i]);
+          again = 1;
+        } else if (ls > 1e-9) {
+          const vec3 f = v3_scale(st, -cap / ls);
+          if (v3_dist(f, s->kfric[i]) > 1e-3 * cap) {
+            s->rhs[i] = v3_add(s->rhs[i], v3_sub(f, s->kfric[i]));
+            s->kfric[i] = f;
+            again = 1;
+          }
+        }
       }
     }
     if (!again) break;
@@ -786,8 +845,13 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
     if (!s->con[i]) continue;
     const vec3 nn = s->con_n[i];
     const vec3 e = constrained_part(s, i, v3_sub(s->q[i], s->rhs[i]));
-    if (s->con[i] == 2) {
-      s->con_j[i] = e;
+    if (s->con[i] == 2 || s->con[i] == 3) {
+      s->con_j[i] = e; /* (pressed: the tangential part, the upper body's) */
+      continue;
+    }
+    if (s->con[i] == 4) {
+      s->con_j[i] = s->kfric[i]; /* the friction, in the solve; the normal is the lower body's */
+      s->fric[i] = v3(0, 0, 0);
       continue;
     }
     const double lam = d_max(0, v3_dot(e, nn));
@@ -833,9 +897,15 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
     s->fixed[i] = b->p.inv_m[i] == 0;
     s->z[i] = s->fixed[i] ? v3_sub(c->pin_v[i], v[i]) : v3(0, 0, 0);
     if (s->ncon && s->con[i]) {
+      s->kfric[i] = v3(0, 0, 0);
       if (s->fixed[i]) {
         s->con[i] = 0;
         s->ncon--;
+      } else if (s->con[i] == 3 && s->con_mu[i] > 0) {
+        s->z[i] = v3_sub(s->con_v[i], v[i]); /* pressed: normal to the lower body, tangent with the upper */
+      } else if (s->con[i] == 3) {
+        s->con[i] = 4;
+        s->z[i] = v3_scale(s->con_n[i], v3_dot(s->con_n[i], v3_sub(s->con_v[i], v[i])));
       } else if (s->con_mu[i] > 0 && s->con_gap[i] == 0) {
         /* a touching contact with friction starts sticking: all directions move with the
          * obstacle (a speculative one, not touching yet, slides: no friction before it pushes) */

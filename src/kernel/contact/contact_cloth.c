@@ -19,6 +19,8 @@
 
 #include "contact/contact.h"
 
+static inline const rigid_body *rigid_of_const(const void *r) { return (const rigid_body *)r; }
+
 /* Index of the body in the solve's table (added on first use; -1 when the table is full). */
 static int body_index(cloth_solver *sv, loom_world *w, const rigid_body *r, const step_info *s) {
   for (int k = 0; k < sv->ncbody; k++)
@@ -103,6 +105,27 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
       /* the vertex's approach towards the body at the start, and what the substep adds */
       const double vn = v3_dot(nn, v3_sub(v[i], rigid_point_velocity(r, p)));
       if (gap > d_max(0, -vn) * h + v3_len(w->gravity) * h * h + margin) continue;
+      if (sv->con[i] == 1 && gap <= margin && sv->con_gap[i] * h <= margin && v3_dot(nn, sv->con_n[i]) < -0.5) {
+        /* touching two bodies on opposite sides: pressed between them when one of them moves in
+         * the solve and the other does not (a plate on a tablecloth on a table) */
+        if (k < 0) k = body_index(sv, w, r, s);
+        if (k < 0) break;
+        const int k1 = sv->con_b[i];
+        if (sv->cbody[k].movable != sv->cbody[k1].movable) {
+          if (sv->cbody[k].movable) {
+            sv->con_b2[i] = k1; /* the normal and gap stay the immovable one's */
+            sv->con_b[i] = k;
+          } else {
+            sv->con_b2[i] = k;
+            sv->con_n[i] = nn;
+            sv->con_gap[i] = d_max(0, gap) / h;
+          }
+          sv->con[i] = 3;
+          sv->con_mu[i] = sqrt(b->p.friction * rigid_of_const(sv->cbody_r[sv->con_b[i]])->params.friction);
+          continue;
+        }
+      }
+      if (sv->con[i] == 3) continue;                                /* pressed stays pressed */
       if (sv->con[i] && !(gap < sv->con_gap[i] * h)) continue; /* the nearer body */
       if (k < 0) k = body_index(sv, w, r, s);
       if (k < 0) break; /* more bodies than the solve takes: the vertex pass alone */
@@ -114,10 +137,28 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
       sv->con_mu[i] = mu;
     }
   }
+  /* a pressed vertex carries its share of the upper body's weight (the component of gravity into
+   * the lower body, over the substep): what bounds its friction with the upper body */
+  int pressed[CLOTH_CONTACT_BODIES] = {0};
+  for (int i = 0; i < n; i++)
+    if (sv->con[i] == 3) pressed[sv->con_b[i]]++;
   for (int i = 0; i < n; i++) {
     if (!sv->con[i]) continue;
     const struct cloth_contact_body *cb = &sv->cbody[sv->con_b[i]];
-    sv->con_v[i] = v3_madd(v3_add(cb->v_free, v3_cross(cb->w_free, v3_sub(x[i], cb->c))), sv->con_n[i], -sv->con_gap[i]);
+    const vec3 nn = sv->con_n[i];
+    const vec3 vb = v3_add(cb->v_free, v3_cross(cb->w_free, v3_sub(x[i], cb->c)));
+    if (sv->con[i] == 3) {
+      const struct cloth_contact_body *lower = &sv->cbody[sv->con_b2[i]];
+      const vec3 vl = v3_add(lower->v_free, v3_cross(lower->w_free, v3_sub(x[i], lower->c)));
+      /* normal: the lower body's less the gap; tangential: the upper body's */
+      sv->con_v[i] = v3_add(v3_scale(nn, v3_dot(nn, vl) - sv->con_gap[i]), v3_madd(vb, nn, -v3_dot(vb, nn)));
+      const rigid_body *upper = rigid_of_const(sv->cbody_r[sv->con_b[i]]);
+      sv->con_load[i] = d_max(0, -v3_dot(w->gravity, nn)) * upper->params.gravity_scale * cb->m * h / pressed[sv->con_b[i]];
+      ((rigid_body *)upper)->cloth_under = 1;
+      ((rigid_body *)upper)->cloth_gap = d_max(upper->cloth_gap, 2 * b->p.thickness);
+    } else {
+      sv->con_v[i] = v3_madd(vb, nn, -sv->con_gap[i]);
+    }
     sv->con_j[i] = v3(0, 0, 0);
   }
 }

@@ -155,6 +155,15 @@ static void clear_fresh(loom_world *w) {
  * apart has nothing to solve between its neighbours): a point stays if its gap is within what the
  * relative normal velocity there, the relative pull of gravity and the applied forces can close in
  * h, plus 1 mm. The count left. */
+/* How far apart two bodies rest: their skins (`thickness`), and the cloth pressed between a body
+ * and an immovable one (contact/contact_cloth.c). */
+static double pair_skin(const rigid_body *A, const rigid_body *B) {
+  double s = A->params.thickness + B->params.thickness;
+  if (A->cloth_under && !rigid_is_dynamic(B)) s += A->cloth_gap;
+  if (B->cloth_under && !rigid_is_dynamic(A)) s += B->cloth_gap;
+  return s;
+}
+
 static int prune_unreachable(const loom_world *w, const rigid_body *A, const rigid_body *B, rigid_manifold *m, double h) {
   const int moves_a = rigid_is_dynamic(A) && !A->state.asleep, moves_b = rigid_is_dynamic(B) && !B->state.asleep;
   const double ga = moves_a ? A->params.gravity_scale : 0, gb = moves_b ? B->params.gravity_scale : 0;
@@ -168,7 +177,7 @@ static int prune_unreachable(const loom_world *w, const rigid_body *A, const rig
     const vec3 vb = v3_add(B->state.vel, v3_cross(B->state.omega, v3_sub(p, B->state.pos)));
     const double vn = v3_dot(m->n, v3_sub(va, vb));
     const double reach = d_max(0, -vn) * h + acc * h * h + 1e-3;
-    if (m->pt[j].sep <= reach) m->pt[kept++] = m->pt[j];
+    if (m->pt[j].sep - pair_skin(A, B) <= reach) m->pt[kept++] = m->pt[j];
   }
   m->count = kept;
   return kept;
@@ -213,7 +222,7 @@ static void detect_pairs(loom_world *w, const step_info *s) {
       if (!rigid_collide(A, A->state.pos, A->state.q, B, B->state.pos, B->state.q, margin, &m)) continue;
       if (A->fresh || B->fresh) { /* made inside each other: said once, then pushed apart */
         double deepest = 0;
-        for (int j = 0; j < m.count; j++) deepest = d_min(deepest, m.pt[j].sep);
+        for (int j = 0; j < m.count; j++) deepest = d_min(deepest, m.pt[j].sep - pair_skin(A, B));
         const int newer = B->fresh ? sb : sa, older = newer == sb ? sa : sb; /* (b is the later slot) */
         if (deepest < -1e-3)
           world_message(w, LOOM_WARNING, newer,
@@ -233,7 +242,7 @@ static void detect_pairs(loom_world *w, const step_info *s) {
         rpoint *p = &rw->points[rw->npoints++];
         memset(p, 0, sizeof *p);
         p->c = m.pt[j].p;
-        p->s0 = m.pt[j].sep;
+        p->s0 = m.pt[j].sep - pair_skin(A, B);
         p->id = m.pt[j].id;
       }
     }
@@ -464,6 +473,11 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
     rbody *A = &bodies[c->a], *B = &bodies[c->b];
     c->mu = sqrt(A->r->params.friction * B->r->params.friction);
     c->e = d_max(A->r->params.restitution, B->r->params.restitution);
+    /* a body resting on cloth over an immovable one rubs on the cloth, not on it: that friction
+     * is the cloth solve's (contact/contact_cloth.c) */
+    if ((A->r->cloth_under && !B->dynamic && !rigid_is_dynamic(B->r)) ||
+        (B->r->cloth_under && !A->dynamic && !rigid_is_dynamic(A->r)))
+      c->mu = 0;
     const pair_override *o = world_pair_override(w, c->slot_a, c->slot_b);
     if (o && o->friction >= 0) c->mu = o->friction;
     if (o && o->restitution >= 0) c->e = o->restitution;

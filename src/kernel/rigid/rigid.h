@@ -101,6 +101,8 @@ typedef struct rigid_body {
   /* what implicit cloth's contacts exert on the body over the current substep (N, N m), spread
    * over it like gravity (contact/contact_cloth.c); zero outside the substep's respond phase */
   vec3 cloth_force, cloth_torque;
+  int cloth_under;   /* this substep, cloth lies between the body and an immovable one it rests on */
+  double cloth_gap;  /* and keeps them this far apart (twice the cloth's thickness) */
 } rigid_body;
 
 extern const body_kind rigid_kind;

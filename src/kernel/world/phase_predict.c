@@ -12,7 +12,12 @@ void phase_predict(loom_world *w, const step_info *s) {
   }
   for (int o = 0; o < w->order_count; o++) {
     body_slot *b = &w->bodies[w->order[o]];
-    if (b->ops->id == LOOM_KIND_RIGID) rigid_of_slot(b)->cloth_force = rigid_of_slot(b)->cloth_torque = v3(0, 0, 0);
+    if (b->ops->id == LOOM_KIND_RIGID) {
+      rigid_body *r = rigid_of_slot(b);
+      r->cloth_force = r->cloth_torque = v3(0, 0, 0);
+      r->cloth_under = 0;
+      r->cloth_gap = 0;
+    }
   }
   for (int o = 0; o < w->order_count; o++) {
     body_slot *b = &w->bodies[w->order[o]];
