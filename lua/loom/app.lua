@@ -156,7 +156,8 @@ end
 
 -- opts (from the host): scene, mode ("window" | "headless"), canvas (lightuserdata), time, steps,
 -- frames, every, export, format ("obj" | "ply"), tracks ({"body:index", …}), stats, params
--- (name → string), watch, realtime, quiet, progress, carry.
+-- (name → string), watch, realtime, quiet, progress, carry, budget (seconds of stepping a real-time
+-- frame may take before the run falls behind real time instead of spiralling; 0.05).
 -- Returns nothing, or a message when an option does not fit the scene (the host's status 2).
 function App.init(opts)
   S.opts = opts
@@ -712,7 +713,7 @@ function App.frame(wall_dt, events)
         step_world(1)
         if S.mode ~= "window" then output_frame() end
         S.acc = S.acc - S.dt
-        if C.loom_clock() - t0 > 0.05 then
+        if C.loom_clock() - t0 > (S.opts.budget or 0.05) then
           S.acc = 0 -- cannot keep up: run slower than real time rather than spiral
           break
         end

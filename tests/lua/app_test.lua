@@ -10,7 +10,8 @@ local canvas = ffi.gc(C.loom_canvas_create(640, 400), C.loom_canvas_destroy)
 local function key(k) return {type = "key", key = k, down = true} end
 
 describe("app", function()
-  app.init {scene = "scenes/hello_cloth.lua", mode = "window", canvas = canvas, quiet = true}
+  -- (a generous stepping budget: the accumulator is under test, not this machine's speed)
+  app.init {scene = "scenes/hello_cloth.lua", mode = "window", canvas = canvas, quiet = true, budget = 10}
 
   it("runs in real time, pauses, steps once and restarts", function()
     for _ = 1, 5 do app.frame(0.05, {}) end
