@@ -321,6 +321,29 @@ case("hammock_24", function(runs)
 end)
 case("hull_pile_200", pile_case("scenes/hull_pile.lua", "200 hulls"))
 
+-- tablecloth_trick: scenes/tablecloth_trick.lua (a 28 x 18 cloth pulled at 6 m/s from under two
+-- plates and two cups, pressed between them and the table): ms per step over the pull (0.2-0.45 s)
+-- and how far the dishes moved after 0.8 s (the largest).
+case("tablecloth_trick", function(runs)
+  local sc = loom.load_scene("scenes/tablecloth_trick.lua")
+  local moved
+  local med, lo, hi = sample(runs, 1, function()
+    local W = sc:instantiate()
+    W:run(0.2)
+    local x0 = {}
+    for _, n in ipairs { "plate 1", "plate 2", "cup 1", "cup 2" } do x0[n] = W:body(n).position.x end
+    local steps = 60
+    local t0 = C.loom_clock()
+    W:step(steps)
+    local ms = (C.loom_clock() - t0) / steps * 1000
+    W:run(0.35)
+    moved = 0
+    for n, x in pairs(x0) do moved = math.max(moved, math.abs(W:body(n).position.x - x)) end
+    return ms
+  end)
+  return {size = "28x18 cloth, 4 dishes", median = med, min = lo, max = hi, dishes_moved_m = ("%.3f"):format(moved)}
+end)
+
 case("cloth_on_pegs_50", function(runs)
   local W = loom.load_scene("scenes/pegs.lua"):instantiate()
   W:run(0.5)
