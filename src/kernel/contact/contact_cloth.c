@@ -76,6 +76,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
     hi = v3_max(hi, x[i]);
   }
   vmax = sqrt(vmax);
+  const double fall = v3_len(w->gravity) * h * h; /* what gravity adds to a gap's closing in h */
   for (int o = 0; o < w->order_count; o++) {
     const int rs = w->order[o];
     if (w->bodies[rs].ops->id != LOOM_KIND_RIGID) continue;
@@ -87,7 +88,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
      * that the feature pass after the step finds the cloth already outside */
     const double pad = pad0 + contact_rounded_clearance(b, r, pad0);
     const double margin = 0.1 * pad0; /* contacts this close are kept, to see whether they push */
-    const double reach = (vmax + v3_len(r->state.vel)) * h + v3_len(w->gravity) * h * h + margin;
+    const double reach = (vmax + v3_len(r->state.vel)) * h + fall + margin;
     vec3 rlo, rhi;
     rigid_swept_aabb(r, pad + reach, &rlo, &rhi);
     if (!bvh_box_overlap(rlo, rhi, lo, hi)) continue;
@@ -104,7 +105,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
       const double gap = d - pad;
       /* the vertex's approach towards the body at the start, and what the substep adds */
       const double vn = v3_dot(nn, v3_sub(v[i], rigid_point_velocity(r, p)));
-      if (gap > d_max(0, -vn) * h + v3_len(w->gravity) * h * h + margin) continue;
+      if (gap > d_max(0, -vn) * h + fall + margin) continue;
       if (sv->con[i] == 1 && gap <= margin && sv->con_gap[i] * h <= margin && v3_dot(nn, sv->con_n[i]) < -0.5) {
         /* touching two bodies on opposite sides: pressed between them when one of them moves in
          * the solve and the other does not (a plate on a tablecloth on a table) */
