@@ -33,6 +33,7 @@ typedef struct loom_quat { double w, x, y, z; } loom_quat;
 
 typedef struct loom_world loom_world;
 typedef struct loom_mesh loom_mesh;
+typedef struct loom_tet_mesh loom_tet_mesh;
 typedef struct loom_canvas loom_canvas;
 
 /* ---- library ------------------------------------------------------------------------------ */
@@ -110,6 +111,47 @@ LOOM_API void loom_mesh_aabb(const loom_mesh *m, loom_vec3 *lo, loom_vec3 *hi);
 /* Writes the mesh as OBJ; x (NULL = the mesh's own vertices, else nv x 3) replaces positions. */
 LOOM_API int loom_mesh_save_obj(const loom_mesh *m, const loom_vec3 *x, const char *path);
 
+/* ---- tetrahedral meshes ---------------------------------------------------------------------- */
+
+/* A tetrahedral mesh from arrays (copied): v is nv x 3, tet is nt x 4 vertex indices. Refuses,
+ * naming the index, an index out of range, a repeated corner, a non-finite coordinate, a vertex
+ * no tet uses, a tet of zero volume, a face shared by more than two tets, and a tet inverted
+ * against the others; a mesh written entirely in the opposite orientation is flipped
+ * (loom_tet_mesh_flipped). Caller owns. */
+LOOM_API loom_tet_mesh *loom_tet_mesh_create(const loom_vec3 *v, int nv, const int32_t *tet, int nt);
+/* The regular lattice of a box of size (m) centred at center (NULL = origin) with nx x ny x nz
+ * cells, each split into 5 tets (document 002: a central tet and four corner tets, mirrored in
+ * alternate cells so that faces match) or 6 (around the cell diagonal). Caller owns. */
+LOOM_API loom_tet_mesh *loom_tet_mesh_box(const loom_vec3 *size, int nx, int ny, int nz, const loom_vec3 *center,
+                                          int per_cell);
+/* The lattice of cubic cells of edge `cell` (m) that fills a closed, manifold triangle mesh: the
+ * cells whose centre is inside (winding number) or that a triangle crosses, each split into
+ * per_cell (5 or 6) tets. Open or non-manifold surfaces are refused naming an edge. Caller owns. */
+LOOM_API loom_tet_mesh *loom_tet_mesh_fill(const loom_mesh *surface, double cell, int per_cell);
+LOOM_API loom_tet_mesh *loom_tet_mesh_copy(const loom_tet_mesh *m);
+LOOM_API void loom_tet_mesh_destroy(loom_tet_mesh *m);
+LOOM_API int loom_tet_mesh_vertex_count(const loom_tet_mesh *m);
+LOOM_API int loom_tet_mesh_tet_count(const loom_tet_mesh *m);
+LOOM_API int loom_tet_mesh_edge_count(const loom_tet_mesh *m);
+/* Number of surface triangles (faces of exactly one tet). */
+LOOM_API int loom_tet_mesh_triangle_count(const loom_tet_mesh *m);
+/* Vertex positions (nv x 3, writable: a transform may move them; loom_tet_mesh_check then says
+ * whether every tet is still positive); tets (nt x 4, positively oriented); edges (ne x 2, lower
+ * index first); surface triangles (count x 3, counter-clockwise seen from outside). Valid until
+ * the mesh is destroyed. */
+LOOM_API loom_vec3 *loom_tet_mesh_vertices(loom_tet_mesh *m);
+LOOM_API const int32_t *loom_tet_mesh_tets(const loom_tet_mesh *m);
+LOOM_API const int32_t *loom_tet_mesh_edges(const loom_tet_mesh *m);
+LOOM_API const int32_t *loom_tet_mesh_triangles(const loom_tet_mesh *m);
+/* 1 if the input was written in the opposite orientation and every tet was flipped. */
+LOOM_API int loom_tet_mesh_flipped(const loom_tet_mesh *m);
+/* Total signed volume, m^3. */
+LOOM_API double loom_tet_mesh_volume(const loom_tet_mesh *m);
+/* 0 if every tet has positive volume and every coordinate is finite; -1 naming the first tet. */
+LOOM_API int loom_tet_mesh_check(const loom_tet_mesh *m);
+/* The surface as a triangle mesh (same vertex indices; interior vertices unused). Caller owns. */
+LOOM_API loom_mesh *loom_tet_mesh_surface(const loom_tet_mesh *m);
+
 /* ---- worlds --------------------------------------------------------------------------------- */
 
 typedef struct loom_world_def {
@@ -138,6 +180,7 @@ typedef struct loom_stats {
   int collision_iterations; /* CCD passes and impact-zone passes performed, last step */
   int largest_zone;         /* vertices in the largest impact zone, last step */
   int unresolved;           /* vertices stopped by the last-resort fallback, last step (0 normally) */
+  int solid_points;         /* solid vertices found inside another solid's tets (002's contacts), last step */
   int tangled;              /* vertices of triangles found crossing at the start of collision handling,
                              * left out of it until they come apart, last step (0 normally) */
   /* implicit cloth's contacts with rigid bodies (constraints of its solve), last step */
@@ -259,7 +302,7 @@ LOOM_API int loom_world_checkpoint_read(loom_world *w, const void *buf, int size
 
 /* ---- bodies (common) --------------------------------------------------------------------------- */
 
-typedef enum loom_kind { LOOM_KIND_NONE = 0, LOOM_KIND_CLOTH = 1, LOOM_KIND_RIGID = 2 } loom_kind;
+typedef enum loom_kind { LOOM_KIND_NONE = 0, LOOM_KIND_CLOTH = 1, LOOM_KIND_RIGID = 2, LOOM_KIND_SOLID = 3 } loom_kind;
 
 /* Number of live bodies and the handle of the i-th in creation order (0 if out of range). */
 LOOM_API int loom_world_body_count(const loom_world *w);
@@ -377,6 +420,62 @@ LOOM_API int loom_body_add_acceleration(loom_world *w, int body, const loom_vec3
 /* Internal (model) forces at the current positions and velocities into out (n x 3, caller's
  * array), without gravity, drag or external forces. Returns 0 or -1. */
 LOOM_API int loom_body_internal_forces(loom_world *w, int body, loom_vec3 *out);
+
+/* ---- solids (tetrahedral soft bodies) --------------------------------------------------------- */
+
+typedef enum loom_solid_model {
+  LOOM_SOLID_TESCHNER = 1,  /* document 002: edge distance and tet volume constraints (Teschner et al. 2004) */
+  LOOM_SOLID_NEOHOOKEAN = 2 /* stable Neo-Hookean FEM on linear tets (Smith, de Goes, Kim 2018) */
+} loom_solid_model;
+
+typedef struct loom_solid_def {
+  const char *name;           /* unique in the world, non-empty, copied */
+  const loom_tet_mesh *mesh;  /* rest and initial shape, copied */
+  int model;                  /* loom_solid_model */
+  int integrator;             /* LOOM_INTEGRATOR_VERLET (explicit, automatic substeps) or _IMPLICIT */
+  double density;             /* kg/m^3, used when mass and node_mass are 0 */
+  double mass;                /* kg, total (> 0 overrides density) */
+  double node_mass;           /* kg per node, document 002's Mass (> 0 overrides mass and density) */
+  double distance;            /* teschner: k_D, J */
+  double volume;              /* teschner: k_V, J */
+  double damping;             /* teschner: d_C, J s (damps edge length changes) */
+  double young;               /* neohookean: Young's modulus, Pa */
+  double poisson;             /* neohookean: Poisson's ratio, [0, 0.5) */
+  double rayleigh;            /* neohookean: stiffness-proportional damping, s */
+  double thickness;           /* m: other bodies keep this far from the surface */
+  double friction;            /* Coulomb coefficient against other bodies */
+  int substeps;               /* explicit: per step, 0 = automatic; implicit: solves per step, 0 = 1 */
+  int self_collision;         /* 1: the surface never passes through itself (0 or 1) */
+  int depth_contact;          /* 1: against solids that set it too, document 002's penetration-depth
+                               * contacts (spatial hash) instead of the collision pipeline */
+  double yield;               /* plasticity: strain past which the rest shape follows (0 = elastic) */
+  double creep;               /* plasticity: fraction of the excess strain absorbed per step, (0, 1] */
+  double cg_tolerance;        /* implicit: relative residual at which CG stops */
+  int cg_iterations;          /* implicit: CG iteration cap per solve */
+} loom_solid_def;
+
+/* Defaults per model: teschner k_D 20 J, k_V 10 J, d_C 1 J s (002's), Verlet; neohookean E 1 MPa,
+ * nu 0.45, Rayleigh 0.001 s, implicit; both density 1000 kg/m^3, thickness 0.002 m, friction 0.5,
+ * automatic substeps, no self-collision, no plasticity (creep 0.5 when yield is set), CG 1e-4
+ * and 500 iterations. */
+LOOM_API void loom_solid_def_default(loom_solid_def *def, int model);
+/* Creates a solid; returns its handle, or 0 with a message naming the first bad field. */
+LOOM_API int loom_solid_create(loom_world *w, const loom_solid_def *def);
+/* Current total volume (m^3) of a solid's tets. -1 on an invalid handle. */
+LOOM_API double loom_solid_volume(const loom_world *w, int body);
+/* Tets of a solid (count x 4) and their number in *count; valid until the body is destroyed. */
+LOOM_API const int32_t *loom_solid_tets(const loom_world *w, int body, int *count);
+/* Embeds a fine triangle mesh (copied) in the solid: each vertex gets barycentric coordinates in
+ * the tet that contains it (or the nearest tet, counted in the return value and warned about) and
+ * follows the lattice from then on. Returns the number of vertices outside every tet, or -1. */
+LOOM_API int loom_solid_embed(loom_world *w, int body, const loom_mesh *surface);
+/* The embedded surface's vertices (moved at the end of every step) and triangles; *nv, *nt get
+ * their counts (0 and NULL when the solid has none). */
+LOOM_API const loom_vec3 *loom_solid_surface_vertices(const loom_world *w, int body, int *nv);
+LOOM_API const int32_t *loom_solid_surface_triangles(const loom_world *w, int body, int *nt);
+/* Makes the current shape the rest shape (plastic reset of the reference) or, with reset = 1,
+ * puts back the mesh's original rest shape. */
+LOOM_API int loom_solid_set_rest(loom_world *w, int body, int reset);
 
 /* ---- pin groups (kinematic vertices) -------------------------------------------------------- */
 

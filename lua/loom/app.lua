@@ -289,7 +289,7 @@ function App.open_stats(path, append)
   S.stats_file = f
   S.stats_bodies = {}
   for _, b in ipairs(S.world:bodies()) do
-    if b.kind == "cloth" then S.stats_bodies[#S.stats_bodies + 1] = b.name end
+    if b.kind == "cloth" or b.kind == "solid" then S.stats_bodies[#S.stats_bodies + 1] = b.name end
   end
   if not append then
     local cols = {"step", "time", "kinetic", "potential", "elastic", "contacts", "collisions", "max_penetration",
@@ -313,7 +313,7 @@ function write_stats()
       local ok, bb = pcall(W.body, W, name)
       b = ok and bb or nil
     end
-    if b and b.kind == "cloth" then
+    if b and (b.kind == "cloth" or b.kind == "solid") then
       local m, cx, cy, cz, vx, vy, vz = 0, 0, 0, 0, 0, 0, 0
       local mass = b:raw "m"
       for i = 0, b.n - 1 do

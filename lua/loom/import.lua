@@ -27,12 +27,21 @@
 -- Errors (missing or malformed files, bad numbers, vertex ids out of range) name the file and line.
 local check = require "loom.check"
 local caller = require "loom.caller"
+local ffi = require "ffi"
+local C = require "loom.lib"
+
+local tetmesh = require "loom.tetmesh"
+local euler_quat, qrot = tetmesh.euler_quat, tetmesh.qrot
+
+-- a triangle mesh's vertices, writable (the importer transforms its own copy)
+local function ffi_cast_vertices(m) return ffi.cast("loom_vec3 *", C.loom_mesh_vertices(m)) end
 
 local M = {}
 
+local importer = "loom.import.dpo" -- the function whose errors fail() words
 local function fail(file, line, msg)
-  if line then error(("loom.import.dpo: %s:%d: %s"):format(file, line, msg), 0) end
-  error(("loom.import.dpo: %s: %s"):format(file, msg), 0)
+  if line then error(("%s: %s:%d: %s"):format(importer, file, line, msg), 0) end
+  error(("%s: %s: %s"):format(importer, file, msg), 0)
 end
 
 local exists = caller.exists
@@ -195,6 +204,7 @@ local function vertex_motion(blocks, vertex, dt, t0)
 end
 
 function M.dpo(dir, opts)
+  importer = "loom.import.dpo"
   if type(dir) ~= "string" then check.raise_n(1, "loom.import.dpo", "expected a scene folder, got " .. check.describe(dir)) end
   opts = opts or {}
   if type(opts) ~= "table" then check.raise_n(2, "loom.import.dpo", "expected a table of options, got " .. check.describe(opts)) end
@@ -316,6 +326,134 @@ function M.dpo(dir, opts)
       end
       bodies[name] = r
     end
+  end
+  return W, bodies, warnings
+end
+
+-- loom.import.tet_scene(path [, opts]) reads a scene file of document 002's simulator and builds
+-- it: '#' comments, the keyword DeformableModels, then blocks
+--   DeformableModel { Name n  Path coarse  Immersed fine  Color 0xRRGGBB  Mass m  Scale s | sx sy sz
+--                     Translate x y z  Rotate rx ry rz  Damping d  DistancePreservation kD
+--                     VolumePreservation kV }
+-- with 002's defaults (Name "N/A", Color 0xc8c864, Mass 1 kg per node, Scale 1, Translate 0,
+-- Rotate 0, Damping 1, DistancePreservation 20, VolumePreservation 10; Path required) and its
+-- transform order: rotate (about x, then y, then z, radians) -> scale -> translate. Path is a
+-- tetrahedral mesh Loom reads (.msh, .node/.ele); Immersed a triangle mesh (OBJ, STL) embedded in
+-- it; both relative to the scene file. 002's world is y-up with the floor y = 0: the importer turns
+-- it z-up ((x, y, z) -> (x, -z, y)) and adds that floor as a static plane named "floor".
+-- Each model becomes a solid (model "teschner", contact "penetration", as 002). opts.world builds
+-- into an existing world; opts.solid = {...} overrides solid parameters. Returns the world, the
+-- bodies by name (each entry also has .color), and warnings (unknown keys), each naming the file.
+local tet_keys = {Name = 1, Path = 1, Immersed = 1, Color = 1, Mass = 1, Scale = 1, Translate = 1, Rotate = 1,
+                  Damping = 1, DistancePreservation = 1, VolumePreservation = 1}
+
+function M.tet_scene(path, opts)
+  opts = opts or {}
+  importer = "loom.import.tet_scene"
+  if type(path) ~= "string" then check.raise_n(1, "loom.import.tet_scene", "expected a scene file path") end
+  path = caller.resolve(path)
+  local loom_mesh = require "loom.mesh"
+  local lines = read_lines(path)
+  local dir = path:match("^(.*)/[^/]*$") or "."
+  local warnings, models = {}, {}
+  local cur, seen_header = nil, false
+  for ln, raw in ipairs(lines) do
+    local line = raw:gsub("#.*$", "")
+    local text = line:gsub("[{}]", " ")
+    local key, rest = text:match("^%s*(%S+)%s*(.-)%s*$")
+    if key ~= "DeformableModel" and line:find("{", 1, true) then
+      if not cur or cur.open then fail(path, ln, "'{' without a DeformableModel before it") end
+      cur.open = true
+    end
+    if key == "DeformableModels" then
+      seen_header = true
+    elseif key == "DeformableModel" then
+      if not seen_header then fail(path, ln, "DeformableModel before the DeformableModels keyword") end
+      if cur and cur.open and not cur.closed then fail(path, ln, "DeformableModel inside another (missing '}')") end
+      cur = {line = ln, Name = "N/A", Color = 0xc8c864, Mass = 1, Scale = {1, 1, 1}, Translate = {0, 0, 0},
+             Rotate = {0, 0, 0}, Damping = 1, DistancePreservation = 20, VolumePreservation = 10}
+      models[#models + 1] = cur
+      if line:find("{", 1, true) then cur.open = true end
+    elseif key then
+      if not cur or not cur.open or cur.closed then fail(path, ln, ("'%s' outside a DeformableModel block"):format(key)) end
+      local vals = {}
+      for v in rest:gmatch("%S+") do vals[#vals + 1] = v end
+      if not tet_keys[key] then
+        warnings[#warnings + 1] = ("%s:%d: unknown parameter '%s' ignored"):format(path, ln, key)
+      elseif key == "Name" or key == "Path" or key == "Immersed" then
+        if #vals < 1 then fail(path, ln, key .. " needs a value") end
+        cur[key] = rest
+      elseif key == "Color" then
+        local c = tonumber(vals[1])
+        if not c or c < 0 or c > 0xffffff then fail(path, ln, "Color must be a number like 0xc8c864") end
+        cur.Color = c
+      elseif key == "Scale" or key == "Translate" or key == "Rotate" then
+        local n = {}
+        for i = 1, #vals do
+          n[i] = tonumber(vals[i])
+          if not n[i] or n[i] ~= n[i] or math.abs(n[i]) == math.huge then fail(path, ln, key .. ": '" .. vals[i] .. "' is not a finite number") end
+        end
+        if key == "Scale" and #n == 1 then n = {n[1], n[1], n[1]} end
+        if #n ~= 3 then fail(path, ln, key .. " needs three numbers" .. (key == "Scale" and " (or one)" or "")) end
+        if key == "Scale" and not (n[1] > 0 and n[2] > 0 and n[3] > 0) then fail(path, ln, "Scale must be positive") end
+        cur[key] = n
+      else
+        local v = tonumber(vals[1])
+        if not v or v ~= v or math.abs(v) == math.huge or #vals ~= 1 then fail(path, ln, key .. " needs one finite number") end
+        if v < 0 or (key == "Mass" and v == 0) then fail(path, ln, key .. " must be " .. (key == "Mass" and "positive" or ">= 0")) end
+        cur[key] = v
+      end
+    end
+    if line:find("}", 1, true) then
+      if not cur or not cur.open or cur.closed then fail(path, ln, "'}' without an open DeformableModel block") end
+      cur.closed = true
+    end
+  end
+  if not seen_header then fail(path, 1, "no DeformableModels keyword (not a document 002 scene file)") end
+  for _, m in ipairs(models) do
+    if not m.closed then fail(path, m.line, "DeformableModel block not closed with '}'") end
+    if not m.Path then fail(path, m.line, ("DeformableModel '%s' has no Path (the coarse volumetric mesh is required)"):format(m.Name)) end
+  end
+  local loom_world = require "loom.world"
+  local shape = require "loom.shape"
+  local W = opts.world or loom_world.new { dt = 0.01 }
+  W:rigid { name = "floor", shape = shape.plane { normal = {0, 0, 1} }, static = true, friction = 0.5 }
+  local bodies, names = {}, {}
+  for _, m in ipairs(models) do
+    local function resolve(p) return p:sub(1, 1) == "/" and p or (dir .. "/" .. p) end
+    local ok, mesh = pcall(loom_mesh.load, resolve(m.Path))
+    if not ok then fail(path, m.line, tostring(mesh):gsub("^.-loom%.mesh%.load", "Path")) end
+    if not loom_mesh.is_tet_mesh(mesh) then fail(path, m.line, "Path '" .. m.Path .. "' is not a tetrahedral mesh (.msh, .node)") end
+    local fine
+    if m.Immersed and m.Immersed ~= "" then
+      local ok2, f = pcall(loom_mesh.load, resolve(m.Immersed))
+      if not ok2 then fail(path, m.line, tostring(f):gsub("^.-loom%.mesh%.load", "Immersed")) end
+      fine = f
+    end
+    -- 002's order: rotate, scale, translate (in its y-up frame), then y-up -> z-up
+    local function to_z_up(msh, is_tet)
+      local v = is_tet and msh:vertices() or ffi_cast_vertices(msh)
+      local n = is_tet and msh.vertex_count or msh.vertex_count
+      local R = euler_quat(m.Rotate)
+      for i = 0, n - 1 do
+        local x, y, z = qrot(R, v[i].x, v[i].y, v[i].z)
+        x, y, z = m.Scale[1] * x + m.Translate[1], m.Scale[2] * y + m.Translate[2], m.Scale[3] * z + m.Translate[3]
+        v[i].x, v[i].y, v[i].z = x, -z, y
+      end
+    end
+    to_z_up(mesh, true)
+    if C.loom_tet_mesh_check(mesh) ~= 0 then fail(path, m.line, "after its transform: " .. ffi.string(C.loom_last_error())) end
+    if fine then to_z_up(fine, false) end
+    local name, k = m.Name, 1
+    while names[name] do k = k + 1 name = m.Name .. "_" .. k end
+    names[name] = true
+    local def = {name = name, mesh = mesh, model = "teschner", contact = "penetration", node_mass = m.Mass,
+                 damping = m.Damping, distance = m.DistancePreservation, volume = m.VolumePreservation,
+                 surface = fine, thickness = 0.01}
+    for kk, vv in pairs(opts.solid or {}) do def[kk] = vv end
+    local b = W:solid(def)
+    b.color = m.Color
+    bodies[name] = b
   end
   return W, bodies, warnings
 end

@@ -4,6 +4,7 @@ local ffi = require "ffi"
 local C = require "loom.lib"
 local check = require "loom.check"
 local caller = require "loom.caller"
+local tet = require "loom.tetmesh"
 
 local M = {}
 
@@ -218,12 +219,20 @@ end
 
 -- load(path): OBJ or STL (ASCII or binary), duplicate vertices merged. A relative path is looked
 -- up next to the file that calls load first (the scene or test), then in the current directory.
+-- A .node/.ele (TetGen) or .msh (Gmsh) path gives a tetrahedral mesh (loom.mesh.tet_box's kind).
 function M.load(path)
   if type(path) ~= "string" then check.raise_n(1, "loom.mesh.load", "expected a file path, got " .. check.describe(path)) end
   path = caller.resolve(path)
   M.loaded_files[#M.loaded_files + 1] = path
+  local tm = tet.load(path, "loom.mesh.load")
+  if tm then return tm end
   return own(C.loom_mesh_load(path), "loom.mesh.load")
 end
+
+M.tet_box = tet.tet_box
+M.tet_fill = tet.tet_fill
+M.tet_from_arrays = tet.tet_from_arrays
+M.is_tet_mesh = tet.is_tet_mesh
 
 -- from_arrays(vertices, triangles): vertices = {{x, y, z}, ...}, triangles = {{a, b, c}, ...} with
 -- 0-based vertex indices (as everywhere in Loom).

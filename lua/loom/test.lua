@@ -98,6 +98,13 @@ end
 A.has_error = A.error
 A.errors = A.error
 
+-- assert.matches(pattern, text): text must match the Lua pattern
+function A.matches(pattern, text, msg)
+  if type(text) ~= "string" or not text:find(pattern) then
+    fail(("%s%s does not match %q"):format(msg and msg .. ": " or "", describe_value(text), pattern))
+  end
+end
+
 function A.less(a, b, msg)
   if not (a < b) then fail(("%sexpected %s < %s"):format(msg and msg .. ": " or "", describe_value(a), describe_value(b))) end
 end

@@ -6,7 +6,7 @@ local C = require "loom.lib"
 local M = {}
 
 M.colors = {
-  background = 0x2A2E35FF, cloth_front = 0xE39B3AFF, cloth_back = 0x4A7FC1FF, rigid = 0xA9AFB8FF,
+  background = 0x2A2E35FF, cloth_front = 0xE39B3AFF, cloth_back = 0x4A7FC1FF, rigid = 0xA9AFB8FF, solid = 0xC8C864FF,
   kinematic = 0x8CC084FF, frozen = 0xC04848FF, pin = 0xFF4D4DFF, contact = 0xFFE14DFF,
   velocity = 0x7FE0FFFF, grid = 0x3E444DFF, axis_x = 0xA04040FF, axis_y = 0x40A040FF,
 }
@@ -43,7 +43,7 @@ function M.fit(world)
     end
     return lo, hi
   end
-  local lo, hi = box(function(b) return b.kind == "cloth" end)
+  local lo, hi = box(function(b) return b.kind == "cloth" or b.kind == "solid" end)
   if lo[1] > hi[1] then lo, hi = box(function() return true end) end
   if lo[1] > hi[1] then return M.camera() end
   local size = math.max(hi[1] - lo[1], hi[2] - lo[2], hi[3] - lo[3], 0.5)
@@ -106,8 +106,17 @@ function M.draw(canvas, world, cam, opts)
       local tri, nt = b:triangles()
       local frozen = C.loom_body_frozen(w, b.handle) == 1
       local xs = b:raw "x"
-      C.loom_canvas_mesh(canvas, xs, b.n, tri, nt, nil, nil,
-        frozen and M.colors.frozen or M.colors.cloth_front, M.colors.cloth_back, nil, flags)
+      local front = frozen and M.colors.frozen or (b.kind == "solid" and M.colors.solid or M.colors.cloth_front)
+      local stri, snt = nil, 0
+      if b.kind == "solid" and not opts.lattice then stri, snt = b:surface_triangles() end
+      if stri then
+        -- a solid with an embedded fine surface is drawn by it (document 002's render mode)
+        local nv = ffi.new("int[1]")
+        local sx = C.loom_solid_surface_vertices(w, b.handle, nv)
+        C.loom_canvas_mesh(canvas, sx, nv[0], stri, snt, nil, nil, front, M.colors.cloth_back, nil, flags)
+      else
+        C.loom_canvas_mesh(canvas, xs, b.n, tri, nt, nil, nil, front, M.colors.cloth_back, nil, flags)
+      end
       if opts.pins ~= false then
         for i = 0, b.n - 1 do
           if b.inv_m[i] == 0 then C.loom_canvas_point3(canvas, xs + i, 5, M.colors.pin) end

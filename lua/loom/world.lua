@@ -118,10 +118,10 @@ local function wrap(W, h)
   local name = ffi.string(C.loom_body_name(w, h))
   local kind = C.loom_body_kind(w, h)
   local b = {world = W, handle = h, name = name}
-  if kind == C.LOOM_KIND_CLOTH then
-    b.kind = "cloth"
+  if kind == C.LOOM_KIND_CLOTH or kind == C.LOOM_KIND_SOLID then
+    b.kind = kind == C.LOOM_KIND_CLOTH and "cloth" or "solid"
     local n = C.loom_body_vertex_count(w, h)
-    local owner = ("cloth '%s'"):format(name)
+    local owner = ("%s '%s'"):format(b.kind, name)
     b.n = n
     b._raw = {x = C.loom_body_x(w, h), v = C.loom_body_v(w, h), f = C.loom_body_f(w, h), m = C.loom_body_m(w, h),
               inv_m = C.loom_body_inv_mass(w, h), rest = C.loom_body_rest(w, h), damping = C.loom_body_damping(w, h)}
@@ -209,6 +209,61 @@ function World:cloth(def)
   end
   local gx, gy = ffi.new("int[1]"), ffi.new("int[1]")
   if C.loom_mesh_grid_dims(d.mesh, gx, gy) == 1 and gx[0] * gy[0] == b.n then b._grid = {gx[0], gy[0]} end
+  return b
+end
+
+local solid_models = {teschner = C.LOOM_SOLID_TESCHNER, neohookean = C.LOOM_SOLID_NEOHOOKEAN}
+local solid_spec = params_mod.add_checks({
+  name = {"string", required = true},
+  mesh = {"any", required = true},
+  model = {"string", default = "teschner", choices = {"teschner", "neohookean"}},
+  -- default: "verlet" for teschner (document 002), "implicit" for neohookean
+  integrator = {"string", choices = {"verlet", "implicit"}},
+  density = {"number", min = 0, open_min = true}, mass = {"number", min = 0, open_min = true},
+  node_mass = {"number", min = 0, open_min = true},
+  surface = {"any"}, fixed = {"any"},
+  contact = {"string", default = "pipeline", choices = {"pipeline", "penetration"}},
+}, C.LOOM_KIND_SOLID)
+solid_spec.self_collision = {"boolean", default = false}
+
+-- world:solid{name, mesh = tet mesh, model = "teschner" | "neohookean", integrator, density | mass |
+--             node_mass, distance, volume, damping (teschner: k_D, k_V, d_C), young, poisson,
+--             rayleigh (neohookean), thickness, friction, substeps, self_collision, yield, creep,
+--             cg_tolerance, cg_iterations, surface = fine triangle mesh, fixed = {indices}} → body
+function World:solid(def)
+  local d, err = check.fields(def, solid_spec)
+  if not d then check.raise("solid", err) end
+  if not mesh_mod.is_tet_mesh(d.mesh) then
+    check.raise("solid", "'mesh' must be a tetrahedral mesh (loom.mesh.tet_box, loom.mesh.tet_fill, loom.mesh.load " ..
+      "of a .node or .msh file), got " .. check.describe(d.mesh))
+  end
+  if d.surface ~= nil and not mesh_mod.is_mesh(d.surface) then
+    check.raise("solid", "'surface' must be a triangle mesh to embed, got " .. check.describe(d.surface))
+  end
+  local sd = ffi.new("loom_solid_def")
+  C.loom_solid_def_default(sd, solid_models[d.model])
+  sd.name = d.name
+  sd.mesh = d.mesh
+  if d.integrator then sd.integrator = integrators[d.integrator] end
+  for _, k in ipairs {"density", "mass", "node_mass", "distance", "volume", "damping", "young", "poisson", "rayleigh",
+                      "thickness", "friction", "substeps", "yield", "creep", "cg_tolerance", "cg_iterations"} do
+    if d[k] ~= nil then sd[k] = d[k] end
+  end
+  sd.self_collision = d.self_collision and 1 or 0
+  sd.depth_contact = d.contact == "penetration" and 1 or 0
+  local h = C.loom_solid_create(self._w, sd)
+  if h == 0 then caller.error(last_error()) end
+  self._body_serial = (rawget(self, "_body_serial") or 0) + 1
+  local b = wrap(self, h)
+  if d.surface ~= nil then b:embed(d.surface) end
+  if d.fixed ~= nil then
+    local ok, e = pcall(Body.pin, b, d.fixed)
+    if not ok then
+      self:remove(b)
+      check.raise("solid", "'fixed': " .. tostring(e):gsub("^.-bad argument #1 to 'pin' %((.*)%)$", "%1"))
+    end
+    b.fixed = e
+  end
   return b
 end
 
@@ -706,7 +761,7 @@ function World:stats()
     impact_zones = s.impact_zones, iterations = s.iterations, substeps = s.substeps,
     max_penetration = s.max_penetration, frozen = s.frozen, bodies = s.bodies,
     messages = s.messages, step_ms = s.step_seconds * 1000, cg_residual = s.cg_residual,
-    cloth_contacts = s.cloth_contacts, contact_resolves = s.contact_resolves,
+    cloth_contacts = s.cloth_contacts, contact_resolves = s.contact_resolves, solid_points = s.solid_points,
     proximity = s.proximity, ccd_collisions = s.ccd_collisions,
     collision_iterations = s.collision_iterations, largest_zone = s.largest_zone,
     unresolved = s.unresolved, tangled = s.tangled,
@@ -854,9 +909,66 @@ local function alive(b, fname)
   if b.dead then caller.error(fname .. ": body '" .. b.name .. "' was removed") end
 end
 
+-- cloth and solids: bodies made of particles
 local function need_cloth(b, fname)
   alive(b, fname)
-  if b.kind ~= "cloth" then caller.error(("%s: '%s' is a rigid body, not a cloth"):format(fname, b.name)) end
+  if b.kind == "rigid" then caller.error(("%s: '%s' is a rigid body, not a cloth or solid"):format(fname, b.name)) end
+end
+
+local function need_only_cloth(b, fname)
+  alive(b, fname)
+  if b.kind ~= "cloth" then caller.error(("%s: '%s' is a %s body, not a cloth"):format(fname, b.name, b.kind)) end
+end
+
+local function need_solid(b, fname)
+  alive(b, fname)
+  if b.kind ~= "solid" then caller.error(("%s: '%s' is a %s body, not a solid"):format(fname, b.name, b.kind)) end
+end
+
+-- solid:volume() → the current total volume of its tets (m^3)
+function Body:volume()
+  need_solid(self, "volume")
+  return C.loom_solid_volume(self.world._w, self.handle)
+end
+
+-- solid:tets() → FFI int32 array (4 per tet, 0-based) and the count
+function Body:tets()
+  need_solid(self, "tets")
+  local n = ffi.new("int[1]")
+  local t = C.loom_solid_tets(self.world._w, self.handle, n)
+  return t, n[0]
+end
+
+-- solid:embed(fine_mesh) → the number of its vertices outside every tet (they follow the nearest)
+function Body:embed(m)
+  need_solid(self, "embed")
+  if not mesh_mod.is_mesh(m) then check.raise_n(1, "embed", "expected a triangle mesh, got " .. check.describe(m)) end
+  local out = C.loom_solid_embed(self.world._w, self.handle, m)
+  if out < 0 then caller.error("embed: " .. last_error()) end
+  local nv = ffi.new("int[1]")
+  local x = C.loom_solid_surface_vertices(self.world._w, self.handle, nv)
+  rawset(self, "surface", array.const_vec3(x, nv[0], ("solid '%s'"):format(self.name), "surface"))
+  self.world:_report_messages()
+  return out
+end
+
+-- solid:surface_triangles() → FFI int32 array and count of the embedded surface (nil without one)
+function Body:surface_triangles()
+  need_solid(self, "surface_triangles")
+  local n = ffi.new("int[1]")
+  local t = C.loom_solid_surface_triangles(self.world._w, self.handle, n)
+  if n[0] == 0 then return nil, 0 end
+  return t, n[0]
+end
+
+-- solid:set_rest() makes the current shape the rest shape; solid:reset_rest() puts back the mesh's
+function Body:set_rest()
+  need_solid(self, "set_rest")
+  if C.loom_solid_set_rest(self.world._w, self.handle, 0) ~= 0 then caller.error("set_rest: " .. last_error()) end
+end
+function Body:reset_rest()
+  need_solid(self, "reset_rest")
+  if C.loom_solid_set_rest(self.world._w, self.handle, 1) ~= 0 then caller.error("reset_rest: " .. last_error()) end
 end
 
 -- body:vertex_near{x, y, z} → 0-based index of the nearest vertex
@@ -955,7 +1067,7 @@ end
 
 -- body:edge(name) → the vertices along a side of a grid cloth: "left", "right", "bottom", "top"
 function Body:edge(name)
-  need_cloth(self, "edge")
+  need_only_cloth(self, "edge")
   local valid = false
   for _, e in ipairs(select_mod.edge_names) do if e == name then valid = true end end
   if not valid then
@@ -1041,7 +1153,7 @@ function Body:contacts()
 end
 
 function Body:spring_counts()
-  need_cloth(self, "spring_counts")
+  need_only_cloth(self, "spring_counts")
   local a, b, c = ffi.new("int[1]"), ffi.new("int[1]"), ffi.new("int[1]")
   C.loom_body_spring_counts(self.world._w, self.handle, a, b, c)
   return {structural = a[0], shear = b[0], bend = c[0]}
@@ -1053,7 +1165,7 @@ end
 -- velocity-dependent fields (air pressure, drag) stable at large steps; explicit integrators ignore
 -- it. Cleared with f every step, like the forces.
 function Body:add_damping(i, c, nx, ny, nz)
-  need_cloth(self, "add_damping")
+  need_only_cloth(self, "add_damping")
   if type(i) ~= "number" or i ~= math.floor(i) or i < 0 or i >= self.n then
     check.raise_n(1, "add_damping", ("expected a vertex index 0..%d, got %s"):format(self.n - 1, check.describe(i)))
   end
@@ -1086,7 +1198,7 @@ end
 
 -- body:internal_forces([out]) → loom_vec3 array (n) of model forces at the current state
 function Body:internal_forces(out)
-  need_cloth(self, "internal_forces")
+  need_only_cloth(self, "internal_forces")
   out = out or ffi.new("loom_vec3[?]", self.n)
   C.loom_body_internal_forces(self.world._w, self.handle, out)
   return out

@@ -21,7 +21,16 @@ describe("every scene", function()
       local w = loom.load_scene(f):instantiate()
       w:run(0.5)
       assert.equal(0, #w:errors(), f .. ": " .. table.concat(w:errors(), "; "))
-      assert.equal(0, w:interpenetrations(), f)
+      -- solids in contact = "penetration" (document 002's method) rest slightly inside each other by
+      -- design: their crossings with each other are measured by solid_test, not counted here
+      local _, crossings = w:interpenetrations(true)
+      local counted = 0
+      for _, c in ipairs(crossings) do
+        local by_depth = c.b and c.a.kind == "solid" and c.b.kind == "solid" and c.a:get "depth_contact" == 1 and
+                         c.b:get "depth_contact" == 1
+        if not by_depth then counted = counted + 1 end
+      end
+      assert.equal(0, counted, f)
       for _, b in ipairs(w:bodies()) do assert.is_false(b.frozen, f .. ": " .. b.name .. " froze") end
     end
   end)

@@ -307,20 +307,6 @@ static size_t cloth_scratch_bytes(const body_slot *s) {
 
 static double cloth_energy(const body_slot *s) { return cloth_elastic_energy(cloth_of(s), cloth_of(s)->p.x); }
 
-static void cloth_bounds(const loom_world *w, const body_slot *s, const step_info *si, vec3 *lo, vec3 *hi) {
-  (void)w, (void)si;
-  const particles *p = s->pts;
-  vec3 l = v3(INFINITY, INFINITY, INFINITY), h = v3(-INFINITY, -INFINITY, -INFINITY);
-  const vec3 *x0 = p->x_sub ? p->x_sub : p->x;
-  for (int i = 0; i < p->n; i++) {
-    l = v3_min(l, v3_min(p->x[i], x0[i]));
-    h = v3_max(h, v3_max(p->x[i], x0[i]));
-  }
-  vec3 e = v3(p->thickness, p->thickness, p->thickness);
-  *lo = v3_sub(l, e);
-  *hi = v3_add(h, e);
-}
-
 const body_kind cloth_kind = {
   .name = "cloth",
   .id = LOOM_KIND_CLOTH,
@@ -340,7 +326,7 @@ const body_kind cloth_kind = {
   .predict = cloth_predict,
   .after_contacts = cloth_after_contacts,
   .commit = cloth_commit,
-  .bounds = cloth_bounds,
+  .bounds = particles_bounds,
   .elastic_energy = cloth_energy,
 };
 

@@ -165,30 +165,6 @@ static void substep_rk4(const step_ctx *c, vec3 *F, vec3 *xt, vec3 *vt, vec3 *sx
   }
 }
 
-/* Index of the first vertex whose state is not finite or beyond the guard limits, -1 if none;
- * *what describes the problem. */
-static int find_divergence(const cloth_body *b, const char **what) {
-  for (int i = 0; i < b->p.n; i++) {
-    if (!v3_isfinite(b->p.x[i])) {
-      *what = "non-finite position";
-      return i;
-    }
-    if (!v3_isfinite(b->p.v[i])) {
-      *what = "non-finite velocity";
-      return i;
-    }
-    if (v3_len2(b->p.v[i]) > SOFT_MAX_SPEED * SOFT_MAX_SPEED) {
-      *what = "speed above 1e4 m/s";
-      return i;
-    }
-    if (fabs(b->p.x[i].x) > SOFT_MAX_COORD || fabs(b->p.x[i].y) > SOFT_MAX_COORD || fabs(b->p.x[i].z) > SOFT_MAX_COORD) {
-      *what = "position beyond 1e6 m";
-      return i;
-    }
-  }
-  return -1;
-}
-
 /* Backward Euler (cloth_implicit.c). The mouse grab is a spring of stiffness M omega^2 damped
  * critically for the body, without the explicit caps: the solve keeps it stable. */
 static void substep_implicit(const step_ctx *c, vec3 *pin_v) {
@@ -374,7 +350,7 @@ void cloth_commit(loom_world *w, body_slot *s, const step_info *si) {
     w->stats.iterations += si->substeps * (b->params.model == LOOM_MODEL_SPRINGS_PBD ? b->params.iterations : 1);
   }
   const char *what = NULL;
-  int bad = b->p.frozen ? -1 : find_divergence(b, &what);
+  int bad = b->p.frozen ? -1 : particles_find_divergence(&b->p, &what);
   if (bad < 0) return;
   memcpy(b->p.x, b->p.x_step, sizeof(vec3) * (size_t)n);
   memset(b->p.v, 0, sizeof(vec3) * (size_t)n);

@@ -49,4 +49,8 @@ int contact_repulsion(const double w[4], const double inv_m[4], const double m[4
  * 0.1 thick apart along n (0: it already separates at least that fast). */
 double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], vec3 n, double thick, double h);
 
+/* Solids with depth_contact against each other (contact_solid.c): document 002's spatial hash,
+ * point-in-tet tests, consistent penetration depth and response. Returns the points it moved. */
+int contact_solid_respond(loom_world *w, const step_info *s);
+
 #endif

@@ -26,6 +26,26 @@ struct loom_mesh {
  *     (i + j) odd:  diagonal b-d, triangles (a, b, d), (b, c, d).
  * Any operation that renumbers vertices or drops triangles resets grid_nx = grid_ny = 0. */
 
+/* A tetrahedral mesh (loom_tet_mesh): every tet positively oriented, (b - a) . ((c - a) x (d - a)) > 0. */
+struct loom_tet_mesh {
+  int nv, nt, ne, nf;
+  vec3 *v;            /* nv vertex positions */
+  int32_t *tet;       /* nt x 4 */
+  int32_t *edge;      /* ne x 2, lower index first, sorted */
+  int32_t *face;      /* nf x 3 surface triangles, counter-clockwise seen from outside */
+  int32_t *face_tet;  /* nf: the tet of each surface triangle */
+  int flipped;        /* the input was written with the opposite orientation (every tet flipped) */
+};
+
+/* Signed volume of tet (a, b, c, d): (b - a) . ((c - a) x (d - a)) / 6. */
+double tet_signed_volume(vec3 a, vec3 b, vec3 c, vec3 d);
+/* Barycentric coordinates of p in tet (a, b, c, d) (w sums to 1; all >= 0 inside). */
+void tet_barycentric(vec3 p, vec3 a, vec3 b, vec3 c, vec3 d, double w[4]);
+/* The tet that contains p (the one whose smallest barycentric coordinate is largest), or when
+ * none does the nearest one; its barycentric coordinates in w and the distance (0 inside) in
+ * *dist. O(tets). -1 for an empty mesh. */
+int tet_mesh_locate(const loom_tet_mesh *m, vec3 p, double w[4], double *dist);
+
 /* Hard limits that keep every index product (3 nt, 2 ne <= 6 nt) inside int32 and stop hostile
  * arguments or files from requesting absurd allocations. */
 #define MESH_MAX_VERTICES (INT32_MAX / 3)

@@ -310,6 +310,42 @@ int particles_alloc(particles *p, int n, int nt) {
   return 0;
 }
 
+int particles_find_divergence(const particles *p, const char **what) {
+  for (int i = 0; i < p->n; i++) {
+    if (!v3_isfinite(p->x[i])) {
+      *what = "non-finite position";
+      return i;
+    }
+    if (!v3_isfinite(p->v[i])) {
+      *what = "non-finite velocity";
+      return i;
+    }
+    if (v3_len2(p->v[i]) > SOFT_MAX_SPEED * SOFT_MAX_SPEED) {
+      *what = "speed above 1e4 m/s";
+      return i;
+    }
+    if (fabs(p->x[i].x) > SOFT_MAX_COORD || fabs(p->x[i].y) > SOFT_MAX_COORD || fabs(p->x[i].z) > SOFT_MAX_COORD) {
+      *what = "position beyond 1e6 m";
+      return i;
+    }
+  }
+  return -1;
+}
+
+void particles_bounds(const loom_world *w, const body_slot *s, const step_info *si, vec3 *lo, vec3 *hi) {
+  (void)w, (void)si;
+  const particles *p = s->pts;
+  vec3 l = v3(INFINITY, INFINITY, INFINITY), h = v3(-INFINITY, -INFINITY, -INFINITY);
+  const vec3 *x0 = p->x_sub ? p->x_sub : p->x;
+  for (int i = 0; i < p->n; i++) {
+    l = v3_min(l, v3_min(p->x[i], x0[i]));
+    h = v3_max(h, v3_max(p->x[i], x0[i]));
+  }
+  vec3 e = v3(p->thickness, p->thickness, p->thickness);
+  *lo = v3_sub(l, e);
+  *hi = v3_add(h, e);
+}
+
 void particles_free(particles *p) {
   core_free(p->x);
   core_free(p->v);

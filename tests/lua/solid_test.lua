@@ -1,0 +1,356 @@
+-- Soft solids (issue 10): tetrahedral meshes, document 002's model and contacts, the
+-- Neo-Hookean model, and what bad input gets.
+local loom = require "loom"
+
+local function cube(w, name, o)
+  o = o or {}
+  return w:solid {
+    name = name, model = o.model or "teschner", node_mass = o.node_mass or 0.05, distance = o.distance or 60,
+    volume = o.volume or 15, damping = o.damping or 1, friction = o.friction, contact = o.contact,
+    thickness = 0.01, young = o.young, poisson = o.poisson, rayleigh = o.rayleigh, density = o.density,
+    mesh = loom.mesh.tet_box { size = o.size or {5, 5, 5}, cells = o.cells or {5, 5, 5}, center = o.center or {0, 0, 2.51} },
+  }
+end
+
+local function floor(w) w:rigid { name = "floor", shape = loom.shape.plane { normal = {0, 0, 1} }, static = true, friction = 0.5 } end
+
+describe("tetrahedral meshes", function()
+  it("the 5 x 5 x 5 lattice has document 002's counts: 216 nodes, 990 edges, 300 surface triangles, 625 tets", function()
+    local m = loom.mesh.tet_box { size = {1, 2, 3}, cells = {5, 5, 5} }
+    assert.equal(216, m.vertex_count)
+    assert.equal(990, m.edge_count)
+    assert.equal(300, m.triangle_count)
+    assert.equal(625, m.tet_count)
+    assert.near(6, m:volume(), 1e-12)
+    local m6 = loom.mesh.tet_box { size = {1, 1, 1}, cells = {5, 5, 5}, per_cell = 6 }
+    assert.equal(750, m6.tet_count)
+    assert.equal(300, m6.triangle_count)
+    assert.near(1, m6:volume(), 1e-12)
+    -- the surface is closed and outward: its mesh encloses the same volume
+    local mass = loom.mesh.mass_properties(m:surface(), 1)
+    assert.near(6, mass, 1e-9)
+  end)
+
+  it("fills a closed surface with a lattice, and refuses an open one naming an edge", function()
+    local s = loom.mesh.sphere { radius = 0.5, segments = 32, rings = 16 }
+    local t = loom.mesh.tet_fill(s, { cell = 0.1 })
+    -- cells inside or crossing: at least the sphere's volume, at most one cell layer more
+    local v = t:volume()
+    assert.is_true(v > 4 / 3 * math.pi * 0.5 ^ 3 * 0.98 and v < 4 / 3 * math.pi * 0.6 ^ 3, "volume " .. v)
+    local ok, err = pcall(loom.mesh.tet_fill, loom.mesh.grid { size = {1, 1}, cells = {4, 4} }, { cell = 0.1 })
+    assert.is_false(ok)
+    assert.matches("open: edge %(%d+, %d+%)", err)
+  end)
+
+  it("loads Gmsh v2 and v4 and TetGen files, and names file and line when they are broken", function()
+    assert.equal(625, loom.mesh.load("../data/tet/cube5.msh").tet_count)
+    assert.equal(48, loom.mesh.load("../data/tet/cube2_v4.msh").tet_count)
+    assert.equal(48, loom.mesh.load("../data/tet/cube2.node").tet_count)
+    local dir = os.tmpname()
+    os.remove(dir)
+    local function write(name, text)
+      local f = assert(io.open(dir .. name, "wb"))
+      f:write(text)
+      f:close()
+      return dir .. name
+    end
+    local p = write("a.msh", "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n2\n1 0 0 0\n2 1 0 x\n$EndNodes\n")
+    local ok, err = pcall(loom.mesh.load, p)
+    assert.is_false(ok)
+    assert.matches("a%.msh:7:", err)
+    p = write("b.node", "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n")
+    write("b.ele", "1 4 0\n0 0 1 2 7\n")
+    ok, err = pcall(loom.mesh.load, p)
+    assert.is_false(ok)
+    assert.matches("b%.ele:2: tet 0: node 7", err)
+    os.remove(dir .. "a.msh") os.remove(dir .. "b.node") os.remove(dir .. "b.ele")
+  end)
+
+  it("refuses inverted and flat tets with their index, and flips a mesh written the other way round", function()
+    local v = { {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}, {-1, -1, -1} }
+    local ok, err = pcall(loom.mesh.tet_from_arrays, v, { {0, 1, 2, 3}, {1, 2, 3, 4}, {0, 1, 2, 5} })
+    assert.is_false(ok)
+    assert.matches("tet 2 is inverted", err)
+    ok, err = pcall(loom.mesh.tet_from_arrays, { {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0} }, { {0, 1, 2, 3} })
+    assert.is_false(ok)
+    assert.matches("tet 0 has zero volume", err)
+    local m = loom.mesh.tet_from_arrays({ {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1} }, { {0, 2, 1, 3} })
+    assert.is_true(m.flipped)
+    assert.near(1 / 6, m:volume(), 1e-15)
+  end)
+end)
+
+describe("document 002's model", function()
+  it("an undisturbed lattice at rest stays exactly at rest", function()
+    local w = loom.world { dt = 0.01, gravity = {0, 0, 0} }
+    local c = cube(w, "c")
+    w:step(100)
+    for i = 0, c.n - 1 do
+      assert.equal(0, c.v[i].x) assert.equal(0, c.v[i].y) assert.equal(0, c.v[i].z)
+      assert.equal(c.rest[i].x, c.x[i].x) assert.equal(c.rest[i].z, c.x[i].z)
+    end
+  end)
+
+  it("internal forces conserve linear and angular momentum", function()
+    local w = loom.world { dt = 0.01, gravity = {0, 0, 0} }
+    local c = cube(w, "c", { damping = 0.5 })
+    local seed = 12345
+    local function rnd() seed = (seed * 1103515245 + 12345) % 2147483648 return seed / 2147483648 - 0.5 end
+    for i = 0, c.n - 1 do c.v[i] = { rnd(), rnd(), rnd() } end
+    local function momenta()
+      local p, L = {0, 0, 0}, {0, 0, 0}
+      for i = 0, c.n - 1 do
+        local m, x, v = c.m[i], c.x[i], c.v[i]
+        p[1], p[2], p[3] = p[1] + m * v.x, p[2] + m * v.y, p[3] + m * v.z
+        L[1] = L[1] + m * (x.y * v.z - x.z * v.y)
+        L[2] = L[2] + m * (x.z * v.x - x.x * v.z)
+        L[3] = L[3] + m * (x.x * v.y - x.y * v.x)
+      end
+      return p, L
+    end
+    local p0, L0 = momenta()
+    w:step(100)
+    local p1, L1 = momenta()
+    for k = 1, 3 do
+      assert.near(p0[k], p1[k], 1e-12)
+      assert.near(L0[k], L1[k], 1e-3 * (math.abs(L0[k]) + 1e-3))
+    end
+  end)
+
+  it("the volume term restores a tet squashed almost flat", function()
+    local w = loom.world { dt = 0.001, gravity = {0, 0, 0} }
+    local m = loom.mesh.tet_from_arrays({ {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1} }, { {0, 1, 2, 3} })
+    local s = w:solid { name = "t", mesh = m, node_mass = 0.05, distance = 1, volume = 15, damping = 0.1 }
+    local v0 = s:volume()
+    s.x[3] = {0.3, 0.3, 0.02}
+    assert.is_true(s:volume() < 0.05 * v0)
+    local least = s:volume()
+    for _ = 1, 500 do
+      w:step()
+      least = math.min(least, s:volume())
+    end
+    assert.is_true(least > 0, "the tet inverted")
+    assert.is_true(s:volume() > 0.5 * v0, ("volume %.4f of %.4f"):format(s:volume(), v0))
+  end)
+
+  it("the 5 x 5 x 5 lattice stays stable at 15 ms steps over 002's parameter ranges", function()
+    for _, mass in ipairs { 0.05, 0.1 } do
+      for _, kd in ipairs { 1, 20, 100 } do
+        for _, kv in ipairs { 10, 20 } do
+          for _, dc in ipairs { 0.01, 2 } do
+            local w = loom.world { dt = 0.015 }
+            floor(w)
+            local c = cube(w, "c", { node_mass = mass, distance = kd, volume = kv, damping = dc, size = {2.5, 2.5, 2.5},
+                                     center = {0, 0, 1.5} })
+            local label = ("mass %g kD %g kV %g dC %g"):format(mass, kd, kv, dc)
+            for _ = 1, 200 do
+              w:step()
+              for i = 0, c.n - 1, 7 do assert.is_true(math.abs(c.v[i].z) < 50, label .. ": speed") end
+            end
+            assert.is_false(c.frozen, label)
+            local lo, hi = c:aabb()
+            assert.is_true(lo[3] > -0.01 and hi[3] < 3, label)
+            -- a normal drop (not 002's "melting" k_D = 1) inverts no tet
+            if kd >= 20 then
+              for _, msg in ipairs(w:messages()) do assert.is_nil(msg:find("inverted"), label .. ": " .. msg) end
+              assert.is_true(c:volume() > 0.9 * 2.5 ^ 3, label)
+            end
+          end
+        end
+      end
+    end
+  end)
+
+  it("stiff k_D sags less than jelly, and k_V 5 sags differently from 10", function()
+    local function sag(kd, kv)
+      local w = loom.world { dt = 0.01 }
+      floor(w)
+      local c = cube(w, "c", { distance = kd, volume = kv, damping = 2 })
+      w:step(400)
+      local _, hi = c:aabb()
+      return 5.01 - hi[3]
+    end
+    local jelly, rubber = sag(5, 10), sag(80, 10)
+    assert.is_true(jelly > 3 * rubber and rubber > 0, ("jelly %.3f, rubber %.3f"):format(jelly, rubber))
+    local soft, firm = sag(10, 5), sag(10, 10)
+    assert.is_true(soft > 1.05 * firm, ("k_V 5: %.3f, k_V 10: %.3f"):format(soft, firm))
+  end)
+end)
+
+describe("solids touching solids (document 002's contacts)", function()
+  it("two equally stiff bodies pressed together meet halfway", function()
+    local w = loom.world { dt = 0.01, gravity = {0, 0, 0} }
+    local a = cube(w, "a", { center = {-2.45, 0, 0}, contact = "penetration", damping = 2 })
+    local b = cube(w, "b", { center = {2.45, 0, 0}, contact = "penetration", damping = 2 })
+    w:force("push", function(world)
+      for i = 0, a.n - 1 do a.f[i].x = a.f[i].x + 2 * a.m[i] end
+      for i = 0, b.n - 1 do b.f[i].x = b.f[i].x - 2 * b.m[i] end
+    end)
+    local seen = 0
+    for _ = 1, 300 do
+      w:step()
+      seen = math.max(seen, w:stats().solid_points)
+    end
+    assert.is_true(seen > 0, "they never touched")
+    local _, ha = a:aabb()
+    local lb = b:aabb()
+    local mid = 0.5 * (ha[1] + lb[1])
+    assert.near(0, mid, 0.01)
+    -- and they do not pass into each other: overlap below a tenth of a cell
+    assert.is_true(ha[1] - lb[1] < 0.1, ("overlap %.3f m"):format(ha[1] - lb[1]))
+  end)
+
+  it("three stacked cubes come to rest without sliding on each other", function()
+    local w = loom.load_scene("scenes/solids_3cubes.lua"):instantiate()
+    w:step(600)
+    local lower, upper = w:body "cube2", w:body "cube3"
+    local i = 0 -- upper's bottom corner and the lower vertex under it
+    local j = lower:vertex_near { upper.x[i].x, upper.x[i].y, upper.x[i].z }
+    local r0 = upper.x[i].x - lower.x[j].x
+    w:step(200)
+    local slide = math.abs(upper.x[i].x - lower.x[j].x - r0)
+    assert.is_true(slide < 2e-4, ("slid %.2e m in 2 s"):format(slide))
+    -- no visible interpenetration: the upper cube's bottom layer (vertices 0 .. 35) is at most 2 % of
+    -- the cube's size below the lower cube's nearest vertex
+    local deepest = 0
+    for k = 0, 35 do
+      local x = upper.x[k]
+      local near = lower.x[lower:vertex_near { x.x, x.y, x.z }]
+      deepest = math.max(deepest, near.z - x.z)
+    end
+    assert.is_true(deepest < 0.05, ("%.3f m deep"):format(deepest))
+    for _, b in ipairs { lower, upper } do
+      for k = 0, b.n - 1 do assert.is_true(math.abs(b.v[k].z) < 0.05) end
+    end
+  end)
+
+  it("document 002's scene files: defaults, transform order rotate -> scale -> translate, y up", function()
+    local w, bodies, warnings = loom.import.tet_scene("../data/tet/defaults.scene")
+    local d = bodies["N/A"]
+    assert.equal(20, d:get "distance")
+    assert.equal(10, d:get "volume")
+    assert.equal(1, d:get "damping")
+    assert.equal(1, d.m[0])
+    assert.equal(0xc8c864, d.color)
+    -- rotated a quarter turn about the vertical, then stretched along x, then moved 10 along x
+    local lo, hi = bodies.moved:aabb()
+    assert.near(9, lo[1], 1e-9) assert.near(11, hi[1], 1e-9)
+    assert.near(-0.5, lo[2], 1e-9) assert.near(0.5, hi[3], 1e-9)
+    assert.equal(1, #warnings)
+    assert.matches("defaults%.scene:12: unknown parameter 'Shininess'", warnings[1])
+    local ok, err = pcall(loom.import.tet_scene, "../data/tet/missing.scene")
+    assert.is_false(ok)
+    assert.matches("missing%.scene", err)
+    assert.not_nil(w)
+  end)
+end)
+
+describe("solids: determinism and bad input", function()
+  it("the same scene gives bit-identical states", function()
+    local function run()
+      local w = loom.load_scene("scenes/solids_3cubes.lua"):instantiate()
+      w:step(100)
+      return w:hash()
+    end
+    assert.equal(run(), run())
+  end)
+
+  it("bad parameters get messages naming the body and the parameter", function()
+    local w = loom.world {}
+    local m = loom.mesh.tet_box {}
+    local function fails(def, pattern)
+      def.name, def.mesh = def.name or "s", def.mesh or m
+      local ok, err = pcall(w.solid, w, def)
+      assert.is_false(ok)
+      assert.matches(pattern, err)
+    end
+    fails({ distance = -1 }, "'distance'")
+    fails({ model = "neohookean", poisson = 0.5 }, "'poisson'")
+    fails({ model = "neohookean", young = 0 }, "'young'")
+    fails({ mesh = loom.mesh.grid {} }, "'mesh' must be a tetrahedral mesh")
+    fails({ model = "jelly" }, "model")
+    fails({ model = "teschner", integrator = "implicit" }, "implicit")
+    assert.equal(0, #w:bodies())
+  end)
+
+  it("an embedded surface follows the lattice; its vertices outside every tet are named in a warning", function()
+    local w = loom.world { dt = 0.01 }
+    floor(w)
+    local fine = loom.mesh.sphere { radius = 2.6, segments = 24, rings = 12, center = {0, 0, 2.51} }
+    local c = w:solid { name = "c", node_mass = 0.05, distance = 60, volume = 15, damping = 2, surface = fine,
+                        mesh = loom.mesh.tet_box { size = {5, 5, 5}, center = {0, 0, 2.51} } }
+    local warned = false
+    for _, msg in ipairs(w:messages()) do warned = warned or msg:find("outside every tet") ~= nil end
+    assert.is_true(warned)
+    assert.equal(fine.vertex_count, c.surface.n)
+    local z0 = c.surface[0].z
+    w:step(100)
+    assert.is_true(c.surface[0].z < z0 - 0.005, "the surface did not move with the lattice")
+  end)
+end)
+
+describe("Neo-Hookean solids", function()
+  -- a bar of length 1 m, pinned at x = 0, pulled at x = 1 by a uniform traction (consistent nodal loads)
+  local function bar(nu, stress, cells)
+    local w = loom.world { dt = 1 / 60, gravity = {0, 0, 0} }
+    local m = loom.mesh.tet_box { size = {1, 0.1, 0.1}, cells = cells, center = {0.5, 0, 0} }
+    local b = w:solid { name = "bar", model = "neohookean", mesh = m, young = 1e6, poisson = nu, density = 1000, rayleigh = 0.01 }
+    b:pin(b:select(function(x) return x.x < 1e-9 end))
+    local load = {}
+    local tri, nt = b:triangles()
+    for t = 0, nt - 1 do
+      local i, j, k = tri[3 * t], tri[3 * t + 1], tri[3 * t + 2]
+      local xi, xj, xk = b.x[i], b.x[j], b.x[k]
+      if xi.x > 1 - 1e-9 and xj.x > 1 - 1e-9 and xk.x > 1 - 1e-9 then
+        local ux, uy, uz = xj.x - xi.x, xj.y - xi.y, xj.z - xi.z
+        local vx, vy, vz = xk.x - xi.x, xk.y - xi.y, xk.z - xi.z
+        local area = 0.5 * math.sqrt((uy * vz - uz * vy) ^ 2 + (uz * vx - ux * vz) ^ 2 + (ux * vy - uy * vx) ^ 2)
+        for _, v in ipairs { i, j, k } do load[v] = (load[v] or 0) + stress * area / 3 end
+      end
+    end
+    w:force("pull", function() for v, f in pairs(load) do b.f[v].x = b.f[v].x + f end end)
+    local V0 = b:volume()
+    w:step(240)
+    local sum, n = 0, 0
+    for v in pairs(load) do sum, n = sum + b.x[v].x, n + 1 end
+    return sum / n - 1, b:volume() / V0 - 1
+  end
+
+  it("a bar under uniaxial load stretches as Young's modulus predicts, on coarse and finer meshes", function()
+    for _, cells in ipairs { {10, 1, 1}, {20, 2, 2} } do
+      local strain = bar(0, 2000, cells)
+      assert.near(strain, 2000 / 1e6, 0.02 * 2000 / 1e6)
+    end
+  end)
+
+  it("keeps its volume within 1 % at nu = 0.49, stretched 10 %", function()
+    local strain, dv = bar(0.49, 1e5, {10, 1, 1})
+    assert.is_true(strain > 0.08, "strain " .. strain)
+    assert.is_true(math.abs(dv) < 0.01, ("volume changed %.4f"):format(dv))
+    local _, dv3 = bar(0.3, 1e5, {10, 1, 1})
+    assert.is_true(math.abs(dv3) > 0.02, "a compressible material changes volume") -- the test can tell
+  end)
+
+  it("a rubber ball dropped at dt = 1/60 bounces, inverts no tet in the impact and stays bounded", function()
+    local w = loom.load_scene("scenes/rubber_ball.lua"):instantiate()
+    local ball = w:body "ball"
+    local lo0, hi0 = ball:aabb()
+    local landed, bounced, first_bounce_done = false, false, false
+    local top_after = 0
+    for step = 1, 180 do
+      w:step()
+      local lo, hi = ball:aabb()
+      if lo[3] < 0.02 then landed = true end
+      if landed and lo[3] > 0.05 then bounced = true end
+      if bounced then top_after = math.max(top_after, hi[3]) end
+      if bounced and not first_bounce_done and lo[3] > 0.08 then
+        first_bounce_done = true
+        for _, msg in ipairs(w:messages()) do assert.is_nil(msg:find("inverted"), msg) end
+      end
+      assert.is_false(ball.frozen, "step " .. step)
+    end
+    assert.is_true(landed and bounced and first_bounce_done, "it did not bounce")
+    assert.is_true(top_after < hi0[3], ("it rose to %.3f m from %.3f m"):format(top_after, hi0[3]))
+    assert.is_true(lo0[3] > 0)
+  end)
+end)
