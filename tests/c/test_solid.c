@@ -197,3 +197,59 @@ TEST(solid_neohookean_forces_are_minus_the_energy_gradient) {
   loom_tet_mesh_destroy(m);
   loom_world_destroy(w);
 }
+
+/* Document 002's spatial hash reports exactly the points brute force finds inside another solid's
+ * tets: two lattices pushed into each other, randomly jiggled; the response is switched off (zero
+ * stiffness, so shares are equal, and the points' contact flags are read before anything moves
+ * them: the flags mark every colliding point). */
+TEST(solid_spatial_hash_finds_the_same_points_as_brute_force) {
+  fx_rng r = {21};
+  for (int trial = 0; trial < 4; trial++) {
+    loom_world *w = world0(1e-4);
+    loom_vec3 size = {1, 1, 1}, ca = {0, 0, 0}, cb = {0.55 + 0.1 * trial, 0.13 * trial, -0.07 * trial};
+    loom_tet_mesh *ma = loom_tet_mesh_box(&size, 4, 4, 4, &ca, 5), *mb = loom_tet_mesh_box(&size, 3, 5, 4, &cb, 6);
+    loom_solid_def d;
+    loom_solid_def_default(&d, LOOM_SOLID_TESCHNER);
+    d.node_mass = 1;
+    d.distance = d.volume = d.damping = 0;
+    d.depth_contact = 1;
+    d.name = "a";
+    d.mesh = ma;
+    const int ha = loom_solid_create(w, &d);
+    d.name = "b";
+    d.mesh = mb;
+    const int hb = loom_solid_create(w, &d);
+    CHECK(ha > 0 && hb > 0);
+    solid_body *A = solid_at(w, ha), *B = solid_at(w, hb);
+    for (int i = 0; i < A->p.n; i++) A->p.x[i] = v3_add(A->p.x[i], v3_scale(fx_vec(&r), 0.03));
+    for (int i = 0; i < B->p.n; i++) B->p.x[i] = v3_add(B->p.x[i], v3_scale(fx_vec(&r), 0.03));
+    /* brute force at the positions the step will test (nothing moves them before: no forces) */
+    int expect_a = 0, expect_b = 0;
+    uint8_t *in_a = calloc(256, 1), *in_b = calloc(256, 1);
+    CHECK(A->p.n <= 256 && B->p.n <= 256);
+    for (int side = 0; side < 2; side++) {
+      solid_body *P = side ? B : A, *T = side ? A : B;
+      uint8_t *in = side ? in_b : in_a;
+      for (int i = 0; i < P->p.n; i++)
+        for (int t = 0; t < T->model.nt && !in[i]; t++) {
+          const int32_t *q = T->model.tet + 4 * t;
+          double wt[4];
+          tet_barycentric(P->p.x[i], T->p.x[q[0]], T->p.x[q[1]], T->p.x[q[2]], T->p.x[q[3]], wt);
+          if (wt[0] >= 0 && wt[1] >= 0 && wt[2] >= 0 && wt[3] >= 0) in[i] = 1;
+        }
+      for (int i = 0; i < P->p.n; i++) *(side ? &expect_b : &expect_a) += in[i];
+    }
+    CHECK(expect_a > 10 && expect_b > 10);
+    loom_world_step(w);
+    CHECK_EQ_INT(w->stats.solid_points, expect_a + expect_b);
+    for (int i = 0; i < A->p.n; i++) CHECK(A->p.contact[i] == in_a[i]);
+    for (int i = 0; i < B->p.n; i++) CHECK(B->p.contact[i] == in_b[i]);
+    /* every depth finite: the response moved the points by finite amounts */
+    for (int i = 0; i < A->p.n; i++) CHECK(v3_isfinite(A->p.x[i]));
+    free(in_a);
+    free(in_b);
+    loom_tet_mesh_destroy(ma);
+    loom_tet_mesh_destroy(mb);
+    loom_world_destroy(w);
+  }
+}

@@ -331,7 +331,7 @@ describe("Neo-Hookean solids", function()
     assert.is_true(math.abs(dv3) > 0.02, "a compressible material changes volume") -- the test can tell
   end)
 
-  it("a rubber ball dropped at dt = 1/60 bounces, inverts no tet in the impact and stays bounded", function()
+  it("a rubber ball dropped at dt = 1/60 bounces, inverts no tet, stays bounded and comes to rest", function()
     local w = loom.load_scene("scenes/rubber_ball.lua"):instantiate()
     local ball = w:body "ball"
     local lo0, hi0 = ball:aabb()
@@ -352,5 +352,26 @@ describe("Neo-Hookean solids", function()
     assert.is_true(landed and bounced and first_bounce_done, "it did not bounce")
     assert.is_true(top_after < hi0[3], ("it rose to %.3f m from %.3f m"):format(top_after, hi0[3]))
     assert.is_true(lo0[3] > 0)
+    for _, msg in ipairs(w:messages()) do assert.is_nil(msg:find("inverted"), msg) end
+    -- and it comes to rest on the floor, upright in volume
+    local lo = ball:aabb()
+    assert.near(lo[3], 0.003, 0.002)
+  end)
+end)
+
+describe("Neo-Hookean contacts", function()
+  it("a soft cube squashed by a kinematic press bulges, keeps its volume and recovers", function()
+    local w = loom.load_scene("scenes/soft_press.lua"):instantiate()
+    local c = w:body "cube"
+    local V0 = c:volume()
+    w:run(2.5)
+    local lo, hi = c:aabb()
+    assert.near(hi[3] - lo[3], 0.3 * (1 - 0.33), 0.01)
+    assert.is_true(hi[1] - lo[1] > 0.33, "no bulge: " .. (hi[1] - lo[1]))
+    assert.is_true(math.abs(c:volume() / V0 - 1) < 0.05)
+    w:run(3)
+    lo, hi = c:aabb()
+    assert.near(hi[3] - lo[3], 0.3, 0.01)
+    assert.equal(0, w:interpenetrations())
   end)
 end)

@@ -38,6 +38,8 @@ typedef struct solid_model {
 typedef struct solid_state {
   vec3 *a_prev;      /* per vertex: the last substep's acceleration (the end-of-substep velocity) */
   vec3 *rest;        /* per vertex: the rest shape (plasticity moves it; else the mesh's) */
+  vec3 *cn;          /* per vertex: the normal of the obstacle it touched in the last substep (zero:
+                      * none); the implicit solve holds its normal velocity (a constraint) */
 } solid_state;
 
 typedef struct solid_derived {
@@ -100,6 +102,9 @@ double neohookean_energy(const solid_body *b, const vec3 *x);
 int solid_implicit_build(solid_body *b);
 void solid_implicit_substep(solid_body *b, double h, vec3 g, const vec3 *pin_v, int grab_vertex, vec3 grab_target,
                             double grab_k, double grab_c);
+/* The obstacle contacts of this substep (the world's contact buffer) as constraints of the next
+ * implicit solve. */
+void solid_record_contacts(loom_world *w, body_slot *s);
 
 /* solid_body.c */
 void solid_rest_update(solid_body *b);

@@ -102,6 +102,7 @@ static void solid_free(void *data) {
   core_free(b->restq.dm_inv);
   core_free(b->state.a_prev);
   core_free(b->state.rest);
+  core_free(b->state.cn);
   core_free(b->surface.x);
   core_free(b->surface.tri);
   core_free(b->surface.tet);
@@ -163,7 +164,8 @@ static int solid_create(loom_world *w, int slot, const void *vdef) {
   b->restq.dm_inv = core_alloc((size_t)mesh->nt * 9, sizeof(double));
   b->state.a_prev = core_calloc((size_t)n, sizeof(vec3));
   b->state.rest = core_alloc((size_t)n, sizeof(vec3));
-  if (!b->model.tet || !b->model.edge || !b->restq.len0 || !b->restq.vol0 || !b->restq.dm_inv || !b->state.a_prev ||
+  b->state.cn = core_calloc((size_t)n, sizeof(vec3));
+  if (!b->state.cn || !b->model.tet || !b->model.edge || !b->restq.len0 || !b->restq.vol0 || !b->restq.dm_inv || !b->state.a_prev ||
       !b->state.rest)
     return -1;
   memcpy(b->model.tet, mesh->tet, sizeof(int32_t) * 4 * (size_t)mesh->nt);
@@ -308,6 +310,7 @@ void solid_update_substeps(solid_body *b, double dt) {
 static const state_field solid_state_fields[] = {
   {"a_prev", offsetof(solid_body, state.a_prev), sizeof(vec3), 1},
   {"rest", offsetof(solid_body, state.rest), sizeof(vec3), 1},
+  {"contact_normal", offsetof(solid_body, state.cn), sizeof(vec3), 1},
 };
 
 static uint64_t solid_model_hash(const body_slot *s, uint64_t h) {
@@ -467,6 +470,12 @@ static void substep_verlet(loom_world *w, body_slot *s, const step_info *si) {
   }
 }
 
+static void solid_after_contacts(loom_world *w, body_slot *s, const step_info *si) {
+  (void)si;
+  solid_body *b = solid_of(s);
+  if (!b->p.frozen && b->params.integrator == LOOM_INTEGRATOR_IMPLICIT) solid_record_contacts(w, s);
+}
+
 static void solid_predict(loom_world *w, body_slot *s, const step_info *si) {
   solid_body *b = solid_of(s);
   if (b->p.frozen) return;
@@ -598,6 +607,7 @@ const body_kind solid_kind = {
   .substeps = solid_substeps,
   .begin = solid_begin,
   .predict = solid_predict,
+  .after_contacts = solid_after_contacts,
   .commit = solid_commit,
   .bounds = particles_bounds,
   .elastic_energy = solid_energy,

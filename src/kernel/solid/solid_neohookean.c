@@ -262,6 +262,28 @@ static void inv3_sym(const double a[9], double o[9]) {
   o[6] = c02 * id, o[7] = (a[1] * a[6] - a[0] * a[7]) * id, o[8] = (a[0] * a[4] - a[1] * a[3]) * id;
 }
 
+void solid_record_contacts(loom_world *w, body_slot *s) {
+  solid_body *b = solid_of(s);
+  const int handle = world_handle(w, (int)(s - w->bodies));
+  memset(b->state.cn, 0, sizeof(vec3) * (size_t)b->p.n);
+  for (int k = 0; k < w->contacts.count; k++) {
+    const loom_contact *c = &w->contacts.items[k];
+    if (c->solver != 1 || c->body_a != handle || c->type_a != LOOM_FEATURE_VERTEX) continue;
+    if (c->feature_a < 0 || c->feature_a >= b->p.n || !v3_isfinite(c->normal)) continue;
+    if (!w->contacts.work[k].resolved) continue;
+    b->state.cn[c->feature_a] = c->normal;
+  }
+}
+
+/* The constraint filter of Baraff and Witkin: pinned vertices keep all three directions, vertices
+ * on an obstacle their normal one, the others none. */
+static inline vec3 filter(const solid_body *b, int i, vec3 a) {
+  if (b->p.inv_m[i] == 0) return v3(0, 0, 0);
+  const vec3 n = b->state.cn[i];
+  if (n.x == 0 && n.y == 0 && n.z == 0) return a;
+  return v3_madd(a, n, -v3_dot(a, n));
+}
+
 /* One backward-Euler step linearised once (Baraff-Witkin): with K = -df/dx (projected PSD),
  * (M + h beta K + h^2 K) dv = h (f0 - h K v0), f0 = f_el(x0) - beta K v0 + m g + f_ext;
  * pinned vertices' dv is fixed (BW's filter: their rows and columns leave the system, their known
@@ -333,47 +355,72 @@ void solid_implicit_substep(solid_body *b, double h, vec3 g, const vec3 *pin_v, 
     }
     inv3_sym(d, sc->diag_inv + 9 * i);
   }
-  /* filtered PCG: dv starts at the pins' known change, pinned entries never change */
+  /* filtered PCG (Baraff-Witkin's modified PCG): dv starts at the constrained values (a pin's
+   * known change; no normal velocity on an obstacle), the filter keeps them. A contact whose
+   * constraint force would pull the vertex onto the obstacle is released and the system solved
+   * again (at most twice). */
   vec3 *dv = sc->dv, *r = sc->r, *dd = sc->d, *qv = sc->q, *s = sc->s;
   const double *im = b->p.inv_m;
-  for (int i = 0; i < n; i++) dv[i] = im[i] > 0 ? v3(0, 0, 0) : v3_sub(pin_v[i], v[i]);
-  spmv(b, A, dv, qv);
-  double rr0 = 0;
-  for (int i = 0; i < n; i++) {
-    r[i] = im[i] > 0 ? v3_sub(rhs[i], qv[i]) : v3(0, 0, 0);
-    rr0 += im[i] > 0 ? v3_dot(rhs[i], rhs[i]) : 0;
-  }
-  double rz = 0;
-  for (int i = 0; i < n; i++) {
-    dd[i] = im[i] > 0 ? m3v(sc->diag_inv + 9 * i, r[i]) : v3(0, 0, 0);
-    rz += v3_dot(r[i], dd[i]);
-  }
-  const double tol2 = b->params.cg_tolerance * b->params.cg_tolerance * rr0;
   int it = 0;
-  double rr = 0;
-  for (int i = 0; i < n; i++) rr += v3_dot(r[i], r[i]);
-  while (it < b->params.cg_iterations && rr > tol2 && rr > 1e-300) {
-    spmv(b, A, dd, qv);
-    double dq = 0;
+  double rr = 0, rr0 = 0;
+  for (int round = 0; round < 3; round++) {
     for (int i = 0; i < n; i++) {
-      if (im[i] == 0) qv[i] = v3(0, 0, 0);
-      dq += v3_dot(dd[i], qv[i]);
+      const vec3 cn = b->state.cn[i];
+      if (im[i] == 0) dv[i] = v3_sub(pin_v[i], v[i]);
+      else if (cn.x != 0 || cn.y != 0 || cn.z != 0) dv[i] = v3_scale(cn, -v3_dot(v[i], cn));
+      else dv[i] = v3(0, 0, 0);
     }
-    if (!(dq > 0)) break;
-    const double alpha = rz / dq;
-    double rz1 = 0;
+    spmv(b, A, dv, qv);
+    rr0 = 0;
+    for (int i = 0; i < n; i++) {
+      r[i] = filter(b, i, v3_sub(rhs[i], qv[i]));
+      const vec3 fr = filter(b, i, rhs[i]);
+      rr0 += v3_dot(fr, fr);
+    }
+    double rz = 0;
+    for (int i = 0; i < n; i++) {
+      dd[i] = filter(b, i, m3v(sc->diag_inv + 9 * i, r[i]));
+      rz += v3_dot(r[i], dd[i]);
+    }
+    const double tol2 = b->params.cg_tolerance * b->params.cg_tolerance * rr0;
     rr = 0;
-    for (int i = 0; i < n; i++) {
-      dv[i] = v3_madd(dv[i], dd[i], alpha);
-      r[i] = v3_madd(r[i], qv[i], -alpha);
-      s[i] = im[i] > 0 ? m3v(sc->diag_inv + 9 * i, r[i]) : v3(0, 0, 0);
-      rz1 += v3_dot(r[i], s[i]);
-      rr += v3_dot(r[i], r[i]);
+    for (int i = 0; i < n; i++) rr += v3_dot(r[i], r[i]);
+    for (int k = 0; k < b->params.cg_iterations && rr > tol2 && rr > 1e-300; k++) {
+      spmv(b, A, dd, qv);
+      double dq = 0;
+      for (int i = 0; i < n; i++) {
+        qv[i] = filter(b, i, qv[i]);
+        dq += v3_dot(dd[i], qv[i]);
+      }
+      if (!(dq > 0)) break;
+      const double alpha = rz / dq;
+      double rz1 = 0;
+      rr = 0;
+      for (int i = 0; i < n; i++) {
+        dv[i] = v3_madd(dv[i], dd[i], alpha);
+        r[i] = v3_madd(r[i], qv[i], -alpha);
+        s[i] = filter(b, i, m3v(sc->diag_inv + 9 * i, r[i]));
+        rz1 += v3_dot(r[i], s[i]);
+        rr += v3_dot(r[i], r[i]);
+      }
+      const double bt = rz1 / rz;
+      rz = rz1;
+      for (int i = 0; i < n; i++) dd[i] = v3_madd(s[i], dd[i], bt);
+      it++;
     }
-    const double bt = rz1 / rz;
-    rz = rz1;
-    for (int i = 0; i < n; i++) dd[i] = v3_madd(s[i], dd[i], bt);
-    it++;
+    /* the constraint forces: A dv = rhs + h lambda n, so (A dv - rhs) . n is h times the force the
+     * obstacle gives along its normal; a pulling one (negative) lets go */
+    spmv(b, A, dv, qv);
+    int released = 0;
+    for (int i = 0; i < n; i++) {
+      const vec3 cn = b->state.cn[i];
+      if (im[i] == 0 || (cn.x == 0 && cn.y == 0 && cn.z == 0)) continue;
+      if (v3_dot(v3_sub(qv[i], rhs[i]), cn) < 0) {
+        b->state.cn[i] = v3(0, 0, 0);
+        released++;
+      }
+    }
+    if (!released) break;
   }
   sc->cg_iterations += it;
   const double res = rr0 > 0 ? sqrt(rr / rr0) : 0;
