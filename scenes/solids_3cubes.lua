@@ -9,7 +9,7 @@ local loom = require "loom"
 local scene = loom.scene {
   title  = "Three stacked cubes (document 002)",
   dt     = 1 / 100,
-  params = { distance = 60, volume = 15, damping = 2, node_mass = 0.05, friction = 0.5, offset = 0.05, size = 2.5, gap = 0.3 },
+  params = { distance = 60, volume = 15, damping = 2, node_mass = 0.05, friction = 0.5, offset = 0.02, size = 2.5, gap = 0.05 },
   camera = { target = {0, 0, 7}, distance = 30, azimuth = 30, elevation = 15 },
 }
 

@@ -253,7 +253,8 @@ typedef enum loom_feature {
   LOOM_FEATURE_EDGE = 2,     /* an edge of a particle body (index into its edges) */
   LOOM_FEATURE_TRIANGLE = 3, /* a triangle (of a particle body, or of a rigid mesh) */
   LOOM_FEATURE_CORNER = 4,   /* a sharp feature point of a rigid shape (box corner, rim point) */
-  LOOM_FEATURE_SEGMENT = 5   /* a sharp feature edge of a rigid shape (box edge, rim segment) */
+  LOOM_FEATURE_SEGMENT = 5,  /* a sharp feature edge of a rigid shape (box edge, rim segment) */
+  LOOM_FEATURE_TET = 6       /* a tetrahedron of a solid */
 } loom_feature;
 
 typedef struct loom_contact {
@@ -262,7 +263,8 @@ typedef struct loom_contact {
   int feature_a, feature_b; /* index of the vertex, edge, triangle or feature; -1 for SHAPE */
   int id;                   /* persistent: the same pair of features keeps its id from step to step */
   int solver;               /* 1 vertex against shape, 2 shape feature against cloth element, 3 and 4 the
-                             * cloth pipeline (proximity, CCD), 5 rigid against rigid */
+                             * cloth pipeline (proximity, CCD), 5 rigid against rigid, 6 a solid's
+                             * vertex inside another solid's tet (document 002's penetration depth) */
   loom_vec3 point;          /* m, world: where the contact was resolved (on a's side) */
   loom_vec3 normal;         /* unit, world: from b towards a */
   double depth;             /* m, how far a was inside b (below the contact distance) when found */

@@ -319,6 +319,49 @@ case("hammock_24", function(runs)
   return {size = "24x24 cloth, 1 ball", median = med, min = lo, max = hi, ball_speed = ("%.4f"):format(speed),
           pins_over_weight = ("%.5f"):format(load)}
 end)
+-- solids_3cubes: document 002's benchmark scene (scenes/solids_3cubes.lua: three 5 x 5 x 5 cubes,
+-- 648 nodes and 1875 tets, 002's model and contacts), steps per second over t = 2 .. 4 s (they
+-- have landed and rest on each other); 002 ran it at 31 FPS on a 2007 PC. Also the deepest point
+-- of the top cube inside the middle one at the end.
+case("solids_3cubes", function(runs)
+  local sc = loom.load_scene("scenes/solids_3cubes.lua")
+  local depth
+  local med, lo, hi = sample(runs, 1, function()
+    local W = sc:instantiate()
+    W:run(2)
+    local steps = math.floor(2 / W.dt + 0.5)
+    local t0 = C.loom_clock()
+    W:step(steps)
+    local ms = (C.loom_clock() - t0) / steps * 1000
+    local lower, upper = W:body "cube2", W:body "cube3"
+    depth = 0
+    for k = 0, 35 do
+      local x = upper.x[k]
+      depth = math.max(depth, lower.x[lower:vertex_near { x.x, x.y, x.z }].z - x.z)
+    end
+    return ms
+  end)
+  return {size = "3 cubes, 648 nodes, 1875 tets", median = med, min = lo, max = hi,
+          steps_per_s = ("%.0f"):format(1000 / med), top_cube_depth_m = ("%.4f"):format(depth)}
+end)
+
+-- neohookean_bar_N: a Neo-Hookean bar (1 x 0.1 x 0.1 m, N x N/10 x N/10 cells, E = 1 MPa, nu = 0.45)
+-- pinned at one end and sagging under gravity at dt = 1/60 s, ms per step (one implicit solve).
+local function nh_bar_case(n)
+  return function(runs)
+    local W = loom.world { dt = 1 / 60 }
+    local m = loom.mesh.tet_box { size = {1, 0.1, 0.1}, cells = {n, math.max(1, math.floor(n / 10)), math.max(1, math.floor(n / 10))},
+                                  center = {0.5, 0, 0} }
+    local b = W:solid { name = "bar", model = "neohookean", mesh = m, young = 1e6, poisson = 0.45, density = 1000 }
+    b:pin(b:select(function(x) return x.x < 1e-9 end))
+    local med, lo, hi = ms_per_step(W, 30, runs)
+    return {size = ("%d nodes, %d tets"):format(b.n, m.tet_count), median = med, min = lo, max = hi,
+            cg_iterations = W:stats().iterations}
+  end
+end
+case("neohookean_bar_20", nh_bar_case(20))
+case("neohookean_bar_40", nh_bar_case(40))
+
 case("hull_pile_200", pile_case("scenes/hull_pile.lua", "200 hulls"))
 
 -- tablecloth_trick: scenes/tablecloth_trick.lua (a 28 x 18 cloth pulled at 6 m/s from under two

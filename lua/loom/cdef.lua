@@ -114,7 +114,8 @@ typedef enum loom_feature {
   LOOM_FEATURE_EDGE = 2,
   LOOM_FEATURE_TRIANGLE = 3,
   LOOM_FEATURE_CORNER = 4,
-  LOOM_FEATURE_SEGMENT = 5
+  LOOM_FEATURE_SEGMENT = 5,
+  LOOM_FEATURE_TET = 6
 } loom_feature;
 typedef struct loom_contact {
   int body_a, body_b;

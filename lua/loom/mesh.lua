@@ -219,6 +219,27 @@ end
 
 -- load(path): OBJ or STL (ASCII or binary), duplicate vertices merged. A relative path is looked
 -- up next to the file that calls load first (the scene or test), then in the current directory.
+-- merge{mesh, mesh, ...} → one mesh holding all their vertices and triangles (the pieces stay
+-- separate components: a union of closed pieces is what loom.mesh.tet_fill fills)
+function M.merge(list)
+  if type(list) ~= "table" or #list == 0 then check.raise_n(1, "loom.mesh.merge", "expected a list of meshes") end
+  local nv, nt = 0, 0
+  for i, m in ipairs(list) do
+    if not M.is_mesh(m) then check.raise_n(1, "loom.mesh.merge", ("item %d is not a mesh: %s"):format(i, check.describe(m))) end
+    nv, nt = nv + m.vertex_count, nt + m.triangle_count
+  end
+  local v = ffi.new("loom_vec3[?]", math.max(nv, 1))
+  local t = ffi.new("int32_t[?]", math.max(3 * nt, 1))
+  local ov, ot = 0, 0
+  for _, m in ipairs(list) do
+    local mv, mt = C.loom_mesh_vertices(m), C.loom_mesh_triangles(m)
+    for i = 0, m.vertex_count - 1 do v[ov + i] = mv[i] end
+    for i = 0, 3 * m.triangle_count - 1 do t[3 * ot + i] = mt[i] + ov end
+    ov, ot = ov + m.vertex_count, ot + m.triangle_count
+  end
+  return own(C.loom_mesh_from_arrays(v, nv, t, nt), "loom.mesh.merge")
+end
+
 -- A .node/.ele (TetGen) or .msh (Gmsh) path gives a tetrahedral mesh (loom.mesh.tet_box's kind).
 function M.load(path)
   if type(path) ~= "string" then check.raise_n(1, "loom.mesh.load", "expected a file path, got " .. check.describe(path)) end

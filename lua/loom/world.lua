@@ -724,7 +724,7 @@ end
 -- view[i] for 0 <= i < #view (a loom_contact: body_a, body_b, type_a, feature_a, type_b,
 -- feature_b, id, solver, point, normal, depth, toi, impulse). It is checked: reading it after
 -- the world stepped again, or out of range, is an error naming the index.
-local feature_names = {[0] = "shape", "vertex", "edge", "triangle", "corner", "segment"}
+local feature_names = {[0] = "shape", "vertex", "edge", "triangle", "corner", "segment", "tet"}
 M.feature_names = feature_names
 ffi.cdef [[ typedef struct loom_contacts_view { const loom_contact *items; int n; double time; loom_world *w; } loom_contacts_view; ]]
 local view_owner = setmetatable({}, {__mode = "k"}) -- keeps the world alive while a view is

@@ -253,3 +253,55 @@ TEST(solid_spatial_hash_finds_the_same_points_as_brute_force) {
     loom_world_destroy(w);
   }
 }
+
+/* The implicit damping of the distance constraints solves (M + h D) u' = M u: momentum kept,
+ * kinetic energy taken, uniform motion untouched, and the residual small. */
+TEST(solid_teschner_implicit_damping_solves_its_system) {
+  fx_rng r = {17};
+  loom_world *w = world0(0.01);
+  loom_tet_mesh *m = deformed(&r, 0);
+  const int h = make_solid(w, "s", m, LOOM_SOLID_TESCHNER, 10, 5, 3);
+  solid_body *b = solid_at(w, h);
+  const int n = b->p.n;
+  vec3 *u = calloc((size_t)n, sizeof(vec3)), *u0 = calloc((size_t)n, sizeof(vec3));
+  vec3 *work = calloc((size_t)n * 4, sizeof(vec3));
+  vec3 *eu = calloc((size_t)b->model.ne, sizeof(vec3));
+  double *ec = calloc((size_t)b->model.ne, sizeof(double));
+  b->scratch.edge_u = eu, b->scratch.edge_c = ec;
+  memset(b->state.cn, 0, sizeof(vec3) * (size_t)n);
+  b->scratch.r = work, b->scratch.d = work + n, b->scratch.q = work + 2 * n, b->scratch.s = work + 3 * n;
+  for (int i = 0; i < n; i++) u0[i] = u[i] = fx_vec(&r);
+  teschner_damp(b, b->p.x, u, 0.05);
+  vec3 p0 = v3(0, 0, 0), p1 = v3(0, 0, 0);
+  double k0 = 0, k1 = 0;
+  for (int i = 0; i < n; i++) {
+    p0 = v3_madd(p0, u0[i], b->p.m[i]), p1 = v3_madd(p1, u[i], b->p.m[i]);
+    k0 += b->p.m[i] * v3_len2(u0[i]), k1 += b->p.m[i] * v3_len2(u[i]);
+  }
+  CHECK(v3_len(v3_sub(p0, p1)) < 1e-9 * v3_len(p0) + 1e-12);
+  CHECK_MSG(k1 < k0 && k1 > 0.01 * k0, "kinetic energy %g -> %g", k0, k1);
+  /* the residual of (M + h D) u' = M u along every edge: recompute it */
+  double worst = 0, scale = 0;
+  vec3 *y = calloc((size_t)n, sizeof(vec3));
+  for (int i = 0; i < n; i++) y[i] = v3_scale(u[i], b->p.m[i]);
+  for (int k = 0; k < b->model.ne; k++) {
+    const int i = b->model.edge[2 * k], j = b->model.edge[2 * k + 1];
+    const vec3 d = v3_sub(b->p.x[j], b->p.x[i]);
+    const double c = 0.05 * 3 / (b->restq.len0[k] * b->restq.len0[k]) * v3_dot(d, v3_sub(u[j], u[i])) / v3_len2(d);
+    y[j] = v3_madd(y[j], d, c), y[i] = v3_madd(y[i], d, -c);
+  }
+  for (int i = 0; i < n; i++) {
+    worst = fmax(worst, v3_len(v3_sub(y[i], v3_scale(u0[i], b->p.m[i]))));
+    scale = fmax(scale, v3_len(u0[i]) * b->p.m[i]);
+  }
+  CHECK_MSG(worst < 1e-5 * scale, "residual %g of %g", worst, scale);
+  /* a uniform velocity is not damped */
+  for (int i = 0; i < n; i++) u[i] = v3(0.3, -0.2, 0.1);
+  teschner_damp(b, b->p.x, u, 0.05);
+  for (int i = 0; i < n; i++) CHECK(v3_len(v3_sub(u[i], v3(0.3, -0.2, 0.1))) < 1e-12);
+  b->scratch.r = b->scratch.d = b->scratch.q = b->scratch.s = NULL;
+  b->scratch.edge_u = NULL, b->scratch.edge_c = NULL;
+  free(u), free(u0), free(work), free(y), free(eu), free(ec);
+  loom_tet_mesh_destroy(m);
+  loom_world_destroy(w);
+}

@@ -252,7 +252,10 @@ static void vertices_against(collide_ctx *cx, int a, int b) {
 }
 
 static int boxes_overlap(const cbody *a, const cbody *b) {
-  if (a->p->depth_contact && b->p->depth_contact) return 0; /* they meet in contact_solid.c */
+  /* depth-contact solids meet each other in contact_solid.c and obstacles through their vertices'
+   * contacts, as document 002's points do */
+  if (a->p->depth_contact && (b->p->depth_contact || b->obstacle)) return 0;
+  if (b->p->depth_contact && a->obstacle) return 0;
   const double r = a->half + b->half + a->margin + b->margin;
   const vec3 e = v3(r, r, r);
   return bvh_box_overlap(v3_sub(a->p->sub_lo, e), v3_add(a->p->sub_hi, e), b->p->sub_lo, b->p->sub_hi);

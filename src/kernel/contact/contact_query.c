@@ -108,6 +108,10 @@ static int soft_sweep(const loom_world *w, tri_ref *refs, int n, int start, cons
   for (int i = 0; i < n; i++)
     for (int j = i + 1; j < n && refs[j].lo.x <= refs[i].hi.x; j++) {
       if (!bvh_box_overlap(refs[i].lo, refs[i].hi, refs[j].lo, refs[j].hi)) continue;
+      /* the pipeline leaves pairs of depth-contact solids to contact_solid.c */
+      if (self && refs[i].slot != refs[j].slot && w->bodies[refs[i].slot].pts->depth_contact &&
+          w->bodies[refs[j].slot].pts->depth_contact)
+        continue;
       if (self && refs[i].slot == refs[j].slot) {
         int selfok = 0;
         for (int k = 0; k < nslots; k++)

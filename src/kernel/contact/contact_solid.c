@@ -49,10 +49,14 @@ typedef struct sp_body {
   int nbox;
 } sp_body;
 
+static inline int box_overlap(vec3 alo, vec3 ahi, vec3 blo, vec3 bhi) {
+  return alo.x <= bhi.x && blo.x <= ahi.x && alo.y <= bhi.y && blo.y <= ahi.y && alo.z <= bhi.z && blo.z <= ahi.z;
+}
+
 /* 1 if the box (lo, hi) meets one of the body's overlap boxes. */
 static inline int in_overlap(const sp_body *B, vec3 lo, vec3 hi) {
   for (int k = 0; k < B->nbox; k++)
-    if (bvh_box_overlap(lo, hi, B->clo[k], B->chi[k])) return 1;
+    if (box_overlap(lo, hi, B->clo[k], B->chi[k])) return 1;
   return 0;
 }
 
@@ -91,13 +95,33 @@ typedef struct tri_hash {
   double inv_l;
 } tri_hash;
 
+/* Segment p + s (q - p), s in [0, 1], against triangle abc (Moller and Trumbore 1997, in floating
+ * point: a depth estimate needs no exact predicate). 1 and *s on a hit. */
+static inline int segment_hits_triangle(vec3 p, vec3 q, vec3 a, vec3 b, vec3 c, double *s) {
+  const vec3 d = v3_sub(q, p), e1 = v3_sub(b, a), e2 = v3_sub(c, a);
+  const vec3 h = v3_cross(d, e2);
+  const double det = v3_dot(e1, h);
+  if (fabs(det) < 1e-300) return 0;
+  const double inv = 1.0 / det;
+  const vec3 t = v3_sub(p, a);
+  const double u = v3_dot(t, h) * inv;
+  if (u < 0 || u > 1) return 0;
+  const vec3 qq = v3_cross(t, e1);
+  const double v = v3_dot(d, qq) * inv;
+  if (v < 0 || u + v > 1) return 0;
+  const double sp = v3_dot(e2, qq) * inv;
+  if (sp < 0 || sp > 1) return 0;
+  *s = sp;
+  return 1;
+}
+
 /* Segment p -> q (box lo, hi) against surface triangle t of B: keeps the crossing nearest p. */
 static void crossing_try(const sp_body *B, int t, vec3 p, vec3 q, vec3 lo, vec3 hi, double *best, vec3 *xe, vec3 *ne) {
   const particles *P = &B->b->p;
-  if (!bvh_box_overlap(lo, hi, B->tlo[t], B->thi[t])) return;
+  if (!box_overlap(lo, hi, B->tlo[t], B->thi[t])) return;
   const int32_t *f = P->tri + 3 * t;
-  double sp, bary[3];
-  if (!geom_segment_triangle(p, q, P->x[f[0]], P->x[f[1]], P->x[f[2]], &sp, bary) || !(sp < *best)) return;
+  double sp;
+  if (!segment_hits_triangle(p, q, P->x[f[0]], P->x[f[1]], P->x[f[2]], &sp) || !(sp < *best)) return;
   *best = sp;
   *xe = v3_lerp(p, q, sp);
   *ne = v3_normalize(v3_cross(v3_sub(P->x[f[1]], P->x[f[0]]), v3_sub(P->x[f[2]], P->x[f[0]])));
@@ -171,7 +195,7 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
   }
   for (int a = 0; a < nb; a++)
     for (int c = a + 1; c < nb; c++) {
-      if (!bvh_box_overlap(list[a].lo, list[a].hi, list[c].lo, list[c].hi)) continue;
+      if (!box_overlap(list[a].lo, list[a].hi, list[c].lo, list[c].hi)) continue;
       const vec3 lo = v3_max(list[a].lo, list[c].lo), hi = v3_min(list[a].hi, list[c].hi);
       add_overlap(&list[a], lo, hi);
       add_overlap(&list[c], lo, hi);
@@ -390,6 +414,7 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
       const vec3 n = P->dir;
       S->p.x[i] = v3_madd(S->p.x[i], n, share * P->depth);
       const double mu = sqrt(S->p.friction * B->p.friction);
+      int stuck = 0;
       /* static friction in positions: the point's tangential displacement relative to the tet's
        * material point over the substep is undone while it stays inside the cone of the normal
        * correction (position-based friction); beyond it, it is reduced by mu times that */
@@ -400,7 +425,8 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
         const vec3 d = v3_sub(v3_sub(S->p.x[i], S->p.x_sub[i]), db);
         const vec3 dt = v3_madd(d, n, -v3_dot(d, n));
         const double dtl = v3_len(dt), cap = mu * share * P->depth;
-        if (dtl > 0) S->p.x[i] = v3_madd(S->p.x[i], dt, -(dtl <= cap ? 1.0 : cap / dtl));
+        stuck = dtl <= cap;
+        if (dtl > 0) S->p.x[i] = v3_madd(S->p.x[i], dt, -(stuck ? 1.0 : cap / dtl));
       }
       /* the tet's material point and its effective inverse mass */
       const int32_t *q = B->model.tet + 4 * P->tet;
@@ -421,16 +447,38 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
       const vec3 vt = v3_madd(vrel, n, -(vn < 0 ? vn : 0) - (vn > 0 ? vn : 0));
       const double vtl = v3_len(vt);
       const double load = jn + share * P->depth / (s->h * K);
-      if (vtl > 0 && load > 0) {
-        const double jt = fmin(vtl / K, mu * load);
+      if (vtl > 0 && (load > 0 || stuck)) {
+        /* stuck in positions: no relative sliding velocity either (else it would push on) */
+        const double jt = stuck ? vtl / K : fmin(vtl / K, mu * load);
         J = v3_madd(J, vt, -jt / vtl);
       }
-      if (load > 0) {
+      if (load > 0 || stuck) {
         S->p.v[i] = v3_madd(S->p.v[i], J, im);
         for (int c = 0; c < 4; c++) B->p.v[q[c]] = v3_madd(B->p.v[q[c]], J, -P->w[c] * B->p.inv_m[q[c]]);
       }
       S->p.contact[i] = 1;
       moved++;
+      contact_work *kw;
+      loom_contact *rec = contacts_push(w, &kw);
+      if (rec) {
+        memset(rec, 0, sizeof *rec);
+        rec->body_a = world_handle(w, list[a].slot);
+        rec->body_b = world_handle(w, list[P->body].slot);
+        rec->type_a = LOOM_FEATURE_VERTEX;
+        rec->feature_a = i;
+        rec->type_b = LOOM_FEATURE_TET;
+        rec->feature_b = P->tet;
+        rec->solver = 6;
+        rec->point = S->p.x[i];
+        rec->normal = n;
+        rec->depth = P->depth;
+        rec->toi = -1;
+        rec->impulse = v3_scale(J, 1.0);
+        memset(kw, 0, sizeof *kw);
+        kw->slot_a = list[a].slot;
+        kw->slot_b = list[P->body].slot;
+        kw->resolved = 1;
+      }
     }
   }
   arena_release(A, mark);

@@ -69,6 +69,9 @@ typedef struct solid_scratch {
   vec3 *F, *u, *r, *d, *q, *s, *rhs, *dv;
   double *blocks;    /* nnz x 9: the system matrix */
   double *diag_inv;  /* n x 9: inverse diagonal blocks */
+  double *row_bound; /* n: Gershgorin row sums (explicit substep estimate), the damping's Jacobi */
+  vec3 *edge_u;      /* ne: edge directions in the damping solve (arena) */
+  double *edge_c;    /* ne: h d_C / l0^2 */
   int cg_iterations;
   double cg_residual;
 } solid_scratch;
@@ -87,9 +90,15 @@ typedef struct solid_body {
 static inline solid_body *solid_of(const body_slot *s) { return (solid_body *)s->data; }
 
 /* solid_teschner.c */
+/* Forces of document 002's model with its damping d_C (teschner_forces) or with a given one. */
 void teschner_forces(const solid_body *b, const vec3 *x, const vec3 *v, vec3 *F);
+void teschner_forces_damped(const solid_body *b, const vec3 *x, const vec3 *v, vec3 *F, double dc);
+/* The distance constraints' damping applied to velocities v over h, implicitly edge by edge. */
+void teschner_damp(const solid_body *b, const vec3 *x, vec3 *v, double h);
 double teschner_energy(const solid_body *b, const vec3 *x);
 void teschner_unit_bounds(solid_body *b);
+/* The stiffness bound at the current shape (scratch.row_bound must be set); 1/s^2. */
+double teschner_omega2_now(const solid_body *b);
 
 /* solid_neohookean.c */
 void neohookean_params(double young, double poisson, double *mu, double *lambda, double *alpha);

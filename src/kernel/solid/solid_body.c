@@ -103,6 +103,7 @@ static void solid_free(void *data) {
   core_free(b->state.a_prev);
   core_free(b->state.rest);
   core_free(b->state.cn);
+  core_free(b->scratch.row_bound);
   core_free(b->surface.x);
   core_free(b->surface.tri);
   core_free(b->surface.tet);
@@ -165,6 +166,8 @@ static int solid_create(loom_world *w, int slot, const void *vdef) {
   b->state.a_prev = core_calloc((size_t)n, sizeof(vec3));
   b->state.rest = core_alloc((size_t)n, sizeof(vec3));
   b->state.cn = core_calloc((size_t)n, sizeof(vec3));
+  b->scratch.row_bound = core_alloc((size_t)n, sizeof(double));
+  if (!b->scratch.row_bound) return -1;
   if (!b->state.cn || !b->model.tet || !b->model.edge || !b->restq.len0 || !b->restq.vol0 || !b->restq.dm_inv || !b->state.a_prev ||
       !b->state.rest)
     return -1;
@@ -286,15 +289,16 @@ static void solid_param_changed(loom_world *w, body_slot *s, const param_spec *p
   solid_update_substeps(b, w->dt);
 }
 
-/* Explicit Verlet (symplectic Euler in positions) on m x'' = -k x - c x' is stable iff
- * h^2 w^2 + 2 h gamma < 4; w^2 and gamma from the Gershgorin bounds at unit parameters, w^2 with
- * 50 % for the stiffening of compressed tets (the volume gradient grows with the faces). */
+/* Explicit Verlet (symplectic Euler in positions) on m x'' = -k x is stable iff h^2 w^2 < 4; w^2
+ * from the Gershgorin bounds at unit parameters, with 50 % for the stiffening of compressed tets
+ * (the volume gradient grows with the faces). The damping, integrated implicitly edge by edge,
+ * does not limit the step. */
 void solid_update_substeps(solid_body *b, double dt) {
   double h = dt;
   if (b->params.integrator != LOOM_INTEGRATOR_IMPLICIT) {
     const double *u = b->model.omega2_unit;
     const double omega2 = 1.5 * (b->params.distance * u[0] + b->params.volume * u[1]);
-    const double gamma = b->params.damping * u[2];
+    const double gamma = 0; /* the damping is integrated implicitly (teschner_damp) */
     if (omega2 > 0)
       h = 0.9 * (-gamma + sqrt(gamma * gamma + 4.0 * omega2)) / omega2;
     else if (gamma > 0)
@@ -338,7 +342,7 @@ static int solid_transplant(body_slot *dst, const body_slot *src) {
 
 static size_t solid_scratch_bytes(const body_slot *s) {
   const solid_body *b = solid_of(s);
-  size_t bytes = (size_t)b->p.n * sizeof(vec3) * 10 + 8192;
+  size_t bytes = (size_t)b->p.n * sizeof(vec3) * 10 + (size_t)b->model.ne * (sizeof(vec3) + sizeof(double)) + 8192;
   if (b->params.integrator == LOOM_INTEGRATOR_IMPLICIT)
     bytes += (size_t)b->model.nnz * 9 * sizeof(double) + (size_t)b->p.n * 9 * sizeof(double);
   /* document 002's contacts (contact_solid.c): the point hash (table, chains, stamps, owners and
@@ -367,11 +371,39 @@ static int solid_substeps(loom_world *w, body_slot *s, double dt) {
      * tenth of an edge in one: a fast body gets substeps (a ball landing at 4 m/s at dt = 1/60 with
      * 4 cm cells: 17), a resting one does one solve per step */
     double vmax = 0;
-    for (int i = 0; i < b->p.n; i++) vmax = fmax(vmax, v3_len2(b->p.v[i]));
-    const double S = ceil(sqrt(vmax) * dt / (0.1 * b->derived.rest_length) - 1e-9);
+    vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
+    for (int i = 0; i < b->p.n; i++) {
+      vmax = fmax(vmax, v3_len2(b->p.v[i]));
+      lo = v3_min(lo, b->p.x[i]), hi = v3_max(hi, b->p.x[i]);
+    }
+    vmax = sqrt(vmax);
+    /* only near another body: what the step can reach */
+    const double reach = vmax * dt + b->p.thickness;
+    lo = v3_sub(lo, v3(reach, reach, reach)), hi = v3_add(hi, v3(reach, reach, reach));
+    int near = 0;
+    for (int o = 0; o < w->order_count && !near; o++) {
+      const body_slot *other = &w->bodies[w->order[o]];
+      if (other == s) continue;
+      vec3 ol, oh;
+      if (other->ops->aabb) other->ops->aabb(other, &ol, &oh);
+      else if (other->pts) particles_box(other->pts, &ol, &oh);
+      else continue;
+      near = bvh_box_overlap(lo, hi, ol, oh);
+    }
+    if (!near) return 1;
+    const double S = ceil(vmax * dt / (0.1 * b->derived.rest_length) - 1e-9);
     return S < 1 || !isfinite(S) ? 1 : S > 64 ? 64 : (int)S;
   }
-  const int S = b->params.substeps_user > 0 ? b->params.substeps_user : b->derived.substeps_auto;
+  int S = b->params.substeps_user > 0 ? b->params.substeps_user : b->derived.substeps_auto;
+  if (b->params.substeps_user == 0) {
+    /* the shape now may be stiffer than the rest shape (a crushed lattice): its bound decides when
+     * it asks for more */
+    const double omega2 = teschner_omega2_now(b);
+    if (omega2 > 0) {
+      const double S_now = ceil(dt / (0.9 * 2.0 / sqrt(omega2)) - 1e-9);
+      if (S_now > S) S = S_now > WORLD_MAX_SUBSTEPS ? WORLD_MAX_SUBSTEPS : (int)S_now;
+    }
+  }
   if (!b->derived.warned_substeps) {
     if (b->params.substeps_user > 0 && dt / S > b->derived.h_stable * 1.0001) {
       world_message(w, LOOM_WARNING, (int)(s - w->bodies),
@@ -399,18 +431,20 @@ static void solid_begin(loom_world *w, body_slot *s, const step_info *si) {
   sc->cg_iterations = 0;
   sc->cg_residual = 0;
   sc->F = ARENA_NEW(A, vec3, n, "solid forces");
-  int ok = sc->F != NULL;
+  sc->u = ARENA_NEW(A, vec3, n, "solid velocities");
+  sc->r = ARENA_NEW(A, vec3, n, "cg r");
+  sc->d = ARENA_NEW(A, vec3, n, "cg d");
+  sc->q = ARENA_NEW(A, vec3, n, "cg q");
+  sc->s = ARENA_NEW(A, vec3, n, "cg s");
+  sc->edge_u = ARENA_NEW(A, vec3, b->model.ne, "edge directions");
+  sc->edge_c = ARENA_NEW(A, double, b->model.ne, "edge damping");
+  int ok = sc->F && sc->u && sc->r && sc->d && sc->q && sc->s && sc->edge_u && sc->edge_c;
   if (b->params.integrator == LOOM_INTEGRATOR_IMPLICIT) {
-    sc->u = ARENA_NEW(A, vec3, n, "solid pin velocities");
-    sc->r = ARENA_NEW(A, vec3, n, "cg r");
-    sc->d = ARENA_NEW(A, vec3, n, "cg d");
-    sc->q = ARENA_NEW(A, vec3, n, "cg q");
-    sc->s = ARENA_NEW(A, vec3, n, "cg s");
     sc->rhs = ARENA_NEW(A, vec3, n, "rhs");
     sc->dv = ARENA_NEW(A, vec3, n, "dv");
     sc->blocks = ARENA_NEW(A, double, (size_t)b->model.nnz * 9, "solid matrix");
     sc->diag_inv = ARENA_NEW(A, double, (size_t)n * 9, "solid preconditioner");
-    ok = ok && sc->u && sc->r && sc->d && sc->q && sc->s && sc->rhs && sc->dv && sc->blocks && sc->diag_inv;
+    ok = ok && sc->rhs && sc->dv && sc->blocks && sc->diag_inv;
   }
   /* the repulsion spring of the collision pipeline: a stiffness of the lattice's order */
   b->p.stiffness = b->params.model == LOOM_SOLID_NEOHOOKEAN ? b->params.young * b->derived.rest_length
@@ -449,7 +483,7 @@ static void substep_verlet(loom_world *w, body_slot *s, const step_info *si) {
   for (int i = 0; i < n; i++)
     if (b->p.inv_m[i] > 0) v[i] = v3_madd(v[i], ap[i], -0.5 * h);
   memset(F, 0, sizeof(vec3) * (size_t)n);
-  teschner_forces(b, x, v, F);
+  teschner_forces_damped(b, x, v, F, 0); /* the damping comes after, implicitly (teschner_damp) */
   int gv;
   vec3 gt = v3(0, 0, 0);
   double om = 0;
@@ -460,20 +494,36 @@ static void substep_verlet(loom_world *w, body_slot *s, const step_info *si) {
     const double k = fmin(M * om * om, m * 0.25 / (h * h)), damp = fmin(2.0 * om * M, 0.5 * m / h);
     F[gv] = v3_add(F[gv], v3_madd(v3_scale(v3_sub(gt, x[gv]), k), v[gv], -damp));
   }
+  /* u' = u + h a, then the damping on u' (implicit, edge by edge), then x' = x + h u' */
+  vec3 *u = b->scratch.u;
   for (int i = 0; i < n; i++) {
     const vec3 a = v3_madd(g, v3_add(b->p.f[i], F[i]), 1.0 / b->p.m[i]);
     ap[i] = a;
+    u[i] = b->p.inv_m[i] == 0 ? v[i] : v3_madd(v[i], a, h);
+  }
+  /* a vertex that rested on an obstacle in the last substep does not move into it (the obstacle's
+   * reaction), and the damping solve holds its normal velocity: otherwise its neighbours would
+   * lean on a vertex the contact later stops, and a compressed layer would stay compressed */
+  for (int i = 0; i < n; i++) {
+    const vec3 cn = b->state.cn[i];
+    if (cn.x == 0 && cn.y == 0 && cn.z == 0) continue;
+    const double un = v3_dot(u[i], cn);
+    if (un < 0) u[i] = v3_madd(u[i], cn, -un);
+  }
+  teschner_damp(b, x, u, h);
+  for (int i = 0; i < n; i++) {
     if (b->p.inv_m[i] == 0) continue;
-    const vec3 u = v3_madd(v[i], a, h);
-    x[i] = v3_madd(x[i], u, h);
-    v[i] = v3_madd(u, a, 0.5 * h);
+    /* v = u' + a h / 2 with a the forces' acceleration (the damping is already in u'), and the
+     * next substep recovers u' = v - a h / 2 exactly */
+    x[i] = v3_madd(x[i], u[i], h);
+    v[i] = v3_madd(u[i], ap[i], 0.5 * h);
   }
 }
 
 static void solid_after_contacts(loom_world *w, body_slot *s, const step_info *si) {
   (void)si;
   solid_body *b = solid_of(s);
-  if (!b->p.frozen && b->params.integrator == LOOM_INTEGRATOR_IMPLICIT) solid_record_contacts(w, s);
+  if (!b->p.frozen) solid_record_contacts(w, s);
 }
 
 static void solid_predict(loom_world *w, body_slot *s, const step_info *si) {
@@ -544,6 +594,7 @@ static void surface_update(solid_body *b) {
 }
 
 static void solid_commit(loom_world *w, body_slot *s, const step_info *si) {
+
   solid_body *b = solid_of(s);
   const int n = b->p.n;
   if (b->p.frozen && !b->p.x_step) return;

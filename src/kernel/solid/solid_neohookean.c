@@ -42,7 +42,7 @@ static void jacobi_eig(double *A, double *V, int n) {
       diag += A[i * n + i] * A[i * n + i];
       for (int j = i + 1; j < n; j++) off += A[i * n + j] * A[i * n + j];
     }
-    if (off <= 1e-30 * diag || off == 0) break;
+    if (off <= 1e-24 * diag || off == 0) break; /* off-diagonal below 1e-12 of the diagonal */
     for (int p = 0; p < n; p++)
       for (int q = p + 1; q < n; q++) {
         const double apq = A[p * n + q];
@@ -108,6 +108,18 @@ double neohookean_psi(const double F[9], double mu, double lambda, double alpha,
     add_cross_block(H, 1, 2, f0, -s), add_cross_block(H, 1, 0, f2, s);
     add_cross_block(H, 2, 0, f1, -s), add_cross_block(H, 2, 1, f0, s);
     if (!project) {
+      memcpy(d2, H, sizeof H);
+      return psi;
+    }
+    /* H = mu I + lambda g g^T + s H_J with g g^T >= 0 and |eigenvalues of H_J| <= sigma_max(F):
+     * when mu >= |s| sigma_max it is already positive semi-definite (a stretched element, or one
+     * at rest). sigma_max^2 <= the largest Gershgorin row sum of F^T F. */
+    double FtF[9];
+    for (int a = 0; a < 3; a++)
+      for (int c = 0; c < 3; c++) FtF[3 * a + c] = F[a] * F[c] + F[3 + a] * F[3 + c] + F[6 + a] * F[6 + c];
+    double smax2 = 0;
+    for (int a = 0; a < 3; a++) smax2 = fmax(smax2, fabs(FtF[3 * a]) + fabs(FtF[3 * a + 1]) + fabs(FtF[3 * a + 2]));
+    if (mu >= fabs(s) * sqrt(smax2)) {
       memcpy(d2, H, sizeof H);
       return psi;
     }

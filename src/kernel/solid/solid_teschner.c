@@ -19,7 +19,11 @@ static inline void volume_gradient(vec3 a, vec3 b, vec3 c, vec3 d, vec3 g[4]) {
 }
 
 void teschner_forces(const solid_body *b, const vec3 *x, const vec3 *v, vec3 *F) {
-  const double kd = b->params.distance, dc = b->params.damping, kv = b->params.volume;
+  teschner_forces_damped(b, x, v, F, b->params.damping);
+}
+
+void teschner_forces_damped(const solid_body *b, const vec3 *x, const vec3 *v, vec3 *F, double dc) {
+  const double kd = b->params.distance, kv = b->params.volume;
   const int32_t *e = b->model.edge;
   for (int k = 0; k < b->model.ne; k++) {
     const int i = e[2 * k], j = e[2 * k + 1];
@@ -29,7 +33,7 @@ void teschner_forces(const solid_body *b, const vec3 *x, const vec3 *v, vec3 *F)
     if (!(l > 0)) continue;
     const vec3 u = v3_scale(d, 1.0 / l);
     const double C = (l - l0) / l0;
-    const double Cdot = v3_dot(u, v3_sub(v[j], v[i])) / l0;
+    const double Cdot = dc != 0 ? v3_dot(u, v3_sub(v[j], v[i])) / l0 : 0;
     /* f_i = (-k C - d Cdot) dC/dx_i with dC/dx_i = -u / l0 */
     const vec3 fi = v3_scale(u, (kd * C + dc * Cdot) / l0);
     F[i] = v3_add(F[i], fi);
@@ -101,4 +105,153 @@ void teschner_unit_bounds(solid_body *b) {
   b->model.omega2_unit[1] = mv;
   b->model.omega2_unit[2] = md; /* the damping matrix has the stiffness's pattern and scale */
   core_free(rd);
+}
+
+/* Baraff-Witkin's filter: a vertex on an obstacle keeps its normal velocity in the solve. */
+static inline vec3 damp_filter(const solid_body *b, int i, vec3 a) {
+  const vec3 n = b->state.cn[i];
+  if (n.x == 0 && n.y == 0 && n.z == 0) return a;
+  return v3_madd(a, n, -v3_dot(a, n));
+}
+
+/* y = (M + h D) p over the free vertices (pinned ones: y = p, they do not take part), D the
+ * damping matrix of the distance constraints: sum over edges of (d / l0^2) u u^T on the edge's
+ * difference; eu holds each edge's unit vector u and ec its h d / l0^2. */
+static void damp_apply(const solid_body *b, const vec3 *eu, const double *ec, const vec3 *p, vec3 *y) {
+  const double *im = b->p.inv_m;
+  for (int i = 0; i < b->p.n; i++) y[i] = im[i] > 0 ? v3_scale(p[i], b->p.m[i]) : p[i];
+  const int32_t *e = b->model.edge;
+  for (int k = 0; k < b->model.ne; k++) {
+    const int i = e[2 * k], j = e[2 * k + 1];
+    const double pi = im[i] > 0, pj = im[j] > 0;
+    const vec3 dp = v3_sub(v3_scale(p[j], pj), v3_scale(p[i], pi));
+    const double c = ec[k] * v3_dot(eu[k], dp);
+    y[j] = v3_madd(y[j], eu[k], c * pj);
+    y[i] = v3_madd(y[i], eu[k], -c * pi);
+  }
+}
+
+/* The damping of the distance constraints over a substep h, backward Euler:
+ * (M + h D) u' = M u (vertices on an obstacle keep their normal velocity: the filter), solved by conjugate gradients (Jacobi preconditioner, relative residual
+ * 1e-6, at most 100 iterations; the matrix is M plus h times a positive semi-definite D, so CG
+ * converges in a few iterations when h D is not much larger than M). Momentum is kept (D's rows
+ * sum to zero), energy only taken; stable at any h, so the stable substep comes from the
+ * stiffness alone. */
+void teschner_damp(const solid_body *b, const vec3 *x, vec3 *v, double h) {
+  const double dc = b->params.damping;
+  if (!(dc > 0)) return;
+  const int n = b->p.n;
+  const solid_scratch *sc = &b->scratch;
+  vec3 *r = sc->r, *p = sc->d, *q = sc->q, *z = sc->s;
+  const double *im = b->p.inv_m;
+  /* the edges' directions and coefficients; Jacobi: m_i + h sum over i's edges of d / l0^2 (the
+   * diagonal of D, bounded by that) */
+  double *dg = sc->row_bound, *ec = sc->edge_c;
+  vec3 *eu = sc->edge_u;
+  for (int i = 0; i < n; i++) dg[i] = b->p.m[i];
+  const int32_t *e = b->model.edge;
+  for (int k = 0; k < b->model.ne; k++) {
+    const vec3 d = v3_sub(x[e[2 * k + 1]], x[e[2 * k]]);
+    const double l = v3_len(d);
+    eu[k] = l > 0 ? v3_scale(d, 1.0 / l) : v3(0, 0, 0);
+    ec[k] = h * dc / (b->restq.len0[k] * b->restq.len0[k]);
+    dg[e[2 * k]] += ec[k];
+    dg[e[2 * k + 1]] += ec[k];
+  }
+  /* the momentum before, when nothing holds a vertex */
+  int all_free = 1;
+  vec3 p0 = v3(0, 0, 0);
+  for (int i = 0; i < n; i++) {
+    const vec3 cn = b->state.cn[i];
+    if (im[i] == 0 || cn.x != 0 || cn.y != 0 || cn.z != 0) all_free = 0;
+    p0 = v3_madd(p0, v[i], b->p.m[i]);
+  }
+  /* r = M u - (M + h D) u = -h D u (u is the first guess) */
+  damp_apply(b, eu, ec, v, q);
+  double rz = 0, rr0 = 0;
+  for (int i = 0; i < n; i++) {
+    r[i] = im[i] > 0 ? damp_filter(b, i, v3_sub(v3_scale(v[i], b->p.m[i]), q[i])) : v3(0, 0, 0);
+    z[i] = damp_filter(b, i, v3_scale(r[i], 1.0 / dg[i]));
+    p[i] = z[i];
+    rz += v3_dot(r[i], z[i]);
+    rr0 += im[i] > 0 ? b->p.m[i] * b->p.m[i] * v3_len2(v[i]) : 0;
+  }
+  double rr = rr0;
+  for (int it = 0; it < 100 && rr > 1e-12 * rr0 && rz > 0; it++) {
+    damp_apply(b, eu, ec, p, q);
+    double pq = 0;
+    for (int i = 0; i < n; i++) {
+      q[i] = damp_filter(b, i, q[i]);
+      if (im[i] > 0) pq += v3_dot(p[i], q[i]);
+    }
+    if (!(pq > 0)) break;
+    const double alpha = rz / pq;
+    double rz1 = 0;
+    rr = 0;
+    for (int i = 0; i < n; i++) {
+      if (im[i] == 0) continue;
+      v[i] = v3_madd(v[i], p[i], alpha);
+      r[i] = v3_madd(r[i], q[i], -alpha);
+      z[i] = damp_filter(b, i, v3_scale(r[i], 1.0 / dg[i]));
+      rz1 += v3_dot(r[i], z[i]);
+      rr += v3_len2(r[i]);
+    }
+    const double beta = rz1 / rz;
+    rz = rz1;
+    for (int i = 0; i < n; i++) p[i] = im[i] > 0 ? v3_madd(z[i], p[i], beta) : v3(0, 0, 0);
+  }
+  /* the exact solution keeps the momentum of the free vertices (D's rows sum to zero); the
+   * iterate keeps it to the tolerance, so the drift goes back evenly (none when a vertex is held:
+   * pins and obstacles take momentum) */
+  if (!all_free) return;
+  vec3 p1 = v3(0, 0, 0);
+  for (int i = 0; i < n; i++) p1 = v3_madd(p1, v[i], b->p.m[i]);
+  const vec3 fix = v3_scale(v3_sub(p0, p1), 1.0 / b->p.total_mass);
+  for (int i = 0; i < n; i++) v[i] = v3_add(v[i], fix);
+}
+
+/* A Gershgorin bound on lambda_max(M^-1/2 K M^-1/2) at the current shape, with the geometric
+ * stiffness the rest-shape estimate does not see: an edge compressed or stretched by C adds
+ * k |C| / (l0 l) across it (large when a collapsing lattice crushes an edge), and the tets'
+ * terms at their current gradients. */
+double teschner_omega2_now(const solid_body *b) {
+  const int n = b->p.n;
+  double *row = b->scratch.row_bound;
+  if (!row) return 0;
+  memset(row, 0, sizeof(double) * (size_t)n);
+  const double kd = b->params.distance, kv = b->params.volume;
+  const vec3 *x = b->p.x;
+  const double *m = b->p.m;
+  const int32_t *e = b->model.edge;
+  for (int k = 0; k < b->model.ne; k++) {
+    const int i = e[2 * k], j = e[2 * k + 1];
+    const double l0 = b->restq.len0[k], l = fmax(v3_len(v3_sub(x[j], x[i])), 1e-3 * l0);
+    const double C = (l - l0) / l0;
+    const double s = kd / (l0 * l0) + kd * fabs(C) / (l0 * l);
+    const double c = s / sqrt(m[i] * m[j]);
+    row[i] += s / m[i] + c;
+    row[j] += s / m[j] + c;
+  }
+  /* the volume terms at the current shape: k_V |dV/dx_a| |dV/dx_c| / V0^2 (the gradients grow as
+   * a tet is crushed flat) plus the geometric part of a tet whose volume is off by C:
+   * k_V |C| / V0 times the size of dV's second derivative (edge lengths / 6) */
+  if (kv > 0)
+    for (int k = 0; k < b->model.nt; k++) {
+      const int32_t *q = b->model.tet + 4 * k;
+      vec3 g[4];
+      volume_gradient(x[q[0]], x[q[1]], x[q[2]], x[q[3]], g);
+      const double V0 = b->restq.vol0[k];
+      const double V = tet_signed_volume(x[q[0]], x[q[1]], x[q[2]], x[q[3]]);
+      const double geo = kv * fabs(V - V0) / (V0 * V0) *
+                         (v3_len(v3_sub(x[q[1]], x[q[0]])) + v3_len(v3_sub(x[q[2]], x[q[0]])) + v3_len(v3_sub(x[q[3]], x[q[0]]))) / 6.0;
+      double gl[4];
+      for (int a = 0; a < 4; a++) gl[a] = v3_len(g[a]);
+      for (int a = 0; a < 4; a++)
+        for (int c = 0; c < 4; c++)
+          row[q[a]] += (kv * gl[a] * gl[c] / (V0 * V0) + (a != c ? geo : 0)) / sqrt(m[q[a]] * m[q[c]]);
+    }
+  double mx = 0;
+  for (int i = 0; i < n; i++)
+    if (b->p.inv_m[i] > 0) mx = fmax(mx, row[i]);
+  return mx;
 }

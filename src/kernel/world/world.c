@@ -332,6 +332,11 @@ int particles_find_divergence(const particles *p, const char **what) {
   return -1;
 }
 
+void particles_box(const particles *p, vec3 *lo, vec3 *hi) {
+  *lo = v3(INFINITY, INFINITY, INFINITY), *hi = v3(-INFINITY, -INFINITY, -INFINITY);
+  for (int i = 0; i < p->n; i++) *lo = v3_min(*lo, p->x[i]), *hi = v3_max(*hi, p->x[i]);
+}
+
 void particles_bounds(const loom_world *w, const body_slot *s, const step_info *si, vec3 *lo, vec3 *hi) {
   (void)w, (void)si;
   const particles *p = s->pts;

@@ -317,6 +317,8 @@ void particles_free(particles *p);
 /* Index of the first vertex whose state is not finite or beyond the guard limits (SOFT_MAX_SPEED,
  * SOFT_MAX_COORD), -1 if none; *what describes the problem. */
 int particles_find_divergence(const particles *p, const char **what);
+/* The box of a particle body's current positions. */
+void particles_box(const particles *p, vec3 *lo, vec3 *hi);
 /* The box of a particle body over the current substep (from x_sub to x), grown by its thickness:
  * the body_kind.bounds of cloth and solids. */
 void particles_bounds(const loom_world *w, const body_slot *b, const step_info *s, vec3 *lo, vec3 *hi);

@@ -1,4 +1,4 @@
--- A digest of the physical state of a world: the bits of every cloth vertex's position and
+-- A digest of the physical state of a world: the bits of every cloth and solid vertex's position and
 -- velocity and every rigid body's pose, in creation order. Unlike world:hash() it does not depend
 -- on how the kernel lays out or hashes its state, so it changes only when the physics does.
 local ffi = require "ffi"
@@ -21,7 +21,7 @@ function M.world(w)
   local pose = ffi.new("loom_vec3[1]")
   local q = ffi.new("loom_quat[1]")
   for _, b in ipairs(w:bodies()) do
-    if b.kind == "cloth" then
+    if b.kind == "cloth" or b.kind == "solid" then
       local n = C.loom_body_vertex_count(w._w, b.handle)
       h = mix(h, ffi.cast("const uint32_t *", C.loom_body_x(w._w, b.handle)), 6 * n)
       h = mix(h, ffi.cast("const uint32_t *", C.loom_body_v(w._w, b.handle)), 6 * n)
