@@ -438,7 +438,8 @@ static void solid_begin(loom_world *w, body_slot *s, const step_info *si) {
   sc->s = ARENA_NEW(A, vec3, n, "cg s");
   sc->edge_u = ARENA_NEW(A, vec3, b->model.ne, "edge directions");
   sc->edge_c = ARENA_NEW(A, double, b->model.ne, "edge damping");
-  int ok = sc->F && sc->u && sc->r && sc->d && sc->q && sc->s && sc->edge_u && sc->edge_c;
+  sc->v0 = ARENA_NEW(A, vec3, n, "velocities before damping");
+  int ok = sc->F && sc->u && sc->r && sc->d && sc->q && sc->s && sc->edge_u && sc->edge_c && sc->v0;
   if (b->params.integrator == LOOM_INTEGRATOR_IMPLICIT) {
     sc->rhs = ARENA_NEW(A, vec3, n, "rhs");
     sc->dv = ARENA_NEW(A, vec3, n, "dv");

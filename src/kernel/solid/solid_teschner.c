@@ -133,9 +133,10 @@ static void damp_apply(const solid_body *b, const vec3 *eu, const double *ec, co
 
 /* The damping of the distance constraints over a substep h, backward Euler:
  * (M + h D) u' = M u (vertices on an obstacle keep their normal velocity: the filter), solved by conjugate gradients (Jacobi preconditioner, relative residual
- * 1e-6, at most 100 iterations; the matrix is M plus h times a positive semi-definite D, so CG
- * converges in a few iterations when h D is not much larger than M). Momentum is kept (D's rows
- * sum to zero), energy only taken; stable at any h, so the stable substep comes from the
+ * 1e-3, at most 50 iterations; the matrix is M plus h times a positive semi-definite D, so CG
+ * converges in a few iterations when h D is not much larger than M). The exact solution keeps
+ * linear and angular momentum (D's rows sum to zero, its terms are central); the iterate's drift
+ * is given back (evenly, and as a rigid rotation), so both hold to rounding. Energy is only taken; stable at any h, so the stable substep comes from the
  * stiffness alone. */
 void teschner_damp(const solid_body *b, const vec3 *x, vec3 *v, double h) {
   const double dc = b->params.damping;
@@ -161,7 +162,9 @@ void teschner_damp(const solid_body *b, const vec3 *x, vec3 *v, double h) {
   /* the momentum before, when nothing holds a vertex */
   int all_free = 1;
   vec3 p0 = v3(0, 0, 0);
+  vec3 *v0 = sc->v0;
   for (int i = 0; i < n; i++) {
+    v0[i] = v[i];
     const vec3 cn = b->state.cn[i];
     if (im[i] == 0 || cn.x != 0 || cn.y != 0 || cn.z != 0) all_free = 0;
     p0 = v3_madd(p0, v[i], b->p.m[i]);
@@ -177,7 +180,7 @@ void teschner_damp(const solid_body *b, const vec3 *x, vec3 *v, double h) {
     rr0 += im[i] > 0 ? b->p.m[i] * b->p.m[i] * v3_len2(v[i]) : 0;
   }
   double rr = rr0;
-  for (int it = 0; it < 100 && rr > 1e-12 * rr0 && rz > 0; it++) {
+  for (int it = 0; it < 50 && rr > 1e-6 * rr0 && rz > 0; it++) {
     damp_apply(b, eu, ec, p, q);
     double pq = 0;
     for (int i = 0; i < n; i++) {
@@ -204,10 +207,36 @@ void teschner_damp(const solid_body *b, const vec3 *x, vec3 *v, double h) {
    * iterate keeps it to the tolerance, so the drift goes back evenly (none when a vertex is held:
    * pins and obstacles take momentum) */
   if (!all_free) return;
+  /* linear momentum: the drift goes back evenly */
   vec3 p1 = v3(0, 0, 0);
   for (int i = 0; i < n; i++) p1 = v3_madd(p1, v[i], b->p.m[i]);
   const vec3 fix = v3_scale(v3_sub(p0, p1), 1.0 / b->p.total_mass);
   for (int i = 0; i < n; i++) v[i] = v3_add(v[i], fix);
+  /* angular momentum about the centre of mass: the drift goes back as a rigid rotation,
+   * dv = w x (x - c), I w = L0 - L1 */
+  vec3 c = v3(0, 0, 0);
+  for (int i = 0; i < n; i++) c = v3_madd(c, x[i], b->p.m[i]);
+  c = v3_scale(c, 1.0 / b->p.total_mass);
+  vec3 L = v3(0, 0, 0);
+  double I[9] = {0};
+  for (int i = 0; i < n; i++) {
+    const vec3 ri = v3_sub(x[i], c), dv = v3_sub(v0[i], v[i]);
+    L = v3_madd(L, v3_cross(ri, dv), b->p.m[i]);
+    const double m = b->p.m[i], r2 = v3_len2(ri);
+    I[0] += m * (r2 - ri.x * ri.x), I[4] += m * (r2 - ri.y * ri.y), I[8] += m * (r2 - ri.z * ri.z);
+    I[1] -= m * ri.x * ri.y, I[2] -= m * ri.x * ri.z, I[5] -= m * ri.y * ri.z;
+  }
+  I[3] = I[1], I[6] = I[2], I[7] = I[5];
+  const double c00 = I[4] * I[8] - I[5] * I[7], c01 = I[5] * I[6] - I[3] * I[8], c02 = I[3] * I[7] - I[4] * I[6];
+  const double det = I[0] * c00 + I[1] * c01 + I[2] * c02;
+  if (!(fabs(det) > 0)) return;
+  const double id = 1.0 / det;
+  const double J[9] = {c00 * id, (I[2] * I[7] - I[1] * I[8]) * id, (I[1] * I[5] - I[2] * I[4]) * id,
+                       c01 * id, (I[0] * I[8] - I[2] * I[6]) * id, (I[2] * I[3] - I[0] * I[5]) * id,
+                       c02 * id, (I[1] * I[6] - I[0] * I[7]) * id, (I[0] * I[4] - I[1] * I[3]) * id};
+  const vec3 w = v3(J[0] * L.x + J[1] * L.y + J[2] * L.z, J[3] * L.x + J[4] * L.y + J[5] * L.z,
+                    J[6] * L.x + J[7] * L.y + J[8] * L.z);
+  for (int i = 0; i < n; i++) v[i] = v3_add(v[i], v3_cross(w, v3_sub(x[i], c)));
 }
 
 /* A Gershgorin bound on lambda_max(M^-1/2 K M^-1/2) at the current shape, with the geometric
