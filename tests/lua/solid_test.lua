@@ -402,3 +402,56 @@ describe("Neo-Hookean contacts", function()
     assert.equal(0, w:interpenetrations())
   end)
 end)
+
+describe("solids: plasticity, the mouse and overlapping starts", function()
+  local function pulled(yield)
+    local w = loom.world { dt = 0.01, gravity = {0, 0, 0} }
+    local b = w:solid { name = "bar", node_mass = 0.05, distance = 40, volume = 10, damping = 1, yield = yield, creep = 0.5,
+                        mesh = loom.mesh.tet_box { size = {2, 0.4, 0.4}, cells = {5, 1, 1}, center = {1, 0, 0} } }
+    b:pin(b:select(function(x) return x.x < 1e-9 end))
+    local ends = b:select(function(x) return x.x > 2 - 1e-9 end)
+    local g = b:pin(ends)
+    g:follow(loom.trajectory.linear { from = {0, 0, 0}, to = {0.6, 0, 0}, t0 = 0, t1 = 1 })
+    w:run(1.5)
+    b:unpin(ends)
+    w:run(3)
+    local sum = 0
+    for _, i in ipairs(ends) do sum = sum + b.x[i].x end
+    return sum / #ends - 2
+  end
+
+  it("an elastic bar springs back; past its yield strain it keeps part of the stretch", function()
+    local elastic, plastic = pulled(0), pulled(0.05)
+    assert.is_true(math.abs(elastic) < 0.01, ("elastic bar kept %.3f m"):format(elastic))
+    assert.is_true(plastic > 0.1, ("plastic bar kept %.3f m"):format(plastic))
+  end)
+
+  it("the mouse's grab pulls a solid's vertex toward the pointer", function()
+    local w = loom.world { dt = 0.01, gravity = {0, 0, 0} }
+    local c = w:solid { name = "c", node_mass = 0.05, distance = 60, volume = 15, damping = 1,
+                        mesh = loom.mesh.tet_box { size = {1, 1, 1} } }
+    local v = c:vertex_near { 0.5, 0.5, 0.5 }
+    w:grab(c, v, {1.5, 1.5, 1.5}, 8)
+    w:step(50)
+    assert.is_true(c.x[v].x > 0.7, ("vertex at %.3f"):format(c.x[v].x))
+  end)
+
+  it("solids that start inside each other: penetration contact pushes them apart, the pipeline says so", function()
+    local w = loom.world { dt = 0.01, gravity = {0, 0, 0} }
+    local a = w:solid { name = "a", node_mass = 0.05, distance = 40, volume = 15, damping = 2, contact = "penetration",
+                        mesh = loom.mesh.tet_box { size = {1, 1, 1}, center = {-0.4, 0, 0} } }
+    local b = w:solid { name = "b", node_mass = 0.05, distance = 40, volume = 15, damping = 2, contact = "penetration",
+                        mesh = loom.mesh.tet_box { size = {1, 1, 1}, center = {0.4, 0, 0} } }
+    w:step(50)
+    local _, ha = a:aabb()
+    local lb = b:aabb()
+    assert.is_true(ha[1] - lb[1] < 0.02, ("still %.3f m inside each other"):format(ha[1] - lb[1]))
+    local w2 = loom.world { dt = 0.01, gravity = {0, 0, 0} }
+    w2:solid { name = "a", node_mass = 0.05, mesh = loom.mesh.tet_box { size = {1, 1, 1}, center = {-0.4, 0, 0} } }
+    w2:solid { name = "b", node_mass = 0.05, mesh = loom.mesh.tet_box { size = {1, 1, 1}, center = {0.4, 0, 0} } }
+    w2:step()
+    local said = false
+    for _, msg in ipairs(w2:messages()) do said = said or msg:find("already cross") ~= nil end
+    assert.is_true(said, "no message about the crossing start")
+  end)
+end)

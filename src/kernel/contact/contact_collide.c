@@ -1368,7 +1368,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
       const double now = w->time + s->a0 * s->dt;
       if (!(now < w->collide_warned_until)) {
         world_message(w, LOOM_WARNING, list[0].slot,
-                      "collisions: impact zones did not separate the cloth in %d iterations at t = %.4f s; %d vertices "
+                      "collisions: impact zones did not separate the soft bodies in %d iterations at t = %.4f s; %d vertices "
                       "stood still for the substep (smaller dt or larger thickness; further cases in the next second "
                       "are counted in stats.unresolved only)",
                       ZONE_ITERATIONS, now, stood);
