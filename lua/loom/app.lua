@@ -207,7 +207,7 @@ function App.init(opts)
   S.paused = view_state.paused or false
   S.show = {wireframe = view_state.wireframe or false, contacts = view_state.contacts or false,
             velocities = view_state.velocities or false, pins = view_state.pins ~= false,
-            grid = view_state.grid ~= false, help = false}
+            grid = view_state.grid ~= false, lattice = view_state.lattice or false, help = false}
   S.acc = 0
   S.start_wall = view_state.start_wall or C.loom_clock()
   S.start_time = S.world.time
@@ -249,7 +249,7 @@ function App.export()
       tx = c.target[1], ty = c.target[2], tz = c.target[3], distance = c.distance, azimuth = c.azimuth,
       elevation = c.elevation, fov = c.fov, camera_key = camera_key(S.scene.camera), paused = S.paused,
       wireframe = S.show.wireframe, contacts = S.show.contacts, velocities = S.show.velocities,
-      pins = S.show.pins, grid = S.show.grid, frame_index = S.frame_index,
+      pins = S.show.pins, grid = S.show.grid, lattice = S.show.lattice, frame_index = S.frame_index,
       steps_done = S.steps_done, start_wall = S.start_wall,
     },
   }
@@ -469,7 +469,8 @@ local function draw_hud()
   end
   if S.show.help then
     local help = "space  pause / run\n.      one step\nr      restart from t = 0\nw      wireframe\nc      contacts\n" ..
-                 "v      velocities\np      pins\ng      grid\nf      record frames\nF12    screenshot\n" ..
+                 "v      velocities\np      pins\ng      grid\nl      solids: lattice / embedded surface\n" ..
+                 "f      record frames\nF12    screenshot\n" ..
                  "mouse  drag: orbit (on cloth: grab), right: pan, wheel: zoom\nh      this help"
     local hw, hh = C.loom_text_width(help, 1.5) + 24, C.loom_text_height(help, 1.5) + 20
     C.loom_canvas_rect(cv, (w - hw) / 2, (h - hh) / 2, hw, hh, 0x161A22E8)
@@ -580,6 +581,7 @@ local function handle_event(e)
     elseif k == "v" then S.show.velocities = not S.show.velocities
     elseif k == "p" then S.show.pins = not S.show.pins
     elseif k == "g" then S.show.grid = not S.show.grid
+    elseif k == "l" then S.show.lattice = not S.show.lattice
     elseif k == "h" then S.show.help = not S.show.help
     elseif k == "f" then
       if not S.recording then

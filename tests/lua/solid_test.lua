@@ -455,3 +455,26 @@ describe("solids: plasticity, the mouse and overlapping starts", function()
     assert.is_true(said, "no message about the crossing start")
   end)
 end)
+
+describe("drawing solids", function()
+  it("draws the embedded surface, or the lattice when asked (the window's l key)", function()
+    local ffi = require "ffi"
+    local C = require "loom.lib"
+    local view = require "loom.view"
+    local w = loom.world { dt = 0.01 }
+    local fine = loom.mesh.sphere { radius = 0.5, segments = 24, rings = 12 }
+    w:solid { name = "s", node_mass = 0.05, surface = fine, mesh = loom.mesh.tet_box { size = {1, 1, 1}, cells = {2, 2, 2} } }
+    local canvas = ffi.gc(C.loom_canvas_create(160, 120), C.loom_canvas_destroy)
+    local cam = view.fit(w)
+    local function lit(lattice)
+      view.draw(canvas, w, cam, { grid = false, lattice = lattice })
+      local px, n = C.loom_canvas_pixels(canvas), 0
+      for i = 0, 160 * 120 - 1 do
+        if px[4 * i] ~= 0x2A or px[4 * i + 1] ~= 0x2E then n = n + 1 end
+      end
+      return n
+    end
+    local sphere, box = lit(false), lit(true)
+    assert.is_true(sphere > 100 and box > sphere * 1.1, ("sphere %d px, lattice %d px"):format(sphere, box))
+  end)
+end)
