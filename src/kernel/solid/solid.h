@@ -27,6 +27,7 @@ typedef struct solid_model {
   double *tet_vol0;   /* rest volumes, m^3 (plasticity moves them: see state) */
   double mu, lambda, alpha; /* neohookean: Smith et al.'s parameters from E and nu */
   double omega2_unit[3];    /* Gershgorin bounds at unit k_D, k_V, d_C (1/s^2, 1/s^2, 1/s) */
+  double lambda_unit[2];    /* lambda_max at unit k_D and k_V by power iteration (1/s^2) */
   /* the implicit solver's matrix pattern: block CSR over vertices (row = vertex, sorted cols) */
   int32_t *row, *col;  /* n + 1, nnz */
   int32_t *tet_slot;   /* nt x 16: the block of (corner a, corner b) in col */
@@ -98,6 +99,7 @@ void teschner_forces_damped(const solid_body *b, const vec3 *x, const vec3 *v, v
 void teschner_damp(const solid_body *b, const vec3 *x, vec3 *v, double h);
 double teschner_energy(const solid_body *b, const vec3 *x);
 void teschner_unit_bounds(solid_body *b);
+void teschner_spectrum(solid_body *b);
 /* The stiffness bound at the current shape (scratch.row_bound must be set); 1/s^2. */
 double teschner_omega2_now(const solid_body *b);
 

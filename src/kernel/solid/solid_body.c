@@ -232,6 +232,7 @@ static int solid_create(loom_world *w, int slot, const void *vdef) {
   }
   neohookean_params(P->young, P->poisson, &b->model.mu, &b->model.lambda, &b->model.alpha);
   teschner_unit_bounds(b);
+  teschner_spectrum(b);
   if (P->integrator == LOOM_INTEGRATOR_IMPLICIT && solid_implicit_build(b) != 0) return -1;
   return 0;
 }
@@ -289,15 +290,21 @@ static void solid_param_changed(loom_world *w, body_slot *s, const param_spec *p
   solid_update_substeps(b, w->dt);
 }
 
+/* The largest squared frequency of the rest shape (Weyl: lambda(kD K_D + kV K_V) <= kD lambda_D +
+ * kV lambda_V) with 15 % for what the power iteration has not reached. */
+static double omega2_rest(const solid_body *b) {
+  const double *l = b->model.lambda_unit;
+  return 1.15 * (b->params.distance * l[0] + b->params.volume * l[1]);
+}
+
 /* Explicit Verlet (symplectic Euler in positions) on m x'' = -k x is stable iff h^2 w^2 < 4; w^2
- * from the Gershgorin bounds at unit parameters, with 50 % for the stiffening of compressed tets
- * (the volume gradient grows with the faces). The damping, integrated implicitly edge by edge,
- * does not limit the step. */
+ * from the power-iteration estimate at the rest shape (solid_substeps scales it by how much
+ * stiffer the current shape's Gershgorin bound is than the rest shape's). The damping,
+ * integrated implicitly, does not limit the step. */
 void solid_update_substeps(solid_body *b, double dt) {
   double h = dt;
   if (b->params.integrator != LOOM_INTEGRATOR_IMPLICIT) {
-    const double *u = b->model.omega2_unit;
-    const double omega2 = 1.5 * (b->params.distance * u[0] + b->params.volume * u[1]);
+    const double omega2 = omega2_rest(b);
     const double gamma = 0; /* the damping is integrated implicitly (teschner_damp) */
     if (omega2 > 0)
       h = 0.9 * (-gamma + sqrt(gamma * gamma + 4.0 * omega2)) / omega2;
@@ -396,9 +403,13 @@ static int solid_substeps(loom_world *w, body_slot *s, double dt) {
   }
   int S = b->params.substeps_user > 0 ? b->params.substeps_user : b->derived.substeps_auto;
   if (b->params.substeps_user == 0) {
-    /* the shape now may be stiffer than the rest shape (a crushed lattice): its bound decides when
-     * it asks for more */
-    const double omega2 = teschner_omega2_now(b);
+    /* the shape now may be stiffer than the rest shape (a crushed lattice): the rest estimate grows
+     * by the ratio of the Gershgorin bounds now and at rest, and far from rest the bound decides */
+    const double now = teschner_omega2_now(b);
+    const double *u = b->model.omega2_unit;
+    const double rest = b->params.distance * u[0] + b->params.volume * u[1];
+    /* far from the rest shape (a bound half again above its rest value) the Gershgorin bound itself */
+    const double omega2 = rest > 0 && now < 1.5 * rest ? omega2_rest(b) * fmax(1.0, now / rest) : now;
     if (omega2 > 0) {
       const double S_now = ceil(dt / (0.9 * 2.0 / sqrt(omega2)) - 1e-9);
       if (S_now > S) S = S_now > WORLD_MAX_SUBSTEPS ? WORLD_MAX_SUBSTEPS : (int)S_now;
@@ -753,6 +764,7 @@ LOOM_API int loom_solid_set_rest(loom_world *w, int body, int reset) {
   memcpy(b->state.rest, src, sizeof(vec3) * (size_t)b->p.n);
   solid_rest_update(b);
   teschner_unit_bounds(b);
+  teschner_spectrum(b);
   solid_update_substeps(b, w->dt);
   return 0;
 }
