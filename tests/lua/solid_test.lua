@@ -491,3 +491,19 @@ describe("drawing solids", function()
     assert.is_true(sphere > 100 and box > sphere * 1.1, ("sphere %d px, lattice %d px"):format(sphere, box))
   end)
 end)
+
+describe("solids and rigid bodies", function()
+  it("a ball smaller than the lattice's cells rests on a soft cube instead of sinking between its vertices", function()
+    local w = loom.world { dt = 1 / 100 }
+    floor(w)
+    local c = cube(w, "c", { size = {2.5, 2.5, 2.5}, center = {0, 0, 1.26}, damping = 2 })
+    local ball = w:rigid { name = "ball", shape = loom.shape.sphere(0.4), mass = 2, position = {0, 0, 3.5} }
+    w:run(3)
+    local _, hi = c:aabb()
+    local bottom = ball.position.z - 0.4
+    assert.is_true(bottom > hi[3] - 0.1, ("ball bottom %.3f m, cube top %.3f m"):format(bottom, hi[3]))
+    assert.is_true(math.abs(ball.position.z - 2.85) < 0.1)
+    -- the ball's weight went into the cube: it sags a little more than it does alone
+    assert.is_true(hi[3] < 2.51)
+  end)
+end)

@@ -52,5 +52,7 @@ double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], 
 /* Solids with depth_contact against each other (contact_solid.c): document 002's spatial hash,
  * point-in-tet tests, consistent penetration depth and response. Returns the points it moved. */
 int contact_solid_respond(loom_world *w, const step_info *s);
+/* Spheres and capsules against solids' surface triangles (contact_solid.c). */
+void contact_solid_shapes(loom_world *w, const step_info *s);
 
 #endif

@@ -484,3 +484,117 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
   arena_release(A, mark);
   return moved;
 }
+
+/* ---- rounded rigid shapes against solid surface triangles --------------------------------------
+ * Vertex contacts keep a solid's vertices out of a rigid body, but a sphere or capsule smaller than
+ * the lattice's cells would sink between them. Here each surface triangle near such a shape is
+ * tested at its point nearest the shape's axis (the sphere's centre or the capsule's segment;
+ * alternating projections between the convex segment and triangle, 8 rounds): within the radius
+ * plus both skins, the triangle's vertices move out along the separating direction so that point
+ * reaches the contact distance (weights w / sum w^2), its approaching normal velocity relative to
+ * the body is removed by an impulse shared between the vertices (by barycentric weights and inverse
+ * masses) and a dynamic body (through the contact buffer, solver 2, applied in
+ * contact_rigid_couple), with Coulomb friction up to mu times it. */
+static vec3 closest_on_segment(vec3 p, vec3 a, vec3 b) {
+  const vec3 d = v3_sub(b, a);
+  const double l2 = v3_len2(d);
+  double t = l2 > 0 ? v3_dot(v3_sub(p, a), d) / l2 : 0;
+  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  return v3_madd(a, d, t);
+}
+
+void contact_solid_shapes(loom_world *w, const step_info *s) {
+  for (int k = 0; k < w->npairs; k++) {
+    int sa = w->pairs[k].a, sb = w->pairs[k].b;
+    if (w->bodies[sa].ops->id == LOOM_KIND_RIGID) {
+      const int t = sa;
+      sa = sb, sb = t;
+    }
+    if (w->bodies[sa].ops->id != LOOM_KIND_SOLID || w->bodies[sb].ops->id != LOOM_KIND_RIGID) continue;
+    solid_body *S = solid_of(&w->bodies[sa]);
+    rigid_body *r = rigid_of_slot(&w->bodies[sb]);
+    const int st = r->model.shape_type;
+    if ((st != LOOM_SHAPE_SPHERE && st != LOOM_SHAPE_CAPSULE) || S->p.frozen) continue;
+    vec3 pos;
+    quat q;
+    rigid_pose_at(r, s->a1, &pos, &q);
+    const double hh = st == LOOM_SHAPE_CAPSULE ? r->model.shape.half_h : 0;
+    const vec3 ax = q_rotate(q, v3(0, 0, hh));
+    const vec3 c0 = v3_sub(pos, ax), c1 = v3_add(pos, ax);
+    const double R = r->model.shape.radius, reach = R + S->p.thickness + r->params.thickness;
+    const vec3 lo = v3_sub(v3_min(c0, c1), v3(reach, reach, reach)), hi = v3_add(v3_max(c0, c1), v3(reach, reach, reach));
+    const double mu = sqrt(S->p.friction * r->params.friction);
+    const int dyn = rigid_is_dynamic(r);
+    mat3 Iinv;
+    memset(&Iinv, 0, sizeof Iinv);
+    if (dyn) Iinv = rigid_world_inv_inertia(r, q);
+    particles *P = &S->p;
+    for (int t = 0; t < P->nt; t++) {
+      const int32_t *f = P->tri + 3 * t;
+      const vec3 a = P->x[f[0]], b = P->x[f[1]], c = P->x[f[2]];
+      if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
+      double bary[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+      vec3 cs = closest_on_segment(v3_scale(v3_add(a, v3_add(b, c)), 1.0 / 3), c0, c1), pt = cs;
+      for (int it = 0; it < 8; it++) {
+        pt = geom_closest_on_triangle(cs, a, b, c, bary);
+        cs = closest_on_segment(pt, c0, c1);
+      }
+      const vec3 d = v3_sub(pt, cs);
+      const double dist = v3_len(d);
+      if (dist >= reach) continue;
+      /* the separating direction: from the axis to the triangle; through the axis, the triangle's
+       * outward normal reversed (the shape is outside the solid) */
+      vec3 n = dist > 1e-12 * reach ? v3_scale(d, 1.0 / dist)
+                                    : v3_neg(v3_normalize(v3_cross(v3_sub(b, a), v3_sub(c, a))));
+      if (!v3_isfinite(n)) continue;
+      double w2 = 0, kt = 0;
+      for (int v = 0; v < 3; v++) {
+        w2 += bary[v] * bary[v] * (P->inv_m[f[v]] > 0);
+        kt += bary[v] * bary[v] * P->inv_m[f[v]];
+      }
+      if (!(w2 > 0) || !(kt > 0)) continue; /* pinned triangle */
+      const double depth = reach - dist;
+      for (int v = 0; v < 3; v++)
+        if (P->inv_m[f[v]] > 0) P->x[f[v]] = v3_madd(P->x[f[v]], n, depth * bary[v] / w2);
+      /* velocities */
+      const vec3 cp = v3_madd(cs, n, R);
+      vec3 vp = v3(0, 0, 0);
+      for (int v = 0; v < 3; v++) vp = v3_madd(vp, P->v[f[v]], bary[v]);
+      const vec3 vrel = v3_sub(vp, rigid_point_velocity(r, cp));
+      const double vn = v3_dot(vrel, n);
+      if (vn >= 0) continue;
+      const vec3 rc = v3_sub(cp, pos);
+      double kr = 0;
+      if (dyn) {
+        const vec3 rn = v3_cross(rc, n);
+        kr = (r->params.linear ? r->model.inv_mass : 0) + (r->params.angular ? v3_dot(rn, m3_mulv(&Iinv, rn)) : 0);
+      }
+      const double jn = -vn / (kt + kr);
+      vec3 J = v3_scale(n, jn);
+      const vec3 vt = v3_madd(vrel, n, -vn);
+      const double vtl = v3_len(vt);
+      if (vtl > 0) J = v3_madd(J, vt, -fmin(vtl / (kt + kr), mu * jn) / vtl);
+      for (int v = 0; v < 3; v++) P->v[f[v]] = v3_madd(P->v[f[v]], J, bary[v] * P->inv_m[f[v]]);
+      contact_work *kw;
+      loom_contact *rec = contacts_push(w, &kw);
+      if (!rec) continue;
+      memset(rec, 0, sizeof *rec);
+      rec->body_a = world_handle(w, sa);
+      rec->body_b = world_handle(w, sb);
+      rec->type_a = LOOM_FEATURE_TRIANGLE;
+      rec->feature_a = t;
+      rec->type_b = LOOM_FEATURE_SHAPE;
+      rec->feature_b = -1;
+      rec->solver = 2;
+      rec->point = cp;
+      rec->normal = n;
+      rec->depth = depth;
+      rec->toi = -1;
+      rec->impulse = J;
+      memset(kw, 0, sizeof *kw);
+      kw->slot_a = sa;
+      kw->slot_b = sb;
+      kw->resolved = 1;
+    }
+  }
+}
