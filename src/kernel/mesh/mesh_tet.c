@@ -422,6 +422,12 @@ LOOM_API loom_tet_mesh *loom_tet_mesh_fill(const loom_mesh *s, double cell, int 
     return NULL;
   }
   const int nx = cx < 1 ? 1 : (int)cx, ny = cy < 1 ? 1 : (int)cy, nz = cz < 1 ? 1 : (int)cz;
+  /* the inside test costs cells x triangles solid angles: refuse what would take minutes */
+  if ((double)nx * ny * nz * s->nt > 5e8) {
+    loom_fail("tet_fill: %d x %d x %d cells against %d triangles is too much work (> 5e8 tests): use a larger "
+              "cell or a coarser surface", nx, ny, nz, s->nt);
+    return NULL;
+  }
   /* the grid centred on the surface's box */
   const vec3 o = v3_sub(v3_scale(v3_add(lo, hi), 0.5), v3(0.5 * nx * cell, 0.5 * ny * cell, 0.5 * nz * cell));
   const size_t ncell = (size_t)nx * ny * nz;
