@@ -41,6 +41,7 @@ typedef struct solid_state {
   vec3 *rest;        /* per vertex: the rest shape (plasticity moves it; else the mesh's) */
   vec3 *cn;          /* per vertex: the normal of the obstacle it touched in the last substep (zero:
                       * none); the implicit solve holds its normal velocity (a constraint) */
+  double *cvn;       /* per vertex: that obstacle's normal velocity there (a moving press), m/s */
 } solid_state;
 
 typedef struct solid_derived {

@@ -103,6 +103,7 @@ static void solid_free(void *data) {
   core_free(b->state.a_prev);
   core_free(b->state.rest);
   core_free(b->state.cn);
+  core_free(b->state.cvn);
   core_free(b->scratch.row_bound);
   core_free(b->surface.x);
   core_free(b->surface.tri);
@@ -166,6 +167,8 @@ static int solid_create(loom_world *w, int slot, const void *vdef) {
   b->state.a_prev = core_calloc((size_t)n, sizeof(vec3));
   b->state.rest = core_alloc((size_t)n, sizeof(vec3));
   b->state.cn = core_calloc((size_t)n, sizeof(vec3));
+  b->state.cvn = core_calloc((size_t)n, sizeof(double));
+  if (!b->state.cvn) return -1;
   b->scratch.row_bound = core_alloc((size_t)n, sizeof(double));
   if (!b->scratch.row_bound) return -1;
   if (!b->state.cn || !b->model.tet || !b->model.edge || !b->restq.len0 || !b->restq.vol0 || !b->restq.dm_inv || !b->state.a_prev ||
@@ -322,6 +325,7 @@ static const state_field solid_state_fields[] = {
   {"a_prev", offsetof(solid_body, state.a_prev), sizeof(vec3), 1},
   {"rest", offsetof(solid_body, state.rest), sizeof(vec3), 1},
   {"contact_normal", offsetof(solid_body, state.cn), sizeof(vec3), 1},
+  {"contact_speed", offsetof(solid_body, state.cvn), sizeof(double), 1},
 };
 
 static uint64_t solid_model_hash(const body_slot *s, uint64_t h) {
@@ -519,7 +523,7 @@ static void substep_verlet(loom_world *w, body_slot *s, const step_info *si) {
   for (int i = 0; i < n; i++) {
     const vec3 cn = b->state.cn[i];
     if (cn.x == 0 && cn.y == 0 && cn.z == 0) continue;
-    const double un = v3_dot(u[i], cn);
+    const double un = v3_dot(u[i], cn) - b->state.cvn[i];
     if (un < 0) u[i] = v3_madd(u[i], cn, -un);
   }
   teschner_damp(b, x, u, h);

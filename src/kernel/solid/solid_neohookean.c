@@ -278,12 +278,14 @@ void solid_record_contacts(loom_world *w, body_slot *s) {
   solid_body *b = solid_of(s);
   const int handle = world_handle(w, (int)(s - w->bodies));
   memset(b->state.cn, 0, sizeof(vec3) * (size_t)b->p.n);
+  memset(b->state.cvn, 0, sizeof(double) * (size_t)b->p.n);
   for (int k = 0; k < w->contacts.count; k++) {
     const loom_contact *c = &w->contacts.items[k];
     if (c->solver != 1 || c->body_a != handle || c->type_a != LOOM_FEATURE_VERTEX) continue;
     if (c->feature_a < 0 || c->feature_a >= b->p.n || !v3_isfinite(c->normal)) continue;
     if (!w->contacts.work[k].resolved) continue;
     b->state.cn[c->feature_a] = c->normal;
+    b->state.cvn[c->feature_a] = isfinite(w->contacts.work[k].vn_b) ? w->contacts.work[k].vn_b : 0;
   }
 }
 
@@ -379,7 +381,7 @@ void solid_implicit_substep(solid_body *b, double h, vec3 g, const vec3 *pin_v, 
     for (int i = 0; i < n; i++) {
       const vec3 cn = b->state.cn[i];
       if (im[i] == 0) dv[i] = v3_sub(pin_v[i], v[i]);
-      else if (cn.x != 0 || cn.y != 0 || cn.z != 0) dv[i] = v3_scale(cn, -v3_dot(v[i], cn));
+      else if (cn.x != 0 || cn.y != 0 || cn.z != 0) dv[i] = v3_scale(cn, b->state.cvn[i] - v3_dot(v[i], cn));
       else dv[i] = v3(0, 0, 0);
     }
     spmv(b, A, dv, qv);

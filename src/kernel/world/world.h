@@ -100,6 +100,7 @@ typedef struct contact_work {
   int slot_a, slot_b;
   vec3 pc, nl, p0; /* vertex–shape: corrected point, normal and path start in b's frame */
   int collided;    /* the path crossed a mesh triangle */
+  double vn_b;     /* vertex–shape: the normal velocity of b's surface point (m/s, along normal) */
   int resolved;    /* the response was applied */
 } contact_work;
 
