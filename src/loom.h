@@ -34,6 +34,7 @@ typedef struct loom_quat { double w, x, y, z; } loom_quat;
 typedef struct loom_world loom_world;
 typedef struct loom_mesh loom_mesh;
 typedef struct loom_tet_mesh loom_tet_mesh;
+typedef struct loom_simplex_mesh loom_simplex_mesh;
 typedef struct loom_canvas loom_canvas;
 
 /* ---- library ------------------------------------------------------------------------------ */
@@ -152,6 +153,57 @@ LOOM_API int loom_tet_mesh_check(const loom_tet_mesh *m);
 /* The surface as a triangle mesh (same vertex indices; interior vertices unused). Caller owns. */
 LOOM_API loom_mesh *loom_tet_mesh_surface(const loom_tet_mesh *m);
 
+/* ---- simplex meshes (document 004) ----------------------------------------------------------- */
+
+/* The surface a simplex generator made (loom_simplex_mesh_shape): 0 for a dual of a user mesh. */
+typedef enum loom_simplex_shape {
+  LOOM_SIMPLEX_DUAL = 0,
+  LOOM_SIMPLEX_SPHERE = 1,
+  LOOM_SIMPLEX_TORUS = 2,
+  LOOM_SIMPLEX_CYLINDER = 3
+} loom_simplex_shape;
+
+/* The simplex-2 mesh dual to a closed, manifold, consistently oriented triangle mesh: a vertex at
+ * each triangle's centroid with the three triangles across its edges as neighbours, an edge per
+ * triangulation edge, a face per triangulation vertex (its triangles counter-clockwise seen from
+ * outside). Open, non-manifold, pinched or inconsistently oriented meshes are refused, naming the
+ * edge or vertex. Caller owns. */
+LOOM_API loom_simplex_mesh *loom_simplex_mesh_dual(const loom_mesh *m);
+/* The dual of a UV sphere with `rings` circles of `segments` vertices between its poles (rings x
+ * segments + 2 vertices; 18 x 36 gives 004's 1296 V / 1944 E / 650 F), vertices on the sphere. */
+LOOM_API loom_simplex_mesh *loom_simplex_sphere(double radius, const loom_vec3 *center, int rings, int segments);
+/* The dual of a torus grid around z (skeleton radius R, tube radius r < R) with `segments` around
+ * the axis and `rings` around the tube (30 x 31 gives 004's 1860 V / 2790 E / 930 F), vertices
+ * on the torus. */
+LOOM_API loom_simplex_mesh *loom_simplex_torus(double R, double r, const loom_vec3 *center, int rings, int segments);
+/* The dual of a closed cylinder along z (`rings` bands along the side, fan caps), vertices on the
+ * side or on the caps. */
+LOOM_API loom_simplex_mesh *loom_simplex_cylinder(double radius, double height, const loom_vec3 *center, int rings,
+                                                   int segments);
+LOOM_API loom_simplex_mesh *loom_simplex_mesh_copy(const loom_simplex_mesh *m);
+LOOM_API void loom_simplex_mesh_destroy(loom_simplex_mesh *m);
+LOOM_API int loom_simplex_mesh_vertex_count(const loom_simplex_mesh *m);
+LOOM_API int loom_simplex_mesh_edge_count(const loom_simplex_mesh *m);
+LOOM_API int loom_simplex_mesh_face_count(const loom_simplex_mesh *m);
+/* Triangles of the faces' fans (2 E - 2 F). */
+LOOM_API int loom_simplex_mesh_triangle_count(const loom_simplex_mesh *m);
+/* Vertex positions (nv x 3, writable); valid until the mesh is destroyed. */
+LOOM_API loom_vec3 *loom_simplex_mesh_vertices(loom_simplex_mesh *m);
+/* nv x 3 neighbours in 004's rotational order (the normal formula below points outward). */
+LOOM_API const int32_t *loom_simplex_mesh_neighbors(const loom_simplex_mesh *m);
+LOOM_API const int32_t *loom_simplex_mesh_edges(const loom_simplex_mesh *m);
+LOOM_API const int32_t *loom_simplex_mesh_triangles(const loom_simplex_mesh *m);
+/* Faces: vertices face_vertices[offsets[f] .. offsets[f + 1]), counter-clockwise from outside. */
+LOOM_API const int32_t *loom_simplex_mesh_face_offsets(const loom_simplex_mesh *m);
+LOOM_API const int32_t *loom_simplex_mesh_face_vertices(const loom_simplex_mesh *m);
+/* The generator's surface (loom_simplex_shape) and its radii and centre (any may be NULL). */
+LOOM_API int loom_simplex_mesh_shape(const loom_simplex_mesh *m, double *R, double *r, loom_vec3 *center);
+/* 004's vertex normals -normalize((n2 - n1) x (n3 - n2)) of positions x (NULL = the mesh's) into
+ * out (nv x 3; zero where the neighbours are collinear). */
+LOOM_API int loom_simplex_mesh_normals(const loom_simplex_mesh *m, const loom_vec3 *x, loom_vec3 *out);
+/* 0, or -1 naming a vertex with a non-finite coordinate. */
+LOOM_API int loom_simplex_mesh_check(const loom_simplex_mesh *m);
+
 /* ---- worlds --------------------------------------------------------------------------------- */
 
 typedef struct loom_world_def {
@@ -181,6 +233,8 @@ typedef struct loom_stats {
   int largest_zone;         /* vertices in the largest impact zone, last step */
   int unresolved;           /* vertices stopped by the last-resort fallback, last step (0 normally) */
   int solid_points;         /* solid vertices found inside another solid's tets (002's contacts), last step */
+  int tool_contacts;        /* simplex triangles pushed by a tool (004's response), last step */
+  int tool_unresolved;      /* tool-triangle pairs still penetrating when the response's passes ran out, last step */
   int tangled;              /* vertices of triangles found crossing at the start of collision handling,
                              * left out of it until they come apart, last step (0 normally) */
   /* implicit cloth's contacts with rigid bodies (constraints of its solve), last step */
@@ -304,7 +358,7 @@ LOOM_API int loom_world_checkpoint_read(loom_world *w, const void *buf, int size
 
 /* ---- bodies (common) --------------------------------------------------------------------------- */
 
-typedef enum loom_kind { LOOM_KIND_NONE = 0, LOOM_KIND_CLOTH = 1, LOOM_KIND_RIGID = 2, LOOM_KIND_SOLID = 3 } loom_kind;
+typedef enum loom_kind { LOOM_KIND_NONE = 0, LOOM_KIND_CLOTH = 1, LOOM_KIND_RIGID = 2, LOOM_KIND_SOLID = 3, LOOM_KIND_SIMPLEX = 4 } loom_kind;
 
 /* Number of live bodies and the handle of the i-th in creation order (0 if out of range). */
 LOOM_API int loom_world_body_count(const loom_world *w);
@@ -357,7 +411,10 @@ typedef enum loom_integrator {
   LOOM_INTEGRATOR_VERLET = 2,     /* Stormer-Verlet: second order, exact for constant acceleration */
   LOOM_INTEGRATOR_RK4 = 3,        /* classical Runge-Kutta on (x, v) */
   LOOM_INTEGRATOR_IMPLICIT = 4,   /* backward Euler, one Newton step, filtered PCG (Baraff-Witkin 1998) */
-  LOOM_INTEGRATOR_VERLET_001 = 5  /* Verlet with 001's damping form x' = x + (1 - kd)(x - x_prev) + a h^2 */
+  LOOM_INTEGRATOR_VERLET_001 = 5, /* Verlet with 001's damping form x' = x + (1 - kd)(x - x_prev) + a h^2 */
+  LOOM_INTEGRATOR_CENTRAL = 6,    /* central differences m (x+ - 2x + x-)/h^2 + b (x+ - x-)/2h = F (004) */
+  LOOM_INTEGRATOR_EULER = 7,      /* explicit (forward) Euler on (x, v) */
+  LOOM_INTEGRATOR_HEUN = 8        /* Heun's method (explicit trapezoid) on (x, v) */
 } loom_integrator;
 
 typedef struct loom_cloth_def {
@@ -478,6 +535,57 @@ LOOM_API const int32_t *loom_solid_surface_triangles(const loom_world *w, int bo
 /* Makes the current shape the rest shape (plastic reset of the reference) or, with reset = 1,
  * puts back the mesh's original rest shape. */
 LOOM_API int loom_solid_set_rest(loom_world *w, int body, int reset);
+
+/* ---- simplex bodies (document 004) ----------------------------------------------------------- */
+
+typedef enum loom_simplex_model {
+  LOOM_SIMPLEX_MRA = 1,   /* 004's "new scheme" (Eq. 6.3): anchors and neighbour offset vectors, linear */
+  LOOM_SIMPLEX_SHAPE = 2  /* rotation invariant: each vertex's neighbourhood and the whole body shape-matched */
+} loom_simplex_model;
+
+typedef enum loom_simplex_response {
+  LOOM_RESPONSE_PROJECT = 0, /* penetrated triangles moved out at once, re-queried until none */
+  LOOM_RESPONSE_PD = 1       /* 004's: the penetration depth vector is a target tracked by a PD controller */
+} loom_simplex_response;
+
+typedef struct loom_simplex_def {
+  const char *name;               /* unique in the world, non-empty, copied */
+  const loom_simplex_mesh *mesh;  /* rest and initial shape, copied */
+  int model;                      /* loom_simplex_model */
+  int integrator;                 /* LOOM_INTEGRATOR_CENTRAL (004's), _EULER, _HEUN, _RK4 */
+  double k;                       /* neighbour coupling, N/m */
+  double k_anchor;                /* anchor to the rest position (k_r), N/m */
+  double mass;                    /* kg per vertex (004's m) */
+  double damping;                 /* b, N s/m per vertex */
+  double thickness;               /* m: tools and other bodies keep this far from the surface */
+  double friction;                /* 004's tool friction mu (tangential mu |PDV| along the tool's motion) */
+  int substeps;                   /* per step; 0 = automatic from the stability estimate */
+  int self_collision;             /* 1: the surface never passes through itself (0 or 1) */
+  int response;                   /* loom_simplex_response */
+  double kp, kd;                  /* PD response gains (004's k_p, k_d) */
+  int hold;                       /* 1: 004's contact hold (a vertex touching a tool that did not move stays) */
+  int passes;                     /* project response: re-query passes per substep (cap) */
+} loom_simplex_def;
+
+/* Defaults: simplex_mra, central differences, k = 0.1 N/m, k_anchor = 0.05 N/m, m = 0.001 kg,
+ * b = 0.01 N s/m (004's parameter set), project response with 16 passes, hold on. */
+LOOM_API void loom_simplex_def_default(loom_simplex_def *def);
+/* Creates a simplex body; returns its handle, or 0 with a message naming the first bad field. */
+LOOM_API int loom_simplex_create(loom_world *w, const loom_simplex_def *def);
+/* The model's internal forces at the current positions (no damping, gravity or external forces)
+ * into out (n x 3). 0 or -1. */
+LOOM_API int loom_simplex_internal_forces(const loom_world *w, int body, loom_vec3 *out);
+/* Makes the current shape the rest shape (004's "update initial conditions"), or with reset = 1
+ * puts the body back to its original shape: positions and rest shape, velocities zero. */
+LOOM_API int loom_simplex_set_rest(loom_world *w, int body, int reset);
+/* Neighbours (n x 3, 004's order) and fan triangles (count x 3) of a simplex body. */
+LOOM_API const int32_t *loom_simplex_neighbors(const loom_world *w, int body);
+/* Pairs of a kinematic or static sphere or capsule and a surface triangle of the body that are
+ * closer than the shape's radius minus tol (or cross), now. -1 on a bad handle. */
+LOOM_API int loom_simplex_penetrations(const loom_world *w, int body, double tol);
+/* The exact state (x, v) at time t of 004's 1-D oscillator m x'' + b x' + k x = 0 from x0, v0
+ * (under-, critically and over-damped). 0 or -1. */
+LOOM_API int loom_oscillator_exact(double m, double b, double k, double x0, double v0, double t, double *x, double *v);
 
 /* ---- pin groups (kinematic vertices) -------------------------------------------------------- */
 

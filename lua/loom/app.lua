@@ -39,6 +39,9 @@ function App.notify(msg, kind)
   if #S.notes > 6 then table.remove(S.notes, 1) end
 end
 
+-- input messages (a gamepad came or went, the key fallback, a clamped recording) in the window too
+input.on_message = function(msg) App.notify(msg, "info") end
+
 -- A reload failed: the old scene keeps running and shows the error until the next good save.
 function App.show_error(msg)
   S.banner = msg
@@ -289,7 +292,7 @@ function App.open_stats(path, append)
   S.stats_file = f
   S.stats_bodies = {}
   for _, b in ipairs(S.world:bodies()) do
-    if b.kind == "cloth" or b.kind == "solid" then S.stats_bodies[#S.stats_bodies + 1] = b.name end
+    if b.kind ~= "rigid" then S.stats_bodies[#S.stats_bodies + 1] = b.name end
   end
   if not append then
     local cols = {"step", "time", "kinetic", "potential", "elastic", "contacts", "collisions", "max_penetration",
@@ -313,7 +316,7 @@ function write_stats()
       local ok, bb = pcall(W.body, W, name)
       b = ok and bb or nil
     end
-    if b and (b.kind == "cloth" or b.kind == "solid") then
+    if b and b.kind ~= "rigid" then
       local m, cx, cy, cz, vx, vy, vz = 0, 0, 0, 0, 0, 0, 0
       local mass = b:raw "m"
       for i = 0, b.n - 1 do
@@ -639,6 +642,8 @@ local function handle_event(e)
     st.axes[e.index] = e.value
   elseif e.type == "note" then
     toast(e.text, "info")
+  elseif e.type == "device" then
+    input._device_event(e.down and e.text or nil)
   end
 end
 

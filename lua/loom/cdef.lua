@@ -5,6 +5,7 @@ typedef struct loom_quat { double w, x, y, z; } loom_quat;
 typedef struct loom_world loom_world;
 typedef struct loom_mesh loom_mesh;
 typedef struct loom_tet_mesh loom_tet_mesh;
+typedef struct loom_simplex_mesh loom_simplex_mesh;
 typedef struct loom_canvas loom_canvas;
 const char *loom_version(void);
 const char *loom_last_error(void);
@@ -54,6 +55,32 @@ int loom_tet_mesh_flipped(const loom_tet_mesh *m);
 double loom_tet_mesh_volume(const loom_tet_mesh *m);
 int loom_tet_mesh_check(const loom_tet_mesh *m);
 loom_mesh *loom_tet_mesh_surface(const loom_tet_mesh *m);
+typedef enum loom_simplex_shape {
+  LOOM_SIMPLEX_DUAL = 0,
+  LOOM_SIMPLEX_SPHERE = 1,
+  LOOM_SIMPLEX_TORUS = 2,
+  LOOM_SIMPLEX_CYLINDER = 3
+} loom_simplex_shape;
+loom_simplex_mesh *loom_simplex_mesh_dual(const loom_mesh *m);
+loom_simplex_mesh *loom_simplex_sphere(double radius, const loom_vec3 *center, int rings, int segments);
+loom_simplex_mesh *loom_simplex_torus(double R, double r, const loom_vec3 *center, int rings, int segments);
+loom_simplex_mesh *loom_simplex_cylinder(double radius, double height, const loom_vec3 *center, int rings,
+                                                   int segments);
+loom_simplex_mesh *loom_simplex_mesh_copy(const loom_simplex_mesh *m);
+void loom_simplex_mesh_destroy(loom_simplex_mesh *m);
+int loom_simplex_mesh_vertex_count(const loom_simplex_mesh *m);
+int loom_simplex_mesh_edge_count(const loom_simplex_mesh *m);
+int loom_simplex_mesh_face_count(const loom_simplex_mesh *m);
+int loom_simplex_mesh_triangle_count(const loom_simplex_mesh *m);
+loom_vec3 *loom_simplex_mesh_vertices(loom_simplex_mesh *m);
+const int32_t *loom_simplex_mesh_neighbors(const loom_simplex_mesh *m);
+const int32_t *loom_simplex_mesh_edges(const loom_simplex_mesh *m);
+const int32_t *loom_simplex_mesh_triangles(const loom_simplex_mesh *m);
+const int32_t *loom_simplex_mesh_face_offsets(const loom_simplex_mesh *m);
+const int32_t *loom_simplex_mesh_face_vertices(const loom_simplex_mesh *m);
+int loom_simplex_mesh_shape(const loom_simplex_mesh *m, double *R, double *r, loom_vec3 *center);
+int loom_simplex_mesh_normals(const loom_simplex_mesh *m, const loom_vec3 *x, loom_vec3 *out);
+int loom_simplex_mesh_check(const loom_simplex_mesh *m);
 typedef struct loom_world_def {
   double dt;
   loom_vec3 gravity;
@@ -79,6 +106,8 @@ typedef struct loom_stats {
   int largest_zone;
   int unresolved;
   int solid_points;
+  int tool_contacts;
+  int tool_unresolved;
   int tangled;
   int cloth_contacts;
   int contact_resolves;
@@ -138,7 +167,7 @@ int loom_world_checkpoint_size(const loom_world *w, int extra_len);
 int loom_world_checkpoint_write(const loom_world *w, const void *extra, int extra_len, void *buf, int size);
 int loom_world_checkpoint_extra(const void *buf, int size, int *offset, int *len);
 int loom_world_checkpoint_read(loom_world *w, const void *buf, int size, int force);
-typedef enum loom_kind { LOOM_KIND_NONE = 0, LOOM_KIND_CLOTH = 1, LOOM_KIND_RIGID = 2, LOOM_KIND_SOLID = 3 } loom_kind;
+typedef enum loom_kind { LOOM_KIND_NONE = 0, LOOM_KIND_CLOTH = 1, LOOM_KIND_RIGID = 2, LOOM_KIND_SOLID = 3, LOOM_KIND_SIMPLEX = 4 } loom_kind;
 int loom_world_body_count(const loom_world *w);
 int loom_world_body_at(const loom_world *w, int i);
 int loom_world_find(const loom_world *w, const char *name);
@@ -168,7 +197,10 @@ typedef enum loom_integrator {
   LOOM_INTEGRATOR_VERLET = 2,
   LOOM_INTEGRATOR_RK4 = 3,
   LOOM_INTEGRATOR_IMPLICIT = 4,
-  LOOM_INTEGRATOR_VERLET_001 = 5
+  LOOM_INTEGRATOR_VERLET_001 = 5,
+  LOOM_INTEGRATOR_CENTRAL = 6,
+  LOOM_INTEGRATOR_EULER = 7,
+  LOOM_INTEGRATOR_HEUN = 8
 } loom_integrator;
 typedef struct loom_cloth_def {
   const char *name;
@@ -243,6 +275,39 @@ int loom_solid_embed(loom_world *w, int body, const loom_mesh *surface);
 const loom_vec3 *loom_solid_surface_vertices(const loom_world *w, int body, int *nv);
 const int32_t *loom_solid_surface_triangles(const loom_world *w, int body, int *nt);
 int loom_solid_set_rest(loom_world *w, int body, int reset);
+typedef enum loom_simplex_model {
+  LOOM_SIMPLEX_MRA = 1,
+  LOOM_SIMPLEX_SHAPE = 2
+} loom_simplex_model;
+typedef enum loom_simplex_response {
+  LOOM_RESPONSE_PROJECT = 0,
+  LOOM_RESPONSE_PD = 1
+} loom_simplex_response;
+typedef struct loom_simplex_def {
+  const char *name;
+  const loom_simplex_mesh *mesh;
+  int model;
+  int integrator;
+  double k;
+  double k_anchor;
+  double mass;
+  double damping;
+  double thickness;
+  double friction;
+  int substeps;
+  int self_collision;
+  int response;
+  double kp, kd;
+  int hold;
+  int passes;
+} loom_simplex_def;
+void loom_simplex_def_default(loom_simplex_def *def);
+int loom_simplex_create(loom_world *w, const loom_simplex_def *def);
+int loom_simplex_internal_forces(const loom_world *w, int body, loom_vec3 *out);
+int loom_simplex_set_rest(loom_world *w, int body, int reset);
+const int32_t *loom_simplex_neighbors(const loom_world *w, int body);
+int loom_simplex_penetrations(const loom_world *w, int body, double tol);
+int loom_oscillator_exact(double m, double b, double k, double x0, double v0, double t, double *x, double *v);
 int loom_pins_create(loom_world *w, int body, const int32_t *vertices, int count);
 int loom_pins_set_target(loom_world *w, int group, const loom_vec3 *offset);
 int loom_pins_set_offset(loom_world *w, int group, const loom_vec3 *offset);

@@ -5,6 +5,7 @@ local C = require "loom.lib"
 local check = require "loom.check"
 local caller = require "loom.caller"
 local tet = require "loom.tetmesh"
+local simplex = require "loom.simplexmesh"
 
 local M = {}
 
@@ -254,6 +255,11 @@ M.tet_box = tet.tet_box
 M.tet_fill = tet.tet_fill
 M.tet_from_arrays = tet.tet_from_arrays
 M.is_tet_mesh = tet.is_tet_mesh
+M.simplex_sphere = simplex.simplex_sphere
+M.simplex_torus = simplex.simplex_torus
+M.simplex_cylinder = simplex.simplex_cylinder
+M.simplex_dual = simplex.simplex_dual
+M.is_simplex_mesh = simplex.is_simplex_mesh
 
 -- from_arrays(vertices, triangles): vertices = {{x, y, z}, ...}, triangles = {{a, b, c}, ...} with
 -- 0-based vertex indices (as everywhere in Loom).

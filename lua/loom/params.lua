@@ -48,6 +48,6 @@ function M.markdown(kind)
   return table.concat(rows, "\n")
 end
 
-M.kinds = {cloth = C.LOOM_KIND_CLOTH, rigid = C.LOOM_KIND_RIGID, solid = C.LOOM_KIND_SOLID}
+M.kinds = {cloth = C.LOOM_KIND_CLOTH, rigid = C.LOOM_KIND_RIGID, solid = C.LOOM_KIND_SOLID, simplex = C.LOOM_KIND_SIMPLEX}
 
 return M

@@ -130,4 +130,53 @@ function M.sine(def)
   end
 end
 
+
+-- along{points = {{x, y, z}, ...}, value = function(t) return 0..255 end} (or along(points, value)):
+-- document 004's finger tools. The value places the tool on the polyline through the points by arc
+-- length: 0 at the first point, 255 at the last, linear between. Values outside [0, 255] are
+-- clamped, with one warning.
+function M.along(def, value_fn)
+  local pts, value
+  if type(def) == "table" and def.points ~= nil then
+    local d, err = check.fields(def, {points = {"table", required = true}, value = {"function", required = true}})
+    if not d then check.raise("along", err) end
+    pts, value = d.points, d.value
+  else
+    pts, value = def, value_fn
+  end
+  if type(pts) ~= "table" or #pts < 2 then check.raise("along", "'points' must be a list of at least two {x, y, z}") end
+  if type(value) ~= "function" then check.raise("along", "'value' must be a function of t returning 0..255") end
+  local P, cum = {}, {0}
+  for i, p in ipairs(pts) do
+    P[i] = vec("along", p, ("point %d"):format(i))
+    if i > 1 then
+      local a, b = P[i - 1], P[i]
+      cum[i] = cum[i - 1] + math.sqrt((b[1] - a[1]) ^ 2 + (b[2] - a[2]) ^ 2 + (b[3] - a[3]) ^ 2)
+    end
+  end
+  local total = cum[#P]
+  local warned = false
+  return function(t)
+    local v = value(t)
+    if type(v) ~= "number" or v ~= v then
+      check.raise("along", ("the value function returned %s at t = %g (expected 0..255)"):format(check.describe(v), t))
+    end
+    if v < 0 or v > 255 then
+      if not warned then
+        warned = true
+        io.stderr:write(("loom: trajectory.along: finger value %g at t = %g is outside [0, 255]; clamped\n"):format(v, t))
+      end
+      v = v < 0 and 0 or 255
+    end
+    if total == 0 then return P[1][1], P[1][2], P[1][3] end
+    local s = v / 255 * total
+    local k = 1
+    while k < #P - 1 and cum[k + 1] < s do k = k + 1 end
+    local seg = cum[k + 1] - cum[k]
+    local u = seg > 0 and (s - cum[k]) / seg or 0
+    local a, b = P[k], P[k + 1]
+    return a[1] + u * (b[1] - a[1]), a[2] + u * (b[2] - a[2]), a[3] + u * (b[3] - a[3])
+  end
+end
+
 return M

@@ -43,7 +43,7 @@ function M.fit(world)
     end
     return lo, hi
   end
-  local lo, hi = box(function(b) return b.kind == "cloth" or b.kind == "solid" end)
+  local lo, hi = box(function(b) return b.kind ~= "rigid" end)
   if lo[1] > hi[1] then lo, hi = box(function() return true end) end
   if lo[1] > hi[1] then return M.camera() end
   local size = math.max(hi[1] - lo[1], hi[2] - lo[2], hi[3] - lo[3], 0.5)

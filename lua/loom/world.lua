@@ -118,8 +118,8 @@ local function wrap(W, h)
   local name = ffi.string(C.loom_body_name(w, h))
   local kind = C.loom_body_kind(w, h)
   local b = {world = W, handle = h, name = name}
-  if kind == C.LOOM_KIND_CLOTH or kind == C.LOOM_KIND_SOLID then
-    b.kind = kind == C.LOOM_KIND_CLOTH and "cloth" or "solid"
+  if kind == C.LOOM_KIND_CLOTH or kind == C.LOOM_KIND_SOLID or kind == C.LOOM_KIND_SIMPLEX then
+    b.kind = kind == C.LOOM_KIND_CLOTH and "cloth" or (kind == C.LOOM_KIND_SOLID and "solid" or "simplex")
     local n = C.loom_body_vertex_count(w, h)
     local owner = ("%s '%s'"):format(b.kind, name)
     b.n = n
@@ -261,6 +261,60 @@ function World:solid(def)
     if not ok then
       self:remove(b)
       check.raise("solid", "'fixed': " .. tostring(e):gsub("^.-bad argument #1 to 'pin' %((.*)%)$", "%1"))
+    end
+    b.fixed = e
+  end
+  return b
+end
+
+local simplex_models = {simplex_mra = C.LOOM_SIMPLEX_MRA, simplex_shape = C.LOOM_SIMPLEX_SHAPE}
+local simplex_integrators = {central = C.LOOM_INTEGRATOR_CENTRAL, euler = C.LOOM_INTEGRATOR_EULER,
+                             heun = C.LOOM_INTEGRATOR_HEUN, rk4 = C.LOOM_INTEGRATOR_RK4}
+local simplex_spec = params_mod.add_checks({
+  name = {"string", required = true},
+  mesh = {"any", required = true},
+  model = {"string", default = "simplex_mra", choices = {"simplex_mra", "simplex_shape"}},
+  integrator = {"string", default = "central", choices = {"central", "euler", "heun", "rk4"}},
+  mass = {"number", min = 0, open_min = true},
+  fixed = {"any"},
+}, C.LOOM_KIND_SIMPLEX)
+simplex_spec.self_collision = {"boolean", default = false}
+simplex_spec.hold = {"boolean", default = true}
+simplex_spec.response = {"string", default = "project", choices = {"project", "pd"}}
+
+-- world:simplex{name, mesh = simplex mesh, model = "simplex_mra" | "simplex_shape", k, k_anchor,
+--               mass (kg per vertex, 004's m), damping (b), integrator = "central" | "euler" |
+--               "heun" | "rk4", thickness, friction, substeps, response = "project" | "pd", kp, kd,
+--               hold, passes, self_collision, fixed = {indices}} → body
+function World:simplex(def)
+  local d, err = check.fields(def, simplex_spec)
+  if not d then check.raise("simplex", err) end
+  if not mesh_mod.is_simplex_mesh(d.mesh) then
+    check.raise("simplex", "'mesh' must be a simplex mesh (loom.mesh.simplex_sphere, simplex_torus, simplex_cylinder, " ..
+      "simplex_dual), got " .. check.describe(d.mesh))
+  end
+  local sd = ffi.new("loom_simplex_def")
+  C.loom_simplex_def_default(sd)
+  sd.name = d.name
+  sd.mesh = d.mesh
+  sd.model = simplex_models[d.model]
+  sd.integrator = simplex_integrators[d.integrator]
+  for _, k in ipairs {"k", "k_anchor", "mass", "damping", "thickness", "friction", "substeps", "kp", "kd", "passes"} do
+    if d[k] ~= nil then sd[k] = d[k] end
+  end
+  sd.self_collision = d.self_collision and 1 or 0
+  sd.hold = d.hold and 1 or 0
+  sd.response = d.response == "pd" and C.LOOM_RESPONSE_PD or C.LOOM_RESPONSE_PROJECT
+  local h = C.loom_simplex_create(self._w, sd)
+  if h == 0 then caller.error(last_error()) end
+  self._body_serial = (rawget(self, "_body_serial") or 0) + 1
+  local b = wrap(self, h)
+  b.mesh = d.mesh
+  if d.fixed ~= nil then
+    local ok, e = pcall(Body.pin, b, d.fixed)
+    if not ok then
+      self:remove(b)
+      check.raise("simplex", "'fixed': " .. tostring(e):gsub("^.-bad argument #1 to 'pin' %((.*)%)$", "%1"))
     end
     b.fixed = e
   end
@@ -761,7 +815,7 @@ function World:stats()
     impact_zones = s.impact_zones, iterations = s.iterations, substeps = s.substeps,
     max_penetration = s.max_penetration, frozen = s.frozen, bodies = s.bodies,
     messages = s.messages, step_ms = s.step_seconds * 1000, cg_residual = s.cg_residual,
-    cloth_contacts = s.cloth_contacts, contact_resolves = s.contact_resolves, solid_points = s.solid_points,
+    cloth_contacts = s.cloth_contacts, contact_resolves = s.contact_resolves, solid_points = s.solid_points, tool_contacts = s.tool_contacts, tool_unresolved = s.tool_unresolved,
     proximity = s.proximity, ccd_collisions = s.ccd_collisions,
     collision_iterations = s.collision_iterations, largest_zone = s.largest_zone,
     unresolved = s.unresolved, tangled = s.tangled,
@@ -912,7 +966,7 @@ end
 -- cloth and solids: bodies made of particles
 local function need_cloth(b, fname)
   alive(b, fname)
-  if b.kind == "rigid" then caller.error(("%s: '%s' is a rigid body, not a cloth or solid"):format(fname, b.name)) end
+  if b.kind == "rigid" then caller.error(("%s: '%s' is a rigid body, not a cloth, solid or simplex body"):format(fname, b.name)) end
 end
 
 local function need_only_cloth(b, fname)
@@ -961,10 +1015,42 @@ function Body:surface_triangles()
   return t, n[0]
 end
 
--- solid:set_rest() makes the current shape the rest shape; solid:reset_rest() puts back the mesh's
+-- solid:set_rest() / simplex:set_rest() makes the current shape the rest shape (plastic: 004's
+-- "update initial conditions"); solid:reset_rest() puts back the mesh's rest shape; simplex:reset()
+-- puts the body back to its original shape (positions and rest shape, velocities zero)
 function Body:set_rest()
+  alive(self, "set_rest")
+  if self.kind == "simplex" then
+    if C.loom_simplex_set_rest(self.world._w, self.handle, 0) ~= 0 then caller.error("set_rest: " .. last_error()) end
+    return
+  end
   need_solid(self, "set_rest")
   if C.loom_solid_set_rest(self.world._w, self.handle, 0) ~= 0 then caller.error("set_rest: " .. last_error()) end
+end
+function Body:reset()
+  alive(self, "reset")
+  if self.kind ~= "simplex" then caller.error(("reset: '%s' is a %s body, not a simplex body"):format(self.name, self.kind)) end
+  if C.loom_simplex_set_rest(self.world._w, self.handle, 1) ~= 0 then caller.error("reset: " .. last_error()) end
+end
+
+-- simplex:neighbors(i) → {j1, j2, j3} in 004's rotational order (0-based)
+function Body:neighbors(i)
+  alive(self, "neighbors")
+  if self.kind ~= "simplex" then caller.error(("neighbors: '%s' is a %s body, not a simplex body"):format(self.name, self.kind)) end
+  if type(i) ~= "number" or i ~= math.floor(i) or i < 0 or i >= self.n then
+    check.raise_n(1, "neighbors", ("expected a vertex index in [0, %d], got %s"):format(self.n - 1, check.describe(i)))
+  end
+  local nb = C.loom_simplex_neighbors(self.world._w, self.handle)
+  return {nb[3 * i], nb[3 * i + 1], nb[3 * i + 2]}
+end
+
+-- simplex:penetrations([tol]) → how many (tool, surface triangle) pairs overlap now: a kinematic or
+-- static sphere or capsule closer than its radius minus tol to a triangle, or with its axis behind it
+function Body:penetrations(tol)
+  alive(self, "penetrations")
+  if self.kind ~= "simplex" then caller.error(("penetrations: '%s' is a %s body, not a simplex body"):format(self.name, self.kind)) end
+  if tol ~= nil and not (check.is_finite(tol) and tol >= 0) then check.raise_n(1, "penetrations", "'tol' must be a number >= 0") end
+  return C.loom_simplex_penetrations(self.world._w, self.handle, tol or 0)
 end
 function Body:reset_rest()
   need_solid(self, "reset_rest")
@@ -1198,8 +1284,16 @@ end
 
 -- body:internal_forces([out]) → loom_vec3 array (n) of model forces at the current state
 function Body:internal_forces(out)
-  need_only_cloth(self, "internal_forces")
+  alive(self, "internal_forces")
+  if out ~= nil and not (type(out) == "cdata") then
+    check.raise_n(1, "internal_forces", "'out' must be an FFI loom_vec3 array of " .. self.n .. " entries")
+  end
   out = out or ffi.new("loom_vec3[?]", self.n)
+  if self.kind == "simplex" then
+    if C.loom_simplex_internal_forces(self.world._w, self.handle, out) ~= 0 then caller.error("internal_forces: " .. last_error()) end
+    return out
+  end
+  need_only_cloth(self, "internal_forces")
   C.loom_body_internal_forces(self.world._w, self.handle, out)
   return out
 end

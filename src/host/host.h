@@ -34,8 +34,9 @@ typedef struct host_options {
   int ntracks;
 } host_options;
 
-/* EV_NOTE: a message from the main thread (a screenshot was saved) for the window's notes. */
-typedef enum host_event_type { EV_KEY = 1, EV_MOVE, EV_BUTTON, EV_WHEEL, EV_AXIS, EV_NOTE } host_event_type;
+/* EV_NOTE: a message from the main thread (a screenshot was saved) for the window's notes.
+ * EV_DEVICE: a gamepad or joystick was connected (down = 1, text = its name) or removed (down = 0). */
+typedef enum host_event_type { EV_KEY = 1, EV_MOVE, EV_BUTTON, EV_WHEEL, EV_AXIS, EV_NOTE, EV_DEVICE } host_event_type;
 
 typedef struct host_event {
   int type;

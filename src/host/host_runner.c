@@ -225,6 +225,11 @@ static void push_events(runner *r, lua_State *L) {
       set_str(L, "type", "note");
       set_str(L, "text", e->text);
       break;
+    case EV_DEVICE:
+      set_str(L, "type", "device");
+      set_str(L, "text", e->text);
+      set_bool(L, "down", e->down);
+      break;
     }
     lua_rawseti(L, -2, i + 1);
   }

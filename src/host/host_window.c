@@ -109,7 +109,18 @@ static void take_screenshot(SDL_Renderer *ren, const host_options *opt, runner *
 
 /* SDL events into the runner's queue; Esc quits, F12 asks for a screenshot, r restarts a stuck
  * run. Mouse positions are scaled from window to frame pixels. */
-static void pump_events(SDL_Window *win, runner *r, int tex_w, int tex_h, int *quit, int *shot_pending, int *stuck) {
+/* Tells the runner's Lua side that a device came (name) or went (NULL). */
+static void device_event(runner *r, const char *name) {
+  host_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = EV_DEVICE;
+  ev.down = name != NULL;
+  if (name) snprintf(ev.text, sizeof ev.text, "%s", name);
+  runner_push_event(r, &ev);
+}
+
+static void pump_events(SDL_Window *win, runner *r, int tex_w, int tex_h, int *quit, int *shot_pending, int *stuck,
+                        SDL_Joystick **joy) {
 SDL_Event e;
   while (SDL_PollEvent(&e)) {
     host_event ev;
@@ -160,6 +171,19 @@ SDL_Event e;
       ev.type = EV_WHEEL;
       ev.dy = e.wheel.y;
       runner_push_event(r, &ev);
+      break;
+    case SDL_JOYDEVICEADDED:
+      if (!*joy) {
+        *joy = SDL_JoystickOpen(e.jdevice.which);
+        if (*joy) device_event(r, SDL_JoystickName(*joy) ? SDL_JoystickName(*joy) : "joystick");
+      }
+      break;
+    case SDL_JOYDEVICEREMOVED:
+      if (*joy && SDL_JoystickInstanceID(*joy) == e.jdevice.which) {
+        SDL_JoystickClose(*joy);
+        *joy = NULL;
+        device_event(r, NULL);
+      }
       break;
     case SDL_JOYAXISMOTION:
       ev.type = EV_AXIS;
@@ -228,7 +252,7 @@ static int window_open(host_win *hw) {
     SDL_Quit();
     return -2;
   }
-  hw->joy = SDL_NumJoysticks() > 0 ? SDL_JoystickOpen(0) : NULL;
+  hw->joy = NULL; /* SDL reports attached devices as SDL_JOYDEVICEADDED events (pump_events opens one) */
   return 0;
 }
 
@@ -304,7 +328,7 @@ static void upload_frame(host_win *hw) {
 /* One frame of the window: events, watchdog, the newest frame, a screenshot if asked. Returns 0 to
  * go on, 1 when the loop ends (quit, the runner finished, or it could not restart). */
 static int window_frame(host_win *hw) {
-  pump_events(hw->win, hw->r, hw->tex_w, hw->tex_h, &hw->quit, &hw->shot_pending, &hw->stuck);
+  pump_events(hw->win, hw->r, hw->tex_w, hw->tex_h, &hw->quit, &hw->shot_pending, &hw->stuck, &hw->joy);
   if (watch_runner(hw) != 0) return 1;
   pthread_mutex_lock(&hw->r->mu);
   upload_frame(hw);

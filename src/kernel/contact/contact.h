@@ -54,5 +54,8 @@ double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], 
 int contact_solid_respond(loom_world *w, const step_info *s);
 /* Spheres and capsules against solids' surface triangles (contact_solid.c). */
 void contact_solid_shapes(loom_world *w, const step_info *s);
+/* Kinematic and static spheres and capsules against simplex bodies' surfaces (contact_simplex.c):
+ * document 004's tool response, continuous and re-queried. */
+void contact_simplex_tools(loom_world *w, const step_info *s);
 
 #endif

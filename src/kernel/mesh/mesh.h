@@ -46,6 +46,23 @@ void tet_barycentric(vec3 p, vec3 a, vec3 b, vec3 c, vec3 d, double w[4]);
  * *dist. O(tets). -1 for an empty mesh. */
 int tet_mesh_locate(const loom_tet_mesh *m, vec3 p, double w[4], double *dist);
 
+/* A simplex-2 mesh (loom_simplex_mesh, mesh_simplex.c): three neighbours per vertex. */
+struct loom_simplex_mesh {
+  int nv, ne, nf, nt;
+  vec3 *v;
+  int32_t *nbr;        /* nv x 3 */
+  int32_t *edge;       /* ne x 2, lower first, sorted */
+  int32_t *face_start; /* nf + 1 */
+  int32_t *face_v;     /* the faces' vertex cycles */
+  int32_t *tri;        /* nt x 3 fan triangles */
+  int shape;           /* LOOM_SIMPLEX_* of the generator (0: a dual of a user mesh) */
+  double R, r;         /* sphere / cylinder radius in R; torus: skeleton radius R, tube radius r */
+  vec3 center;
+};
+
+/* 004's vertex normals -normalize((n2 - n1) x (n3 - n2)) of positions x (zero where degenerate). */
+void simplex_vertex_normals(const vec3 *x, const int32_t *nbr, int nv, vec3 *out);
+
 /* Hard limits that keep every index product (3 nt, 2 ne <= 6 nt) inside int32 and stop hostile
  * arguments or files from requesting absurd allocations. */
 #define MESH_MAX_VERTICES (INT32_MAX / 3)

@@ -31,6 +31,7 @@ void phase_respond(loom_world *w, const step_info *s) {
   }
   contact_solid_respond(w, s);
   contact_solid_shapes(w, s);
+  contact_simplex_tools(w, s);
   contact_rigid_couple(w, 0); /* (the vertex records come from detect, before the rigid ones) */
   for (int o = 0; o < w->order_count; o++) {
     body_slot *b = &w->bodies[w->order[o]];

@@ -4,11 +4,11 @@
 
 #include "world/world.h"
 
-extern const body_kind cloth_kind, rigid_kind, solid_kind;
+extern const body_kind cloth_kind, rigid_kind, solid_kind, simplex_kind;
 
 #define MAX_KINDS 16
-static const body_kind *kinds[MAX_KINDS] = {&cloth_kind, &rigid_kind, &solid_kind};
-static int nkinds = 3;
+static const body_kind *kinds[MAX_KINDS] = {&cloth_kind, &rigid_kind, &solid_kind, &simplex_kind};
+static int nkinds = 4;
 
 const body_kind *world_kind(int id) {
   for (int i = 0; i < nkinds; i++)

@@ -1,0 +1,226 @@
+/* contact_simplex.c — document 004's tools against simplex surfaces: kinematic and static spheres
+ * and capsules (the five finger tools, or any such body) pushing the fan triangles of simplex
+ * bodies, with what 004 lacked done right:
+ *
+ *  - Continuous: a tool's centre moves along a segment over the substep. A triangle whose plane
+ *    the segment crossed from outside to inside within the tool's radius of the triangle was
+ *    tunnelled through; it is pushed to the tool's far side (along its inward normal) instead of
+ *    back the way the tool came. Likewise a triangle whose plane has the tool's centre behind it
+ *    (inside the body) is pushed inward: tools are outside bodies, so 004's "shortest separating
+ *    translation", which can point the wrong way, is never used then.
+ *  - Otherwise the penetration depth vector (PDV) is 004's: from the tool's axis to the
+ *    triangle's nearest point, of length reach - distance (reach = radius + both thicknesses),
+ *    added to the triangle's three vertices.
+ *  - Neighbours left penetrated: the triangles are visited again (Gauss-Seidel, each test with the
+ *    positions as they are now) until none is within reach, up to `passes` passes; what remains
+ *    is counted (stats.tool_unresolved) and reported once.
+ *  - Response "project" moves the vertices at once and removes their velocity toward the tool;
+ *    response "pd" makes the PDV a target offset that 004's PD controller (k_p, k_d) tracks in the
+ *    next substep's forces (one pass, may leave penetration, as 004).
+ *  - 004's proposed friction: each push adds mu |PDV| along the tool's tangential motion
+ *    normalize(d - (d.n) n), never more than that motion.
+ *  - 004's contact hold: a vertex of a triangle touching a tool that did not move in the substep
+ *    is held where it is in the next one (simplex_predict). */
+#include <string.h>
+
+#include "contact/contact.h"
+#include "simplex/simplex.h"
+
+typedef struct tool {
+  vec3 a0, b0, a1, b1; /* the axis segment at the substep's start and end (a sphere: a = b) */
+  double radius;
+  int still;           /* did not move this substep */
+} tool;
+
+/* The tool of a rigid body over the substep a0 .. a1 (now < 0: its pose now, no path). */
+static int tool_of(const loom_world *w, int slot, double a0, double a1, int now, tool *t) {
+  const body_slot *bs = &w->bodies[slot];
+  if (bs->ops->id != LOOM_KIND_RIGID) return 0;
+  const rigid_body *r = rigid_of_slot(bs);
+  const int st = r->model.shape_type;
+  if ((st != LOOM_SHAPE_SPHERE && st != LOOM_SHAPE_CAPSULE) || rigid_is_dynamic(r)) return 0;
+  vec3 p0, p1;
+  quat q0, q1;
+  if (now) {
+    p0 = p1 = r->state.pos;
+    q0 = q1 = r->state.q;
+  } else {
+    rigid_pose_at(r, a0, &p0, &q0);
+    rigid_pose_at(r, a1, &p1, &q1);
+  }
+  const double hh = st == LOOM_SHAPE_CAPSULE ? r->model.shape.half_h : 0;
+  const vec3 ax0 = q_rotate(q0, v3(0, 0, hh)), ax1 = q_rotate(q1, v3(0, 0, hh));
+  t->a0 = v3_sub(p0, ax0), t->b0 = v3_add(p0, ax0);
+  t->a1 = v3_sub(p1, ax1), t->b1 = v3_add(p1, ax1);
+  t->radius = r->model.shape.radius;
+  t->still = !memcmp(&p0, &p1, sizeof p0) && !memcmp(&q0, &q1, sizeof q0);
+  return 1;
+}
+
+static vec3 on_segment(vec3 p, vec3 a, vec3 b) {
+  double t;
+  return geom_closest_on_segment(p, a, b, &t);
+}
+
+/* The push a triangle (a, b, c) needs from the tool at its end pose: 1 and *pdv when it is within
+ * reach of the axis or was crossed, else 0; *dist its distance from the axis. */
+static int triangle_push(const tool *T, vec3 a, vec3 b, vec3 c, double reach, vec3 *pdv, double *dist) {
+  double bary[3];
+  vec3 cs = on_segment(v3_scale(v3_add(a, v3_add(b, c)), 1.0 / 3), T->a1, T->b1), pt = cs;
+  for (int it = 0; it < (v3_dist2(T->a1, T->b1) > 0 ? 8 : 1); it++) {
+    pt = geom_closest_on_triangle(cs, a, b, c, bary);
+    cs = on_segment(pt, T->a1, T->b1);
+  }
+  const vec3 d = v3_sub(pt, cs);
+  const double dl = v3_len(d);
+  *dist = dl;
+  const vec3 n = v3_normalize(v3_cross(v3_sub(b, a), v3_sub(c, a))); /* outward */
+  if (v3_isfinite(n) && v3_len2(n) > 0.5) {
+    /* the axis point's path over the substep, against the triangle's plane */
+    const vec3 p1 = cs, p0 = on_segment(p1, T->a0, T->b0);
+    const double sd0 = v3_dot(v3_sub(p0, a), n), sd1 = v3_dot(v3_sub(p1, a), n);
+    int behind = 0;
+    if (sd1 < 0 && dl < reach) behind = 1; /* the axis is inside the body at this triangle */
+    if (!behind && sd0 > 0 && sd1 < 0) {
+      /* crossed the plane: tunnelled if it crossed within the radius of the triangle */
+      const vec3 q = v3_lerp(p0, p1, sd0 / (sd0 - sd1));
+      double bq[3];
+      behind = v3_dist(geom_closest_on_triangle(q, a, b, c, bq), q) < T->radius;
+    }
+    if (behind) {
+      *pdv = v3_scale(n, -(reach - sd1));
+      return 1;
+    }
+  }
+  if (dl >= reach) return 0;
+  const vec3 u = dl > 1e-12 * reach ? v3_scale(d, 1.0 / dl) : (v3_isfinite(n) ? v3_neg(n) : v3(0, 0, 0));
+  if (v3_len2(u) == 0) return 0;
+  *pdv = v3_scale(u, reach - dl);
+  return 1;
+}
+
+static inline int box_overlap(vec3 alo, vec3 ahi, vec3 blo, vec3 bhi) {
+  return alo.x <= bhi.x && blo.x <= ahi.x && alo.y <= bhi.y && blo.y <= ahi.y && alo.z <= bhi.z && blo.z <= ahi.z;
+}
+
+static void tool_box(const tool *T, double reach, vec3 *lo, vec3 *hi) {
+  const vec3 r = v3(reach, reach, reach);
+  *lo = v3_sub(v3_min(v3_min(T->a0, T->b0), v3_min(T->a1, T->b1)), r);
+  *hi = v3_add(v3_max(v3_max(T->a0, T->b0), v3_max(T->a1, T->b1)), r);
+}
+
+static void respond_pair(loom_world *w, simplex_body *S, const tool *T, double rthick, const step_info *s) {
+  particles *P = &S->p;
+  const double reach = T->radius + P->thickness + rthick;
+  vec3 lo, hi;
+  tool_box(T, reach, &lo, &hi);
+  const int pd = S->params.response == LOOM_RESPONSE_PD;
+  const int passes = pd ? 1 : S->params.passes;
+  const vec3 motion = v3_sub(v3_scale(v3_add(T->a1, T->b1), 0.5), v3_scale(v3_add(T->a0, T->b0), 0.5));
+  const vec3 vtool = v3_scale(motion, 1.0 / s->h);
+  const double mu = P->friction;
+  int remaining = 0;
+  for (int pass = 0; pass < passes; pass++) {
+    remaining = 0;
+    for (int t = 0; t < P->nt; t++) {
+      const int32_t *f = P->tri + 3 * t;
+      const vec3 a = P->x[f[0]], b = P->x[f[1]], c = P->x[f[2]];
+      if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
+      vec3 pdv;
+      double dist;
+      if (!triangle_push(T, a, b, c, reach, &pdv, &dist)) continue;
+      const double len = v3_len(pdv);
+      if (!(len > 1e-9 * reach)) continue;
+      remaining++;
+      if (pass == 0) S->scratch.tool_contacts++, w->stats.tool_contacts++;
+      const vec3 nh = v3_scale(pdv, 1.0 / len);
+      vec3 slide = v3(0, 0, 0);
+      if (mu > 0 && pass == 0) {
+        const vec3 tg = v3_madd(motion, nh, -v3_dot(motion, nh));
+        const double tl = v3_len(tg);
+        if (tl > 0) slide = v3_scale(tg, fmin(mu * len, tl) / tl);
+      }
+      for (int k = 0; k < 3; k++) {
+        const int i = f[k];
+        if (P->inv_m[i] == 0) continue;
+        if (pd) {
+          S->state.pd[i] = v3_add(S->state.pd[i], v3_add(pdv, slide));
+          continue;
+        }
+        P->x[i] = v3_add(P->x[i], v3_add(pdv, slide));
+        const double vr = v3_dot(v3_sub(P->v[i], vtool), nh);
+        if (vr < 0) P->v[i] = v3_madd(P->v[i], nh, -vr);
+      }
+    }
+    if (!remaining) break;
+  }
+  if (!pd && remaining) {
+    /* the last pass moved something: count what is still within reach */
+    remaining = 0;
+    for (int t = 0; t < P->nt; t++) {
+      const int32_t *f = P->tri + 3 * t;
+      vec3 pdv;
+      double dist;
+      if (triangle_push(T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist) && v3_len(pdv) > 1e-6 * reach)
+        remaining++;
+    }
+    S->scratch.tool_unresolved += remaining;
+    w->stats.tool_unresolved += remaining;
+  }
+  if (S->params.hold && T->still) {
+    const double touch = reach * 1.05;
+    for (int t = 0; t < P->nt; t++) {
+      const int32_t *f = P->tri + 3 * t;
+      const vec3 a = P->x[f[0]], b = P->x[f[1]], c = P->x[f[2]];
+      if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
+      vec3 pdv;
+      double dist;
+      if (triangle_push(T, a, b, c, touch, &pdv, &dist))
+        for (int k = 0; k < 3; k++) S->state.held[f[k]] = 1;
+    }
+  }
+}
+
+void contact_simplex_tools(loom_world *w, const step_info *s) {
+  /* what the last substep held or targeted is re-decided now */
+  for (int o = 0; o < w->order_count; o++) {
+    body_slot *bs = &w->bodies[w->order[o]];
+    if (bs->ops->id != LOOM_KIND_SIMPLEX) continue;
+    simplex_body *S = simplex_of(bs);
+    memset(S->state.held, 0, (size_t)S->p.n);
+    memset(S->state.pd, 0, sizeof(vec3) * (size_t)S->p.n);
+  }
+  for (int k = 0; k < w->npairs; k++) {
+    int sa = w->pairs[k].a, sb = w->pairs[k].b;
+    if (w->bodies[sa].ops->id == LOOM_KIND_RIGID) {
+      const int t = sa;
+      sa = sb, sb = t;
+    }
+    if (w->bodies[sa].ops->id != LOOM_KIND_SIMPLEX) continue;
+    simplex_body *S = simplex_of(&w->bodies[sa]);
+    tool T;
+    if (S->p.frozen || !tool_of(w, sb, s->a0, s->a1, 0, &T)) continue;
+    respond_pair(w, S, &T, rigid_of_slot(&w->bodies[sb])->params.thickness, s);
+  }
+}
+
+LOOM_API int loom_simplex_penetrations(const loom_world *w, int body, double tol) {
+  const int slot = world_slot(w, body, LOOM_KIND_SIMPLEX, "penetrations");
+  if (slot < 0) return -1;
+  const simplex_body *S = simplex_of(&w->bodies[slot]);
+  const particles *P = &S->p;
+  int count = 0;
+  for (int o = 0; o < w->order_count; o++) {
+    tool T;
+    if (!tool_of(w, w->order[o], 0, 0, 1, &T)) continue;
+    const double reach = T.radius - (tol > 0 ? tol : 0);
+    if (!(reach > 0)) continue;
+    for (int t = 0; t < P->nt; t++) {
+      const int32_t *f = P->tri + 3 * t;
+      vec3 pdv;
+      double dist;
+      if (triangle_push(&T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist)) count++;
+    }
+  }
+  return count;
+}
