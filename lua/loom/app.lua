@@ -504,7 +504,12 @@ end
 local function render()
   local cv = S.canvas
   if cv == nil then return end
-  view.draw(cv, S.world, S.cam, S.show)
+  local disp = rawget(S.world, "display")
+  if disp and (disp.stereo == "anaglyph" or disp.stereo == "side_by_side") then
+    view.draw_stereo(cv, S.world, S.cam, S.show, disp.stereo)
+  else
+    view.draw(cv, S.world, S.cam, S.show)
+  end
   if S.uictx and S.scene.ui and not S.ui_disabled then
     local m = input._state.mouse
     S.uictx.begin_frame(m)
@@ -709,6 +714,14 @@ function App.frame(wall_dt, events)
     end
   end
   if grab then S.world:grab(grab.body, grab.vertex, grab.target, 8) end
+  -- tilt (004's glove tilt sensors): gamepad axes 6 and 7 turn the view, up to 90 degrees a second
+  local axes = input._state.axes
+  if input._state.device and S.cam and (axes[6] or axes[7]) then
+    local dtw = math.min(wall_dt or 0, 0.1)
+    local function dz(a) return a and math.abs(a) > 0.15 and a or 0 end
+    S.cam.azimuth = S.cam.azimuth + 90 * dz(axes[6]) * dtw
+    S.cam.elevation = math.max(-89, math.min(89, S.cam.elevation - 90 * dz(axes[7]) * dtw))
+  end
 
   local realtime = S.mode == "window" or S.opts.realtime
   if realtime then

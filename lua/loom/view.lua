@@ -6,6 +6,8 @@ local C = require "loom.lib"
 local M = {}
 
 M.colors = {
+  simplex = 0xD98C6AFF, wire = 0xE6E6E6FF, simplex_edge = 0x3FD0E0FF, centroid = 0xF0E040FF,
+  normal = 0x70E070FF,
   background = 0x2A2E35FF, cloth_front = 0xE39B3AFF, cloth_back = 0x4A7FC1FF, rigid = 0xA9AFB8FF, solid = 0xC8C864FF,
   kinematic = 0x8CC084FF, frozen = 0xC04848FF, pin = 0xFF4D4DFF, contact = 0xFFE14DFF,
   velocity = 0x7FE0FFFF, grid = 0x3E444DFF, axis_x = 0xA04040FF, axis_y = 0x40A040FF,
@@ -106,10 +108,22 @@ function M.draw(canvas, world, cam, opts)
       local tri, nt = b:triangles()
       local frozen = C.loom_body_frozen(w, b.handle) == 1
       local xs = b:raw "x"
-      local front = frozen and M.colors.frozen or (b.kind == "solid" and M.colors.solid or M.colors.cloth_front)
+      local front = frozen and M.colors.frozen or (b.kind == "solid" and M.colors.solid or
+        (b.kind == "simplex" and M.colors.simplex or M.colors.cloth_front))
       local stri, snt = nil, 0
       if b.kind == "solid" and not opts.lattice then stri, snt = b:surface_triangles() end
-      if stri then
+      local disp = b.kind == "simplex" and (rawget(world, "display") or {}) or nil
+      if disp then
+        if disp.faces ~= false then
+          C.loom_canvas_mesh(canvas, xs, b.n, tri, nt, nil, nil, front, M.colors.cloth_back, nil,
+            disp.wireframe and C.LOOM_DRAW_WIREFRAME or flags)
+        elseif disp.wireframe then
+          for t = 0, nt - 1 do
+            for c = 0, 2 do C.loom_canvas_line3(canvas, xs + tri[3 * t + c], xs + tri[3 * t + (c + 1) % 3], M.colors.wire) end
+          end
+        end
+        M.draw_simplex_extras(canvas, b, xs, disp)
+      elseif stri then
         -- a solid with an embedded fine surface is drawn by it (document 002's render mode)
         local nv = ffi.new("int[1]")
         local sx = C.loom_solid_surface_vertices(w, b.handle, nv)
@@ -142,6 +156,98 @@ function M.draw(canvas, world, cam, opts)
       C.loom_canvas_point3(canvas, c.point, 4, M.colors.contact)
       e.x, e.y, e.z = c.point.x + 0.02 * c.normal.x, c.point.y + 0.02 * c.normal.y, c.point.z + 0.02 * c.normal.z
       C.loom_canvas_line3(canvas, c.point, e, M.colors.contact)
+    end
+  end
+end
+
+-- 004's display options of a simplex body (world.display: simplex_edges, vertices, centroids,
+-- face_normals, vertex_normals); normals are drawn a fifth of the mean edge long.
+function M.draw_simplex_extras(canvas, b, xs, disp)
+  local mesh = rawget(b, "mesh")
+  if not mesh then return end
+  local n = b.n
+  local e = ffi.new("loom_vec3")
+  local edges, ne = mesh:edges(), mesh.edge_count
+  local len = 0
+  for k = 0, ne - 1 do
+    local a, c = xs[edges[2 * k]], xs[edges[2 * k + 1]]
+    len = len + math.sqrt((a.x - c.x) ^ 2 + (a.y - c.y) ^ 2 + (a.z - c.z) ^ 2)
+  end
+  len = ne > 0 and 0.2 * len / ne or 0.01
+  if disp.simplex_edges then
+    for k = 0, ne - 1 do C.loom_canvas_line3(canvas, xs + edges[2 * k], xs + edges[2 * k + 1], M.colors.simplex_edge) end
+  end
+  if disp.vertices then
+    for i = 0, n - 1 do C.loom_canvas_point3(canvas, xs + i, 3, M.colors.wire) end
+  end
+  if disp.vertex_normals then
+    local nv = mesh:normals(b.x)
+    for i = 0, n - 1 do
+      local x = xs[i]
+      e.x, e.y, e.z = x.x + len * nv[i].x, x.y + len * nv[i].y, x.z + len * nv[i].z
+      C.loom_canvas_line3(canvas, xs + i, e, M.colors.normal)
+    end
+  end
+  if disp.centroids or disp.face_normals then
+    local off, fv = C.loom_simplex_mesh_face_offsets(mesh), C.loom_simplex_mesh_face_vertices(mesh)
+    local c = ffi.new("loom_vec3")
+    for f = 0, mesh.face_count - 1 do
+      local k0, k1 = off[f], off[f + 1]
+      local cx, cy, cz, nx, ny, nz = 0, 0, 0, 0, 0, 0
+      for k = k0, k1 - 1 do
+        local p, q = xs[fv[k]], xs[fv[k + 1 < k1 and k + 1 or k0]]
+        cx, cy, cz = cx + p.x, cy + p.y, cz + p.z
+        -- Newell's normal of the polygon
+        nx, ny, nz = nx + (p.y - q.y) * (p.z + q.z), ny + (p.z - q.z) * (p.x + q.x), nz + (p.x - q.x) * (p.y + q.y)
+      end
+      local m = k1 - k0
+      c.x, c.y, c.z = cx / m, cy / m, cz / m
+      if disp.centroids then C.loom_canvas_point3(canvas, c, 4, M.colors.centroid) end
+      local l = math.sqrt(nx * nx + ny * ny + nz * nz)
+      if disp.face_normals and l > 0 then
+        e.x, e.y, e.z = c.x + len * nx / l, c.y + len * ny / l, c.z + len * nz / l
+        C.loom_canvas_line3(canvas, c, e, M.colors.normal)
+      end
+    end
+  end
+end
+
+-- Stereo as 004 made it: the scene seen twice, turned by +-angle (degrees, 2.5 by default) about
+-- the vertical axis. mode "anaglyph": red from the left eye, green and blue from the right (red-cyan
+-- glasses); "side_by_side": both views squeezed into the two halves (cross-eyed or a headset).
+local stereo_buf = nil
+function M.draw_stereo(canvas, world, cam, opts, mode, angle)
+  angle = angle or 2.5
+  local w, h = C.loom_canvas_width(canvas), C.loom_canvas_height(canvas)
+  local bytes = w * h * 4
+  if not stereo_buf or stereo_buf.n ~= bytes then stereo_buf = {n = bytes, p = ffi.new("uint8_t[?]", bytes)} end
+  local az = cam.azimuth
+  cam.azimuth = az + angle
+  M.draw(canvas, world, cam, opts)
+  local px = C.loom_canvas_pixels(canvas)
+  ffi.copy(stereo_buf.p, px, bytes)
+  cam.azimuth = az - angle
+  M.draw(canvas, world, cam, opts)
+  cam.azimuth = az
+  M.apply(canvas, cam)
+  local L = stereo_buf.p
+  if mode == "anaglyph" then
+    for i = 0, w * h - 1 do px[4 * i] = L[4 * i] end
+  else
+    -- left eye in the left half, right eye (already in px) squeezed into the right half
+    local half = math.floor(w / 2)
+    for y = 0, h - 1 do
+      local row = 4 * w * y
+      for x = w - 1, half, -1 do -- descending: a source pixel is never one already written
+        local s = row + 4 * (2 * (x - half))
+        local d = row + 4 * x
+        px[d], px[d + 1], px[d + 2], px[d + 3] = px[s], px[s + 1], px[s + 2], px[s + 3]
+      end
+      for x = 0, half - 1 do
+        local s = row + 4 * (2 * x)
+        local d = row + 4 * x
+        px[d], px[d + 1], px[d + 2], px[d + 3] = L[s], L[s + 1], L[s + 2], L[s + 3]
+      end
     end
   end
 end
