@@ -1,7 +1,7 @@
 -- Document 004's demo: a simplex-mesh object (torus, sphere or cylinder) squeezed by five rigid
 -- finger spheres. Each finger moves along its own straight path, placed by a value in [0, 255]
 -- (0 = open, at the path's start; 255 = closed, at its end), as 004's data glove placed them.
---   --param object=torus|sphere|cylinder   --param density=low|medium|high
+--   --param object=torus|sphere|cylinder   --param density=low|medium|high (or --param rings=, segments=)
 --   --param input=replay (the recorded squeeze in scenes/input/fingers_squeeze.csv, the default)
 --   --param input=live   (gamepad axes 1-5 or, without one, hold keys 1-5)
 --   --param plastic=true (clay: once the fingers let go, the dented shape becomes the rest shape;
@@ -17,7 +17,7 @@ local scene = loom.scene {
   gravity = {0, 0, 0}, -- 004's objects float, held by their anchors
   params = { object = "torus", density = "medium", input = "replay", fingers = "input/fingers_squeeze.csv",
              k = 0.1, k_anchor = 0.05, mass = 0.001, damping = 0.01, model = "simplex_mra", response = "project",
-             plastic = false, radius = 0.012, friction = 0.0 },
+             plastic = false, radius = 0.012, friction = 0.0, rings = 0, segments = 0 },
   camera = { target = {0.06, 0, 0}, distance = 0.5, azimuth = 60, elevation = 35 },
 }
 
@@ -52,12 +52,15 @@ end
 
 function scene.build(world, p)
   local mesh
+  -- rings and segments (both > 0) give the triangulation's resolution instead of a density
+  local res = p.rings > 0 and p.segments > 0 and {rings = p.rings, segments = p.segments} or {density = p.density}
   if p.object == "torus" then
-    mesh = loom.mesh.simplex_torus { R = 0.1, r = 0.035, density = p.density }
+    mesh = loom.mesh.simplex_torus { R = 0.1, r = 0.035, density = res.density, rings = res.rings, segments = res.segments }
   elseif p.object == "sphere" then
-    mesh = loom.mesh.simplex_sphere { radius = 0.08, density = p.density }
+    mesh = loom.mesh.simplex_sphere { radius = 0.08, density = res.density, rings = res.rings, segments = res.segments }
   elseif p.object == "cylinder" then
-    mesh = loom.mesh.simplex_cylinder { radius = 0.06, height = 0.2, density = p.density }
+    mesh = loom.mesh.simplex_cylinder { radius = 0.06, height = 0.2, density = res.density, rings = res.rings,
+                                        segments = res.segments }
   else
     error(("'object' must be torus, sphere or cylinder, got %q"):format(tostring(p.object)), 0)
   end

@@ -362,6 +362,54 @@ end
 case("neohookean_bar_20", nh_bar_case(20))
 case("neohookean_bar_40", nh_bar_case(40))
 
+-- simplex_torus_5tools: document 004's scene (scenes/simplex_fingers.lua: the medium torus, 1860
+-- vertices, squeezed by five finger spheres replaying a recorded squeeze at 004's dt = 1/30 s), ms per
+-- step over t = 0.5 .. 3.5 s (the fingers close, press and hold); 004 ran it at 30 FPS in 2006.
+-- simplex_torus_high: the same at the high density (7440 vertices); simplex_shape_torus: the
+-- rotation-invariant model on the medium torus.
+local function simplex_case(params, label)
+  return function(runs)
+    local sc = loom.load_scene("scenes/simplex_fingers.lua")
+    local n
+    local med, lo, hi = sample(runs, 1, function()
+      local W = sc:instantiate(params)
+      n = W:body "object".n
+      W:run(0.5)
+      local steps = 90
+      local t0 = C.loom_clock()
+      W:step(steps)
+      return (C.loom_clock() - t0) / steps * 1000
+    end)
+    return {size = ("%s, %d vertices, 5 tools"):format(label, n), median = med, min = lo, max = hi,
+            steps_per_s = ("%.0f"):format(1000 / med)}
+  end
+end
+case("simplex_torus_5tools", simplex_case({density = "medium"}, "torus"))
+case("simplex_torus_high", simplex_case({density = "high"}, "torus"))
+case("simplex_shape_torus", simplex_case({density = "medium", model = "simplex_shape"}, "torus, simplex_shape"))
+-- simplex_torus_max60: the finest torus (rings x segments = 30 s x 31 s, s = 2, 4, 6, ...) that still
+-- steps at >= 60 steps/s in the finger scene (median of the runs at each size).
+case("simplex_torus_max60", function(runs)
+  local sc = loom.load_scene("scenes/simplex_fingers.lua")
+  local best, best_rate, ms_best = 0, 0, 0
+  for s = 2, 40, 2 do
+    local n
+    local med = sample(runs, 1, function()
+      local W = sc:instantiate { rings = 30 * s, segments = 31 * s }
+      n = W:body "object".n
+      W:run(1)
+      local steps = 15
+      local t0 = C.loom_clock()
+      W:step(steps)
+      return (C.loom_clock() - t0) / steps * 1000
+    end)
+    if 1000 / med < 60 then break end
+    best, best_rate, ms_best = n, 1000 / med, med
+  end
+  return {size = ("%d vertices"):format(best), median = ms_best, min = ms_best, max = ms_best,
+          steps_per_s = ("%.0f"):format(best_rate)}
+end)
+
 case("hull_pile_200", pile_case("scenes/hull_pile.lua", "200 hulls"))
 
 -- tablecloth_trick: scenes/tablecloth_trick.lua (a 28 x 18 cloth pulled at 6 m/s from under two

@@ -19,6 +19,17 @@ local loom = {
   C = C,
 }
 
+-- loom.oscillator_exact(m, b, k, x0, v0, t) → x, v: document 004's 1-D oscillator
+-- m x'' + b x' + k x = 0 solved exactly (under-, critically and over-damped), the oracle its
+-- integrator comparison needs.
+function loom.oscillator_exact(m, b, k, x0, v0, t)
+  local x, v = ffi.new("double[1]"), ffi.new("double[1]")
+  if C.loom_oscillator_exact(m, b, k, x0, v0, t, x, v) ~= 0 then
+    require("loom.check").raise_n(1, "loom.oscillator_exact", ffi.string(C.loom_last_error()))
+  end
+  return x[0], v[0]
+end
+
 -- Monotonic clock in seconds.
 function loom.clock() return C.loom_clock() end
 

@@ -3,11 +3,10 @@
  * bodies, with what 004 lacked done right:
  *
  *  - Continuous: a tool's centre moves along a segment over the substep. A triangle whose plane
- *    the segment crossed from outside to inside within the tool's radius of the triangle was
- *    tunnelled through; it is pushed to the tool's far side (along its inward normal) instead of
- *    back the way the tool came. Likewise a triangle whose plane has the tool's centre behind it
- *    (inside the body) is pushed inward: tools are outside bodies, so 004's "shortest separating
- *    translation", which can point the wrong way, is never used then.
+ *    the segment crossed from outside to inside, through the triangle (within the tool's radius
+ *    of it) or ending within reach of it, was tunnelled or pressed through; it is pushed to the
+ *    tool's far side (along its inward normal) instead of back the way the tool came, where 004's
+ *    "shortest separating translation" points the wrong way.
  *  - Otherwise the penetration depth vector (PDV) is 004's: from the tool's axis to the
  *    triangle's nearest point, of length reach - distance (reach = radius + both thicknesses),
  *    added to the triangle's three vertices.
@@ -80,12 +79,12 @@ static int triangle_push(const tool *T, vec3 a, vec3 b, vec3 c, double reach, ve
     const vec3 p1 = cs, p0 = on_segment(p1, T->a0, T->b0);
     const double sd0 = v3_dot(v3_sub(p0, a), n), sd1 = v3_dot(v3_sub(p1, a), n);
     int behind = 0;
-    if (sd1 < 0 && dl < reach) behind = 1; /* the axis is inside the body at this triangle */
-    if (!behind && sd0 > 0 && sd1 < 0) {
-      /* crossed the plane: tunnelled if it crossed within the radius of the triangle */
+    if (sd0 > 0 && sd1 < 0) {
+      /* the axis went through the plane this substep: through the triangle (within the radius of
+       * it where it crossed), or ending within reach of it on the inside */
       const vec3 q = v3_lerp(p0, p1, sd0 / (sd0 - sd1));
       double bq[3];
-      behind = v3_dist(geom_closest_on_triangle(q, a, b, c, bq), q) < T->radius;
+      behind = dl < reach || v3_dist(geom_closest_on_triangle(q, a, b, c, bq), q) < T->radius;
     }
     if (behind) {
       *pdv = v3_scale(n, -(reach - sd1));
@@ -109,87 +108,100 @@ static void tool_box(const tool *T, double reach, vec3 *lo, vec3 *hi) {
   *hi = v3_add(v3_max(v3_max(T->a0, T->b0), v3_max(T->a1, T->b1)), r);
 }
 
-static void respond_pair(loom_world *w, simplex_body *S, const tool *T, double rthick, const step_info *s) {
+/* One pass of a tool over a body's triangles: pushes what is within reach (Gauss-Seidel, each test
+ * with the positions as they are now); returns how many it pushed. */
+static int tool_pass(loom_world *w, simplex_body *S, const tool *T, double reach, int pass, const step_info *s) {
   particles *P = &S->p;
-  const double reach = T->radius + P->thickness + rthick;
   vec3 lo, hi;
   tool_box(T, reach, &lo, &hi);
   const int pd = S->params.response == LOOM_RESPONSE_PD;
-  const int passes = pd ? 1 : S->params.passes;
   const vec3 motion = v3_sub(v3_scale(v3_add(T->a1, T->b1), 0.5), v3_scale(v3_add(T->a0, T->b0), 0.5));
   const vec3 vtool = v3_scale(motion, 1.0 / s->h);
   const double mu = P->friction;
+  int pushed = 0;
+  for (int t = 0; t < P->nt; t++) {
+    const int32_t *f = P->tri + 3 * t;
+    const vec3 a = P->x[f[0]], b = P->x[f[1]], c = P->x[f[2]];
+    if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
+    vec3 pdv;
+    double dist;
+    if (!triangle_push(T, a, b, c, reach, &pdv, &dist)) continue;
+    const double len = v3_len(pdv);
+    if (!(len > 1e-9 * reach)) continue;
+    pushed++;
+    if (pass == 0) S->scratch.tool_contacts++, w->stats.tool_contacts++;
+    const vec3 nh = v3_scale(pdv, 1.0 / len);
+    vec3 slide = v3(0, 0, 0);
+    if (mu > 0 && pass == 0) {
+      const vec3 tg = v3_madd(motion, nh, -v3_dot(motion, nh));
+      const double tl = v3_len(tg);
+      if (tl > 0) slide = v3_scale(tg, fmin(mu * len, tl) / tl);
+    }
+    for (int k = 0; k < 3; k++) {
+      const int i = f[k];
+      if (P->inv_m[i] == 0) continue;
+      if (pd) {
+        S->state.pd[i] = v3_add(S->state.pd[i], v3_add(pdv, slide));
+        continue;
+      }
+      P->x[i] = v3_add(P->x[i], v3_add(pdv, slide));
+      const double vr = v3_dot(v3_sub(P->v[i], vtool), nh);
+      if (vr < 0) P->v[i] = v3_madd(P->v[i], nh, -vr);
+    }
+  }
+  return pushed;
+}
+
+static int tool_remaining(const simplex_body *S, const tool *T, double reach) {
+  const particles *P = &S->p;
   int remaining = 0;
-  for (int pass = 0; pass < passes; pass++) {
-    remaining = 0;
-    for (int t = 0; t < P->nt; t++) {
-      const int32_t *f = P->tri + 3 * t;
-      const vec3 a = P->x[f[0]], b = P->x[f[1]], c = P->x[f[2]];
-      if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
-      vec3 pdv;
-      double dist;
-      if (!triangle_push(T, a, b, c, reach, &pdv, &dist)) continue;
-      const double len = v3_len(pdv);
-      if (!(len > 1e-9 * reach)) continue;
+  for (int t = 0; t < P->nt; t++) {
+    const int32_t *f = P->tri + 3 * t;
+    vec3 pdv;
+    double dist;
+    if (triangle_push(T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist) && v3_len(pdv) > 1e-6 * reach)
       remaining++;
-      if (pass == 0) S->scratch.tool_contacts++, w->stats.tool_contacts++;
-      const vec3 nh = v3_scale(pdv, 1.0 / len);
-      vec3 slide = v3(0, 0, 0);
-      if (mu > 0 && pass == 0) {
-        const vec3 tg = v3_madd(motion, nh, -v3_dot(motion, nh));
-        const double tl = v3_len(tg);
-        if (tl > 0) slide = v3_scale(tg, fmin(mu * len, tl) / tl);
-      }
-      for (int k = 0; k < 3; k++) {
-        const int i = f[k];
-        if (P->inv_m[i] == 0) continue;
-        if (pd) {
-          S->state.pd[i] = v3_add(S->state.pd[i], v3_add(pdv, slide));
-          continue;
-        }
-        P->x[i] = v3_add(P->x[i], v3_add(pdv, slide));
-        const double vr = v3_dot(v3_sub(P->v[i], vtool), nh);
-        if (vr < 0) P->v[i] = v3_madd(P->v[i], nh, -vr);
-      }
-    }
-    if (!remaining) break;
   }
-  if (!pd && remaining) {
-    /* the last pass moved something: count what is still within reach */
-    remaining = 0;
-    for (int t = 0; t < P->nt; t++) {
-      const int32_t *f = P->tri + 3 * t;
-      vec3 pdv;
-      double dist;
-      if (triangle_push(T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist) && v3_len(pdv) > 1e-6 * reach)
-        remaining++;
-    }
-    S->scratch.tool_unresolved += remaining;
-    w->stats.tool_unresolved += remaining;
-  }
-  if (S->params.hold && T->still) {
-    const double touch = reach * 1.05;
-    for (int t = 0; t < P->nt; t++) {
-      const int32_t *f = P->tri + 3 * t;
-      const vec3 a = P->x[f[0]], b = P->x[f[1]], c = P->x[f[2]];
-      if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
-      vec3 pdv;
-      double dist;
-      if (triangle_push(T, a, b, c, touch, &pdv, &dist))
-        for (int k = 0; k < 3; k++) S->state.held[f[k]] = 1;
-    }
+  return remaining;
+}
+
+static void tool_hold(simplex_body *S, const tool *T, double reach) {
+  particles *P = &S->p;
+  const double touch = reach * 1.05;
+  vec3 lo, hi;
+  tool_box(T, touch, &lo, &hi);
+  for (int t = 0; t < P->nt; t++) {
+    const int32_t *f = P->tri + 3 * t;
+    const vec3 a = P->x[f[0]], b = P->x[f[1]], c = P->x[f[2]];
+    if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
+    vec3 pdv;
+    double dist;
+    if (triangle_push(T, a, b, c, touch, &pdv, &dist))
+      for (int k = 0; k < 3; k++) S->state.held[f[k]] = 1;
   }
 }
 
+#define MAX_TOOL_PAIRS 256
+
 void contact_simplex_tools(loom_world *w, const step_info *s) {
   /* what the last substep held or targeted is re-decided now */
+  int any = 0;
   for (int o = 0; o < w->order_count; o++) {
     body_slot *bs = &w->bodies[w->order[o]];
     if (bs->ops->id != LOOM_KIND_SIMPLEX) continue;
     simplex_body *S = simplex_of(bs);
     memset(S->state.held, 0, (size_t)S->p.n);
     memset(S->state.pd, 0, sizeof(vec3) * (size_t)S->p.n);
+    any = 1;
   }
+  if (!any) return;
+  /* the (body, tool) pairs of this substep */
+  struct {
+    simplex_body *S;
+    tool T;
+    double reach;
+  } pair[MAX_TOOL_PAIRS];
+  int np = 0, dropped = 0;
   for (int k = 0; k < w->npairs; k++) {
     int sa = w->pairs[k].a, sb = w->pairs[k].b;
     if (w->bodies[sa].ops->id == LOOM_KIND_RIGID) {
@@ -200,7 +212,39 @@ void contact_simplex_tools(loom_world *w, const step_info *s) {
     simplex_body *S = simplex_of(&w->bodies[sa]);
     tool T;
     if (S->p.frozen || !tool_of(w, sb, s->a0, s->a1, 0, &T)) continue;
-    respond_pair(w, S, &T, rigid_of_slot(&w->bodies[sb])->params.thickness, s);
+    if (np == MAX_TOOL_PAIRS) {
+      dropped++;
+      continue;
+    }
+    pair[np].S = S;
+    pair[np].T = T;
+    pair[np].reach = T.radius + S->p.thickness + rigid_of_slot(&w->bodies[sb])->params.thickness;
+    np++;
+  }
+  if (dropped)
+    world_message(w, LOOM_WARNING, -1, "simplex tools: more than %d tool-body pairs in one substep; %d left out",
+                  MAX_TOOL_PAIRS, dropped);
+  /* passes over every pair together: a tool's push may press the surface into another tool */
+  int passes = 1;
+  for (int k = 0; k < np; k++)
+    if (pair[k].S->params.response != LOOM_RESPONSE_PD && pair[k].S->params.passes > passes) passes = pair[k].S->params.passes;
+  int last = 1;
+  for (int pass = 0; pass < passes && last; pass++) {
+    last = 0;
+    for (int k = 0; k < np; k++) {
+      simplex_body *S = pair[k].S;
+      const int cap = S->params.response == LOOM_RESPONSE_PD ? 1 : S->params.passes;
+      if (pass < cap) last += tool_pass(w, S, &pair[k].T, pair[k].reach, pass, s);
+    }
+  }
+  for (int k = 0; k < np; k++) {
+    simplex_body *S = pair[k].S;
+    if (last && S->params.response != LOOM_RESPONSE_PD) {
+      const int r = tool_remaining(S, &pair[k].T, pair[k].reach);
+      S->scratch.tool_unresolved += r;
+      w->stats.tool_unresolved += r;
+    }
+    if (S->params.hold && pair[k].T.still) tool_hold(S, &pair[k].T, pair[k].reach);
   }
 }
 

@@ -66,8 +66,8 @@ static inline simplex_body *simplex_of(const body_slot *s) { return (simplex_bod
  * model's warm starts, updated in place (ignored by simplex_mra). */
 void simplex_forces(const simplex_body *b, const vec3 *x, vec3 *F, double *rot, double *rot_body);
 double simplex_energy(const simplex_body *b, const vec3 *x);
-/* The rotation that best maps rest offsets onto current ones, R maximising tr(R^T A), by Mueller
- * et al.'s iteration (2016) warm-started from q (updated). */
+/* The rotation that best maps rest offsets onto current ones, R maximising tr(R^T A): Newton steps
+ * (Mueller et al. 2016's step where Newton's is not defined) warm-started from q (updated). */
 void simplex_extract_rotation(const mat3 *A, double q[4], int iterations);
 /* The largest squared frequency bound (k_anchor + 6 k) / m_min, 1/s^2. */
 double simplex_omega2(const simplex_body *b);

@@ -25,20 +25,32 @@ static void quat_to_m(const double q[4], mat3 *R) {
 }
 
 void simplex_extract_rotation(const mat3 *A, double q[4], int iterations) {
+  /* Newton steps on tr(R^T A): with M = R^T A, S its symmetric part, g its skew part as a vector,
+   * the turn (in R's frame) is (tr(S) I - S)^-1 g; where that matrix is not positive definite
+   * (far from the optimum) Mueller et al.'s step g / |tr S| instead. Converges in a few steps. */
   quat u = {q[0], q[1], q[2], q[3]};
   for (int it = 0; it < iterations; it++) {
     const mat3 R = q_to_mat3(u);
-    vec3 num = v3(0, 0, 0);
-    double den = 0;
-    for (int c = 0; c < 3; c++) {
-      const vec3 rc = v3(R.m[0][c], R.m[1][c], R.m[2][c]), ac = v3(A->m[0][c], A->m[1][c], A->m[2][c]);
-      num = v3_add(num, v3_cross(rc, ac));
-      den += v3_dot(rc, ac);
-    }
-    const vec3 om = v3_scale(num, 1.0 / (fabs(den) + 1e-300));
-    const double w = v3_len(om);
-    if (!(w > 1e-12) || !isfinite(w)) break;
-    u = q_normalize(q_mul(q_from_axis_angle(v3_scale(om, 1.0 / w), w), u));
+    mat3 M;
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++)
+        M.m[r][c] = R.m[0][r] * A->m[0][c] + R.m[1][r] * A->m[1][c] + R.m[2][r] * A->m[2][c];
+    const vec3 g = v3(M.m[2][1] - M.m[1][2], M.m[0][2] - M.m[2][0], M.m[1][0] - M.m[0][1]);
+    const double tr = M.m[0][0] + M.m[1][1] + M.m[2][2];
+    mat3 H;
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) H.m[r][c] = (r == c ? tr : 0) - 0.5 * (M.m[r][c] + M.m[c][r]);
+    vec3 d;
+    mat3 Hi;
+    const double h0 = H.m[0][0], h1 = H.m[0][0] * H.m[1][1] - H.m[0][1] * H.m[1][0], h2 = m3_det(&H);
+    if (h0 > 0 && h1 > 0 && h2 > 0 && m3_inverse(&H, &Hi))
+      d = m3_mulv(&Hi, g);
+    else
+      d = v3_scale(g, 1.0 / (fabs(tr) + 1e-300));
+    const double w = v3_len(d);
+    if (!(w > 1e-9) || !isfinite(w)) break; /* radians: converged (or degenerate) */
+    const vec3 om = m3_mulv(&R, d);          /* the turn in the world frame */
+    u = q_normalize(q_mul(q_from_axis_angle(v3_scale(om, 1.0 / w), w > 1 ? 1 : w), u));
   }
   q[0] = u.w, q[1] = u.x, q[2] = u.y, q[3] = u.z;
 }
@@ -74,7 +86,7 @@ void simplex_forces(const simplex_body *b, const vec3 *x, vec3 *F, double *rot, 
     for (int r = 0; r < 3; r++)
       for (int s = 0; s < 3; s++) A.m[r][s] += v3_comp(d, r) * v3_comp(D, s);
   }
-  simplex_extract_rotation(&A, rot_body, 8);
+  simplex_extract_rotation(&A, rot_body, 30);
   mat3 Rg;
   quat_to_m(rot_body, &Rg);
   for (int i = 0; i < n; i++) {
@@ -93,7 +105,7 @@ void simplex_forces(const simplex_body *b, const vec3 *x, vec3 *F, double *rot, 
       for (int r = 0; r < 3; r++)
         for (int s = 0; s < 3; s++) Ai.m[r][s] += v3_comp(d, r) * v3_comp(D, s);
     }
-    simplex_extract_rotation(&Ai, rot + 4 * i, 4);
+    simplex_extract_rotation(&Ai, rot + 4 * i, 30);
   }
   for (int e = 0; e < b->model.ne; e++) {
     const int i = E[2 * e], j = E[2 * e + 1];
