@@ -9,8 +9,6 @@
 --   --param model=simplex_shape (the rotation-invariant model)   --param response=pd (004's PD)
 local loom = require "loom"
 
-local here = (debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "")
-
 local scene = loom.scene {
   title  = "Simplex object squeezed by five fingers (document 004)",
   dt     = 1 / 30,
@@ -68,8 +66,7 @@ function scene.build(world, p)
                   damping = p.damping, response = p.response, friction = p.friction }
   local source
   if p.input == "replay" then
-    local path = p.fingers:sub(1, 1) == "/" and p.fingers or here .. p.fingers
-    local rec = loom.input.replay(path)
+    local rec = loom.input.replay(p.fingers) -- relative to this file
     source = function(i) return rec:channel(i) end
   elseif p.input == "live" then
     loom.input.stop_replay()

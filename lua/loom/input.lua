@@ -8,9 +8,14 @@ local state = {keys = {}, axes = {}, mouse = {x = 0, y = 0, left = false, right 
                device = nil}
 M._state = state
 
--- input.axis(i) → value in [-1, 1] of device axis i (1-based), 0 when absent.
+local active_replay = nil
+
+-- input.axis(i) → value in [-1, 1] of device axis i (1-based), 0 when absent. While a recording is
+-- active (input.replay) it reads channel i of it instead, value / 127.5 - 1, at the time of the
+-- world step being taken (or last taken).
 function M.axis(i)
   if type(i) ~= "number" then caller.error("bad argument #1 to 'axis' (expected an axis number)") end
+  if active_replay and active_replay.columns[i] then return active_replay:value(i, M._now or 0) / 127.5 - 1 end
   return state.axes[i] or 0
 end
 
@@ -58,10 +63,10 @@ end
 -- fingers (document 004's glove): five values in [0, 255], 0 = open (trajectory start), 255 =
 -- closed (its end)
 
-local active_replay = nil
 local keyfinger = {}
 
--- input.finger(i, t) → finger i's value in [0, 255] at simulated time t: from the active replay
+-- input.finger(i [, t]) → finger i's value in [0, 255] at simulated time t (default: the time of the
+-- world step being taken): from the active replay
 -- (input.replay) when there is one, else from gamepad axis i ((a + 1) / 2 x 255: a trigger at rest
 -- reads 0), else from key i ("1" .. "5": the finger closes at 510 per second while the key is held
 -- and opens as fast when it is released).
@@ -69,6 +74,7 @@ function M.finger(i, t)
   if type(i) ~= "number" or i ~= math.floor(i) or i < 1 then
     caller.error("bad argument #1 to 'finger' (expected a finger number >= 1)")
   end
+  t = t or M._now or 0
   if active_replay then return active_replay:value(i, t) end
   if state.device and state.axes[i] then return (math.max(-1, math.min(1, state.axes[i])) + 1) * 127.5 end
   if not state.device then
@@ -119,6 +125,7 @@ end
 -- input.finger reads (activate = false: only returned).
 function M.replay(path, opts)
   if type(path) ~= "string" then caller.error("bad argument #1 to 'replay' (expected a CSV file path)") end
+  path = caller.resolve(path) -- relative to the calling file, as every loader
   local f, err = io.open(path, "rb")
   if not f then caller.error(("replay: cannot open '%s': %s"):format(path, tostring(err))) end
   local text = f:read("*a")

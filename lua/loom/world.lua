@@ -13,6 +13,7 @@ local shape_mod = require "loom.shape"
 local params_mod = require "loom.params"
 local array = require "loom.array"
 local select_mod = require "loom.select"
+local input_mod = require "loom.input"
 local caller = require "loom.caller"
 
 local M = {}
@@ -269,12 +270,17 @@ end
 
 local simplex_models = {simplex_mra = C.LOOM_SIMPLEX_MRA, simplex_shape = C.LOOM_SIMPLEX_SHAPE}
 local simplex_integrators = {central = C.LOOM_INTEGRATOR_CENTRAL, euler = C.LOOM_INTEGRATOR_EULER,
-                             heun = C.LOOM_INTEGRATOR_HEUN, rk4 = C.LOOM_INTEGRATOR_RK4}
+                             heun = C.LOOM_INTEGRATOR_HEUN, rk4 = C.LOOM_INTEGRATOR_RK4,
+                             -- other names for the same
+                             central_difference = C.LOOM_INTEGRATOR_CENTRAL,
+                             central_differences = C.LOOM_INTEGRATOR_CENTRAL,
+                             explicit_euler = C.LOOM_INTEGRATOR_EULER}
 local simplex_spec = params_mod.add_checks({
   name = {"string", required = true},
   mesh = {"any", required = true},
   model = {"string", default = "simplex_mra", choices = {"simplex_mra", "simplex_shape"}},
-  integrator = {"string", default = "central", choices = {"central", "euler", "heun", "rk4"}},
+  integrator = {"string", default = "central", choices = {"central", "euler", "heun", "rk4", "central_difference",
+                                                          "central_differences", "explicit_euler"}},
   mass = {"number", min = 0, open_min = true},
   fixed = {"any"},
 }, C.LOOM_KIND_SIMPLEX)
@@ -730,6 +736,7 @@ function World:step(n)
   for _ = 1, n do
     local t = C.loom_world_time(w)
     local t1 = t + C.loom_world_dt(w)
+    input_mod._now = t1 -- what a replayed recording reads when no time is given (loom.input)
     drive_pins(self, t1)
     C.loom_world_clear_forces(w)
     if scene then run_fields(self, scene.forces, t) end

@@ -507,6 +507,22 @@ describe("recorded finger input", function()
     os.remove(csv)
   end)
 
+  it("makes input.axis and input.finger read the recording at the time of the world's step", function()
+    local csv = tmpfile("t,a,b\n0,0,255\n1,255,0\n")
+    loom.input.replay(csv)
+    local W = loom.world { dt = 0.25 }
+    local seen = {}
+    W:force("probe", function() seen[#seen + 1] = {loom.input.axis(1), loom.input.finger(2)} end)
+    W:step(2)
+    -- fields run at the step's start time t; the input clock is the step's end, t + dt
+    assert.near(-1 + 2 * 0.25, seen[1][1], 1e-12)
+    assert.near(255 * 0.75, seen[1][2], 1e-9)
+    assert.near(0, seen[2][1], 1e-12)
+    loom.input.stop_replay()
+    assert.equal(0, loom.input.axis(1))
+    os.remove(csv)
+  end)
+
   it("names the line and column of a malformed CSV, and clamps values outside [0, 255] with a warning", function()
     local bad = tmpfile("t,a,b\n0,0,0\n0.5,12,x\n")
     assert.error(function() loom.input.replay(bad, {activate = false}) end, ":3: column 3 is not a number")
