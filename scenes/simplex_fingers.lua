@@ -26,17 +26,17 @@ local function finger_paths(object)
   local deg = math.pi / 180
   if object == "torus" then
     -- the tube at x = 0.1 (R = 0.1, r = 0.035): the thumb from the hole, four fingers from outside
-    paths[1] = {{0.03, 0, 0.03}, {0.083, 0, 0.0}}
-    for i, a in ipairs {-24, -8, 8, 24} do
+    paths[1] = {{0.03, 0, 0.03}, {0.08, 0, 0.0}}
+    for i, a in ipairs {-30, -10, 10, 30} do
       local c, s = math.cos(a * deg), math.sin(a * deg)
       paths[i + 1] = {{0.19 * c, 0.19 * s, 0.03}, {0.118 * c, 0.118 * s, 0.0}}
     end
   elseif object == "sphere" then
-    -- a ball of radius 0.08: the thumb from -x, four fingers from +x, 3 cm deep
-    paths[1] = {{-0.16, 0, 0.0}, {-0.055, 0, 0.0}}
-    for i, a in ipairs {-36, -12, 12, 36} do
+    -- a ball of radius 0.08: the thumb from -x, four fingers from +x, 2 cm deep
+    paths[1] = {{-0.16, 0, 0.0}, {-0.06, 0, 0.0}}
+    for i, a in ipairs {-48, -16, 16, 48} do
       local c, s = math.cos(a * deg), math.sin(a * deg)
-      paths[i + 1] = {{0.16 * c, 0.16 * s, 0.02}, {0.06 * c, 0.06 * s, 0.0}}
+      paths[i + 1] = {{0.16 * c, 0.16 * s, 0.02}, {0.065 * c, 0.065 * s, 0.0}}
     end
   else
     -- a cylinder of radius 0.06 along z: the thumb from -x, four fingers from +x up its side

@@ -134,40 +134,35 @@ end
 local density = {"string", default = "medium", choices = {"low", "medium", "high"}}
 local count = {"number", integer = true, min = 1, max = 2048}
 
+-- A generator: its size fields (name -> default), then density or rings/segments and a centre;
+-- make(d, center, rings, segments) calls the kernel.
+local function generator(kind, sizes, make)
+  local fname = "simplex_" .. kind
+  local spec = {center = {"vec3", default = {0, 0, 0}}, density = density, rings = count, segments = count}
+  for name, default in pairs(sizes) do spec[name] = {"number", default = default, min = 0, open_min = true} end
+  return function(def)
+    local d, err = check.fields(def or {}, spec)
+    if not d then check.raise(fname, err) end
+    local rings, segs = resolution(fname, kind, d)
+    local c = ffi.new("loom_vec3", d.center[1], d.center[2], d.center[3])
+    return own(make(d, c, rings, segs), "loom.mesh")
+  end
+end
+
 -- simplex_sphere{radius = 0.1, center = {0, 0, 0}, density = "low" | "medium" | "high" | rings =,
 -- segments =}: medium is 004's 1296 vertices, 1944 edges, 650 faces
-function M.simplex_sphere(def)
-  local d, err = check.fields(def or {}, {radius = {"number", default = 0.1, min = 0, open_min = true},
-    center = {"vec3", default = {0, 0, 0}}, density = density, rings = count, segments = count})
-  if not d then check.raise("simplex_sphere", err) end
-  local rings, segs = resolution("simplex_sphere", "sphere", d)
-  local c = ffi.new("loom_vec3", d.center[1], d.center[2], d.center[3])
-  return own(C.loom_simplex_sphere(d.radius, c, rings, segs), "loom.mesh")
-end
+M.simplex_sphere = generator("sphere", {radius = 0.1},
+  function(d, c, rings, segs) return C.loom_simplex_sphere(d.radius, c, rings, segs) end)
 
 -- simplex_torus{R = 0.1, r = 0.035, center, density | rings (around the tube) =, segments (around
 -- the axis) =}: around z; medium is 004's 1860 vertices, 2790 edges, 930 faces
-function M.simplex_torus(def)
-  local d, err = check.fields(def or {}, {R = {"number", default = 0.1, min = 0, open_min = true},
-    r = {"number", default = 0.035, min = 0, open_min = true}, center = {"vec3", default = {0, 0, 0}},
-    density = density, rings = count, segments = count})
-  if not d then check.raise("simplex_torus", err) end
-  local rings, segs = resolution("simplex_torus", "torus", d)
-  local c = ffi.new("loom_vec3", d.center[1], d.center[2], d.center[3])
-  return own(C.loom_simplex_torus(d.R, d.r, c, rings, segs), "loom.mesh")
-end
+M.simplex_torus = generator("torus", {R = 0.1, r = 0.035},
+  function(d, c, rings, segs) return C.loom_simplex_torus(d.R, d.r, c, rings, segs) end)
 
 -- simplex_cylinder{radius = 0.06, height = 0.2, center, density | rings (bands along the side) =,
 -- segments =}: along z, closed by flat caps
-function M.simplex_cylinder(def)
-  local d, err = check.fields(def or {}, {radius = {"number", default = 0.06, min = 0, open_min = true},
-    height = {"number", default = 0.2, min = 0, open_min = true}, center = {"vec3", default = {0, 0, 0}},
-    density = density, rings = count, segments = count})
-  if not d then check.raise("simplex_cylinder", err) end
-  local rings, segs = resolution("simplex_cylinder", "cylinder", d)
-  local c = ffi.new("loom_vec3", d.center[1], d.center[2], d.center[3])
-  return own(C.loom_simplex_cylinder(d.radius, d.height, c, rings, segs), "loom.mesh")
-end
+M.simplex_cylinder = generator("cylinder", {radius = 0.06, height = 0.2},
+  function(d, c, rings, segs) return C.loom_simplex_cylinder(d.radius, d.height, c, rings, segs) end)
 
 -- simplex_dual(triangle_mesh): the simplex mesh dual to a closed, manifold, consistently oriented
 -- triangle mesh (vertices at the triangles' centroids)

@@ -8,8 +8,11 @@
  *    tool's far side (along its inward normal) instead of back the way the tool came, where 004's
  *    "shortest separating translation" points the wrong way.
  *  - Otherwise the penetration depth vector (PDV) is 004's: from the tool's axis to the
- *    triangle's nearest point, of length reach - distance (reach = radius + both thicknesses),
- *    added to the triangle's three vertices.
+ *    triangle's nearest point, of length reach - distance (reach = radius + both thicknesses).
+ *    004 added it to the triangle's three vertices (the pd response still does); the project
+ *    response moves the nearest point by it with the least vertex motion (barycentric weights
+ *    w / sum w^2): 004's whole-triangle moves made plateaus whose rims folded through the
+ *    neighbouring faces (27 crossing triangle pairs on the squeezed medium sphere).
  *  - Neighbours left penetrated: the triangles are visited again (Gauss-Seidel, each test with the
  *    positions as they are now) until none is within reach, up to `passes` passes; what remains
  *    is counted (stats.tool_unresolved) and reported once.
@@ -63,8 +66,7 @@ static vec3 on_segment(vec3 p, vec3 a, vec3 b) {
 
 /* The push a triangle (a, b, c) needs from the tool at its end pose: 1 and *pdv when it is within
  * reach of the axis or was crossed, else 0; *dist its distance from the axis. */
-static int triangle_push(const tool *T, vec3 a, vec3 b, vec3 c, double reach, vec3 *pdv, double *dist) {
-  double bary[3];
+static int triangle_push(const tool *T, vec3 a, vec3 b, vec3 c, double reach, vec3 *pdv, double *dist, double bary[3]) {
   vec3 cs = on_segment(v3_scale(v3_add(a, v3_add(b, c)), 1.0 / 3), T->a1, T->b1), pt = cs;
   for (int it = 0; it < (v3_dist2(T->a1, T->b1) > 0 ? 8 : 1); it++) {
     pt = geom_closest_on_triangle(cs, a, b, c, bary);
@@ -88,6 +90,7 @@ static int triangle_push(const tool *T, vec3 a, vec3 b, vec3 c, double reach, ve
     }
     if (behind) {
       *pdv = v3_scale(n, -(reach - sd1));
+      bary[0] = bary[1] = bary[2] = -1; /* the whole triangle goes through */
       return 1;
     }
   }
@@ -124,8 +127,8 @@ static int tool_pass(loom_world *w, simplex_body *S, const tool *T, double reach
     const vec3 a = P->x[f[0]], b = P->x[f[1]], c = P->x[f[2]];
     if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
     vec3 pdv;
-    double dist;
-    if (!triangle_push(T, a, b, c, reach, &pdv, &dist)) continue;
+    double dist, bary[3];
+    if (!triangle_push(T, a, b, c, reach, &pdv, &dist, bary)) continue;
     const double len = v3_len(pdv);
     if (!(len > 1e-9 * reach)) continue;
     pushed++;
@@ -137,14 +140,24 @@ static int tool_pass(loom_world *w, simplex_body *S, const tool *T, double reach
       const double tl = v3_len(tg);
       if (tl > 0) slide = v3_scale(tg, fmin(mu * len, tl) / tl);
     }
+    /* project: the triangle's nearest point moves by the PDV with the least vertex motion (weights
+     * w / sum w^2 of its barycentric coordinates among the free vertices), so a dent follows the
+     * tool's shape; 004 (the pd response) and a triangle pushed through move all three corners */
+    double wgt[3] = {1, 1, 1};
+    if (!pd && bary[0] >= 0) {
+      double w2 = 0;
+      for (int k = 0; k < 3; k++) w2 += P->inv_m[f[k]] > 0 ? bary[k] * bary[k] : 0;
+      if (!(w2 > 0)) continue;
+      for (int k = 0; k < 3; k++) wgt[k] = bary[k] / w2;
+    }
     for (int k = 0; k < 3; k++) {
       const int i = f[k];
-      if (P->inv_m[i] == 0) continue;
+      if (P->inv_m[i] == 0 || wgt[k] == 0) continue;
       if (pd) {
         S->state.pd[i] = v3_add(S->state.pd[i], v3_add(pdv, slide));
         continue;
       }
-      P->x[i] = v3_add(P->x[i], v3_add(pdv, slide));
+      P->x[i] = v3_add(P->x[i], v3_scale(v3_add(pdv, slide), wgt[k]));
       const double vr = v3_dot(v3_sub(P->v[i], vtool), nh);
       if (vr < 0) P->v[i] = v3_madd(P->v[i], nh, -vr);
     }
@@ -158,8 +171,8 @@ static int tool_remaining(const simplex_body *S, const tool *T, double reach) {
   for (int t = 0; t < P->nt; t++) {
     const int32_t *f = P->tri + 3 * t;
     vec3 pdv;
-    double dist;
-    if (triangle_push(T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist) && v3_len(pdv) > 1e-6 * reach)
+    double dist, bary[3];
+    if (triangle_push(T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist, bary) && v3_len(pdv) > 1e-6 * reach)
       remaining++;
   }
   return remaining;
@@ -175,8 +188,8 @@ static void tool_hold(simplex_body *S, const tool *T, double reach) {
     const vec3 a = P->x[f[0]], b = P->x[f[1]], c = P->x[f[2]];
     if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
     vec3 pdv;
-    double dist;
-    if (triangle_push(T, a, b, c, touch, &pdv, &dist))
+    double dist, bary[3];
+    if (triangle_push(T, a, b, c, touch, &pdv, &dist, bary))
       for (int k = 0; k < 3; k++) S->state.held[f[k]] = 1;
   }
 }
@@ -262,8 +275,8 @@ LOOM_API int loom_simplex_penetrations(const loom_world *w, int body, double tol
     for (int t = 0; t < P->nt; t++) {
       const int32_t *f = P->tri + 3 * t;
       vec3 pdv;
-      double dist;
-      if (triangle_push(&T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist)) count++;
+      double dist, bary[3];
+      if (triangle_push(&T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist, bary)) count++;
     }
   }
   return count;
