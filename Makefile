@@ -8,7 +8,7 @@ SAN     ?=
 OPT     ?= -O2
 
 # Debian packages: LuaJIT with headers, SDL2, stb, pkg-config; xvfb/xauth/xdotool for the window test.
-DEB_PACKAGES = luajit libluajit-5.1-dev libsdl2-dev libstb-dev pkg-config xvfb xauth xdotool
+DEB_PACKAGES = luajit libluajit-5.1-dev libsdl2-dev libstb-dev pkg-config xvfb xauth xdotool parallel
 
 WARN     = -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CFLAGS_K = -std=c11 $(OPT) -g $(WARN) -ffp-contract=off -fPIC -fvisibility=hidden -pthread -MMD -MP $(SAN)
@@ -30,7 +30,7 @@ LIB_OBJ    = $(KERNEL_OBJ) $(RENDER_OBJ)
 
 WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
 
-.PHONY: all deps run test test-only bench asan check install uninstall clean cdef valgrind help fuzz
+.PHONY: all deps run test test-only test-slurm bench asan check install uninstall clean cdef valgrind help fuzz
 
 all: $(BUILD)/loom $(BUILD)/libloom.so $(BUILD)/test_kernel
 
@@ -93,6 +93,11 @@ test: deps
 
 test-only: all
 	@sh scripts/run_tests.sh $(BUILD)
+
+# loom sweep on a single-node Slurm alone (make test runs it too when it can start the daemons)
+test-slurm: deps
+	@$(MAKE) --no-print-directory all
+	./$(BUILD)/loom test tests/slurm
 
 bench: deps
 	@$(MAKE) --no-print-directory all

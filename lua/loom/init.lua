@@ -30,6 +30,44 @@ function loom.oscillator_exact(m, b, k, x0, v0, t)
   return x[0], v[0]
 end
 
+-- loom.random(seed) → a random number generator of its own (SplitMix64): the same seed gives the
+-- same numbers on every machine and build. rng:uniform([a, b]) (default [0, 1)), rng:int(a, b)
+-- (inclusive), rng:normal([mean, sd]). Scenes that need randomness take it from here with their
+-- 'seed' parameter (loom sweep sets it, and loom.seed, for each job) so a run can be repeated.
+local RNG = {}
+RNG.__index = RNG
+local U64 = ffi.typeof("uint64_t")
+function RNG:next64()
+  self.s = self.s + 0x9E3779B97F4A7C15ULL
+  local z = self.s
+  z = bit.bxor(z, bit.rshift(z, 30)) * 0xBF58476D1CE4E5B9ULL
+  z = bit.bxor(z, bit.rshift(z, 27)) * 0x94D049BB133111EBULL
+  return bit.bxor(z, bit.rshift(z, 31))
+end
+function RNG:uniform(a, b)
+  local u = tonumber(bit.rshift(self:next64(), 11)) / 9007199254740992 -- 53 bits: [0, 1)
+  if a == nil then return u end
+  return a + (b - a) * u
+end
+function RNG:int(a, b)
+  if not (type(a) == "number" and type(b) == "number" and a == math.floor(a) and b == math.floor(b) and b >= a) then
+    require("loom.check").raise_n(1, "rng:int", "expected integers a <= b")
+  end
+  return a + math.floor(self:uniform() * (b - a + 1))
+end
+function RNG:normal(mean, sd)
+  local u1, u2 = self:uniform(), self:uniform()
+  if u1 < 1e-300 then u1 = 1e-300 end
+  return (mean or 0) + (sd or 1) * math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
+end
+function loom.random(seed)
+  seed = seed or loom.seed or 0
+  if type(seed) ~= "number" or seed ~= seed or seed ~= math.floor(seed) then
+    require("loom.check").raise_n(1, "loom.random", "expected an integer seed, got " .. tostring(seed))
+  end
+  return setmetatable({s = U64(seed < 0 and seed + 2 ^ 53 or seed)}, RNG)
+end
+
 -- Monotonic clock in seconds.
 function loom.clock() return C.loom_clock() end
 

@@ -29,6 +29,7 @@ local scene_spec = {
   camera = {"table"},
   substeps = {"number", min = 1, max = 4096, integer = true},
   build = {"callable"}, forces = {"table"}, on_step = {"callable"}, ui = {"callable"},
+  sweep = {"table"}, metrics = {"callable"},
 }
 
 function M.is_scene(s) return getmetatable(s) == SceneMT end
@@ -57,6 +58,7 @@ function M.scene(def)
     _defaults = util.copy(params),   -- what the file says, to tell tuned values from edited defaults
     camera = d.camera, substeps = d.substeps,
     build = d.build, forces = d.forces, on_step = d.on_step, ui = d.ui,
+    sweep = d.sweep, metrics = d.metrics, -- loom sweep: its parameter lists and per-run numbers
   }
   return setmetatable(s, SceneMT)
 end

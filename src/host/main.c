@@ -37,6 +37,9 @@ static const char *usage =
     "  loom test [PATH ...]           run Lua test files (default tests/lua); last line \"N passed, M failed\"\n"
     "  loom exec FILE.lua [ARGS ...]  run a Lua program with require \"loom\" available\n"
     "  loom bench [CASE ...] [--json] run the benchmark suite\n"
+    "  loom sweep SCENE.lua --param name=a,b --seeds 1..N [--on local|parallel|slurm] ...\n"
+    "                                run a scene over parameter lists and seeds (loom sweep --help)\n"
+    "  loom plot results.csv --x NAME --y NAME [--out FILE.png]   plot two columns of a sweep\n"
     "  loom --help | --version\n"
     "\n"
     "Output directories are created (with their parents) before the run; one that cannot be made\n"
@@ -363,12 +366,14 @@ static int cmd_new(int argc, char **argv, int i, const char *exe, const char *lu
   return code;
 }
 
-static int cmd_bench(int argc, char **argv, int i, const char *exe, const char *lua_dir) {
+/* A subcommand written in Lua: module.main(args) returns the exit status. */
+static int cmd_module(int argc, char **argv, int i, const char *exe, const char *lua_dir, const char *name,
+                      const char *module) {
   runner dummy;
   host_options none;
   memset(&none, 0, sizeof none);
   runner_init(&dummy, &none, exe, lua_dir, 0);
-  lua_State *L = host_new_state(&dummy, "bench", NULL);
+  lua_State *L = host_new_state(&dummy, name, NULL);
   lua_newtable(L);
   for (int k = i; k < argc; k++) {
     lua_pushstring(L, argv[k]);
@@ -376,8 +381,8 @@ static int cmd_bench(int argc, char **argv, int i, const char *exe, const char *
   }
   char err[4096];
   int code = 1;
-  if (host_call_module(L, "loom.bench", "main", 1, 1, err, sizeof err) != 0)
-    fprintf(stderr, "loom bench: %s\n", err);
+  if (host_call_module(L, module, "main", 1, 1, err, sizeof err) != 0)
+    fprintf(stderr, "loom %s: %s\n", name, err);
   else
     code = (int)lua_tonumber(L, -1);
   lua_close(L);
@@ -408,7 +413,9 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(cmd, "test")) return cmd_test(argc, argv, 2, exe, lua_dir);
   if (!strcmp(cmd, "exec")) return cmd_exec(argc, argv, 2, exe, lua_dir);
-  if (!strcmp(cmd, "bench")) return cmd_bench(argc, argv, 2, exe, lua_dir);
+  if (!strcmp(cmd, "bench")) return cmd_module(argc, argv, 2, exe, lua_dir, "bench", "loom.bench");
+  if (!strcmp(cmd, "sweep")) return cmd_module(argc, argv, 2, exe, lua_dir, "sweep", "loom.sweep");
+  if (!strcmp(cmd, "plot")) return cmd_module(argc, argv, 2, exe, lua_dir, "plot", "loom.plot");
   if (!strcmp(cmd, "new")) return cmd_new(argc, argv, 2, exe, lua_dir);
   host_options opt;
   int rc = !strcmp(cmd, "run") ? parse_run(argc, argv, 2, &opt) : parse_run(argc, argv, 1, &opt);
