@@ -30,7 +30,7 @@ LIB_OBJ    = $(KERNEL_OBJ) $(RENDER_OBJ)
 
 WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc
 
-.PHONY: all deps run test test-only test-slurm bench asan check install uninstall clean cdef valgrind help fuzz
+.PHONY: all deps deps-video run test test-only test-slurm bench asan check install uninstall clean cdef valgrind help fuzz
 
 all: $(BUILD)/loom $(BUILD)/libloom.so $(BUILD)/test_kernel
 
@@ -53,6 +53,12 @@ deps:
 	  { $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && \
 	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; } || exit 1; \
 	fi
+
+# --video's encoder: optional (make deps leaves it out: 150 packages); loom run --video says so
+deps-video:
+	@command -v ffmpeg >/dev/null 2>&1 || { echo "make deps-video: installing ffmpeg"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ffmpeg >/dev/null; }
 
 # ---- build -------------------------------------------------------------------------------------
 $(BUILD)/obj/src/kernel/%.o: src/kernel/%.c

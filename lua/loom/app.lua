@@ -233,6 +233,10 @@ function App.init(opts)
   S.sample_ui = S.mode ~= "window" and opts.frames ~= nil and S.uictx ~= nil
   if S.uictx then S.uictx.record_in_draw = not S.sample_ui end
   if opts.stats then App.open_stats(opts.stats, carry ~= nil) end
+  if opts.video then
+    local verr = App.open_video(opts.video, carry)
+    if verr then return verr end
+  end
   if #tracks > 0 then App.open_tracks(opts.export, tracks, carry ~= nil) end
   for _, dir in ipairs {opts.frames or false, opts.export or false} do
     if dir then
@@ -682,9 +686,19 @@ end
 -- stops working (disk full, directory removed) is reported once and switched off.
 local function output_frame()
   local o = S.opts
-  if (o.frames or o.export) and S.steps_done % S.every == 0 then
-    if o.frames and S.canvas ~= nil and not S.frames_failed then
+  if (o.frames or o.export or S.video) and S.steps_done % S.every == 0 then
+    if S.video and S.canvas ~= nil then
       render()
+      local w, h = C.loom_canvas_width(S.canvas), C.loom_canvas_height(S.canvas)
+      local ok = S.video:write(ffi.string(C.loom_canvas_pixels(S.canvas), w * h * 4))
+      if not ok then
+        App.notify("--video: ffmpeg stopped taking frames (see its message above); no more are written", "error")
+        pcall(S.video.close, S.video)
+        S.video = nil
+      end
+    end
+    if o.frames and S.canvas ~= nil and not S.frames_failed then
+      if not S.video then render() end
       local path = ("%s/frame_%05d.png"):format(o.frames, S.frame_index)
       if C.loom_canvas_write_png(S.canvas, path) ~= 0 then
         S.frames_failed = true
@@ -785,7 +799,32 @@ function App.summary()
     S.opts.scene, S.steps_done, S.world.time, wall, rate)
 end
 
+-- --video FILE: frames piped to ffmpeg (H.264 in an MP4, the scene's frame rate: one frame every
+-- `every` steps); after a hot reload the new version's frames go to FILE-2.mp4, -3, ... (the encoder
+-- of the previous version has finished its file). Returns a message when it cannot start.
+function App.open_video(path, carry)
+  if S.mode == "window" then return "--video works with --headless (the frames come at the scene's rate, not the screen's)" end
+  local found = os.execute("command -v ffmpeg >/dev/null 2>&1")
+  if found ~= 0 and found ~= true then
+    return "--video needs ffmpeg, which is not installed (Debian: apt-get install ffmpeg, or make deps-video); " ..
+      "--frames DIR writes PNG frames without it"
+  end
+  if carry then
+    S.video_part = (S.video_part or 1) + 1
+    path = path:gsub("(%.%w+)$", "-" .. S.video_part .. "%1")
+  end
+  local w, h = C.loom_canvas_width(S.canvas), C.loom_canvas_height(S.canvas)
+  local fps = 1 / (S.every * S.dt)
+  local cmd = ("ffmpeg -y -loglevel error -f rawvideo -pix_fmt rgba -s %dx%d -r %.9g -i - " ..
+    "-vf 'scale=trunc(iw/2)*2:trunc(ih/2)*2' -c:v libx264 -pix_fmt yuv420p %q"):format(w, h, fps, path)
+  local p = io.popen(cmd, "w")
+  if not p then return "--video: cannot start ffmpeg" end
+  S.video = p
+  S.video_path = path
+end
+
 function App.close()
+  if S.video then S.video:close() S.video = nil end
   if S.stats_file then S.stats_file:close() S.stats_file = nil end
   for _, tr in ipairs(S.tracks or {}) do tr.file:close() end
   S.tracks = nil

@@ -410,6 +410,56 @@ case("simplex_torus_max60", function(runs)
           steps_per_s = ("%.0f"):format(best_rate)}
 end)
 
+-- sweep_40: a 40-job sweep of hello_cloth (wind 0..2 in 5 values x 8 seeds, 0.5 s each) through
+-- `loom sweep` with --jobs 1 and --jobs 2 (fresh each run): wall seconds of the 2-process sweep, and
+-- the speed-up over one process. sweep_slurm_6: 6 jobs through the Slurm array when one is
+-- reachable (scripts/slurm-local.sh start; SLURM_CONF set), against the same 6 jobs locally with
+-- --jobs 1: the overhead per job.
+local function sweep_wall(args)
+  local host = require "loom.host"
+  local dir = os.tmpname()
+  os.remove(dir)
+  local t0 = C.loom_clock()
+  local p = io.popen(("%q sweep scenes/hello_cloth.lua %s --fresh --out %q 2>&1"):format(host.executable, args, dir))
+  local out = p:read("*a")
+  p:close()
+  local wall = C.loom_clock() - t0
+  os.execute(("rm -rf %q"):format(dir))
+  if not out:match("jobs: %d+ ok, 0 failed") then error("sweep failed: " .. out, 0) end
+  return wall
+end
+case("sweep_40", function(runs)
+  local grid = "--param wind=0,0.5,1,1.5,2 --seeds 1..8 --time 0.5"
+  local one, two = {}, {}
+  for i = 1, math.max(1, runs) do
+    one[i] = sweep_wall(grid .. " --jobs 1")
+    two[i] = sweep_wall(grid .. " --jobs 2")
+  end
+  table.sort(one)
+  table.sort(two)
+  local m1, m2 = one[math.floor((#one + 1) / 2)], two[math.floor((#two + 1) / 2)]
+  return {size = "40 jobs of hello_cloth, 0.5 s each", median = m2 * 1000, min = two[1] * 1000, max = two[#two] * 1000,
+          jobs1_s = ("%.2f"):format(m1), jobs2_s = ("%.2f"):format(m2), speedup = ("%.2f"):format(m1 / m2)}
+end)
+case("sweep_slurm_6", function(runs)
+  local ok = os.execute("squeue -h >/dev/null 2>&1")
+  if ok ~= 0 and ok ~= true then
+    return {size = "6 jobs", median = 0, min = 0, max = 0, note = "no Slurm reachable (scripts/slurm-local.sh start)"}
+  end
+  local grid = "--param wind=0,1,2 --seeds 1..2 --time 0.5"
+  local loc, sl = {}, {}
+  for i = 1, math.max(1, runs) do
+    loc[i] = sweep_wall(grid .. " --jobs 1")
+    sl[i] = sweep_wall(grid .. " --on slurm")
+  end
+  table.sort(loc)
+  table.sort(sl)
+  local ml, ms = loc[math.floor((#loc + 1) / 2)], sl[math.floor((#sl + 1) / 2)]
+  return {size = "6 jobs of hello_cloth, 0.5 s each", median = ms * 1000, min = sl[1] * 1000, max = sl[#sl] * 1000,
+          local_jobs1_s = ("%.2f"):format(ml), slurm_s = ("%.2f"):format(ms),
+          overhead_per_job_s = ("%.2f"):format((ms - ml) / 6)}
+end)
+
 case("hull_pile_200", pile_case("scenes/hull_pile.lua", "200 hulls"))
 
 -- tablecloth_trick: scenes/tablecloth_trick.lua (a 28 x 18 cloth pulled at 6 m/s from under two

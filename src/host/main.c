@@ -28,6 +28,7 @@ static const char *usage =
     "      --track BODY:INDEX         one vertex's position and velocity every step, in\n"
     "                                 DIR/BODY_track.csv of --export (repeatable)\n"
     "      --stats FILE.csv           per-step statistics (first row: t = 0)\n"
+    "      --video FILE.mp4           headless: the frames (every N steps) as a video, through ffmpeg\n"
     "      --param name=value         set a scene parameter (repeatable)\n"
     "      --watch                    hot reload headless runs too (paced in real time)\n"
     "      --realtime                 pace a headless run to the wall clock\n"
@@ -131,6 +132,9 @@ static int parse_run(int argc, char **argv, int i, host_options *o) {
     } else if (!strcmp(a, "--stats")) {
       NEED_ARG();
       o->stats = next;
+    } else if (!strcmp(a, "--video")) {
+      NEED_ARG();
+      o->video = next;
     } else if (!strcmp(a, "--screenshot")) {
       NEED_ARG();
       o->screenshot = next;
@@ -171,7 +175,8 @@ static int prepare_outputs(const host_options *o) {
   const struct {
     const char *opt, *path;
     int is_file;
-  } outs[] = {{"--frames", o->frames, 0}, {"--export", o->export_dir, 0}, {"--stats", o->stats, 1}, {"--screenshot", o->screenshot, 1}};
+  } outs[] = {{"--frames", o->frames, 0}, {"--export", o->export_dir, 0}, {"--stats", o->stats, 1}, {"--screenshot", o->screenshot, 1},
+                   {"--video", o->video, 1}};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
     if (!outs[i].path) continue;
     if (outs[i].is_file) dir_of(outs[i].path, dir, sizeof dir);
