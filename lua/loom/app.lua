@@ -237,6 +237,7 @@ function App.init(opts)
     local verr = App.open_video(opts.video, carry)
     if verr then return verr end
   end
+  if opts.record then App.open_journal(opts.record, carry) end
   if #tracks > 0 then App.open_tracks(opts.export, tracks, carry ~= nil) end
   for _, dir in ipairs {opts.frames or false, opts.export or false} do
     if dir then
@@ -244,6 +245,81 @@ function App.init(opts)
       if not mok then error(merr, 0) end
     end
   end
+end
+
+----------------------------------------------------------------------------------------------------
+-- the session journal (--record FILE; lua/loom/replay.lua reads it)
+--
+-- Lines "KIND STEP HEX": what changes the simulation from outside, with the number of steps taken
+-- when it took effect, its payload hex-encoded. source (the scene file's text, at the start and at
+-- every reload), params (the scene's parameters when they change: command line, UI, reload),
+-- input (keys held, axes, mouse, when they change), grab (the mouse grab: body, vertex, target,
+-- omega, or none), set (a body parameter changed from the UI), restart, and hash (the state after
+-- STEP steps, when a version closes: at the end of the run and at each reload).
+
+local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
+
+local function jwrite(kind, payload)
+  if not S.journal then return end
+  S.journal:write(("%s %d %s\n"):format(kind, S.steps_done, hex(payload or "")))
+  S.journal:flush()
+end
+
+local function input_text()
+  local st = input._state
+  local keys = {}
+  for k, v in pairs(st.keys) do if v then keys[#keys + 1] = k end end
+  table.sort(keys)
+  local axes = {}
+  for i, v in pairs(st.axes) do axes[#axes + 1] = ("%d=%.17g"):format(i, v) end
+  table.sort(axes)
+  local m = st.mouse
+  return util.encode {keys = table.concat(keys, "\t"), axes = table.concat(axes, "\t"), mx = m.x, my = m.y,
+                      left = m.left, right = m.right, middle = m.middle, device = st.device}
+end
+
+function App.open_journal(path, carry)
+  if not carry then
+    -- a new journal; then every version appends (after a reload the old version's last words land
+    -- after the new one's first)
+    local t, terr = io.open(path, "w")
+    if not t then error("--record: " .. tostring(terr), 0) end
+    t:close()
+  end
+  local f, err = io.open(path, "a")
+  if not f then error("--record: " .. tostring(err), 0) end
+  S.journal = f
+  local sf = io.open(S.opts.scene, "rb")
+  local src = sf and sf:read("*a") or ""
+  if sf then sf:close() end
+  if not carry then
+    f:write("loom-journal 1\n")
+    jwrite("scene", host.realpath(S.opts.scene) or S.opts.scene)
+    jwrite("version", ffi.string(C.loom_version()))
+  end
+  jwrite("source", src)
+  S.jlast = {params = util.encode(S.scene.params)}
+  jwrite("params", S.jlast.params)
+  world_mod.on_set = function(b, name, value)
+    if S.in_ui then jwrite("set", ("%s\t%s\t%.17g"):format(b.name, name, value)) end
+  end
+end
+
+-- before each step: what changed since the last one (and every 240 steps the state's hash, so a
+-- replay that goes astray says where)
+local function journal_step()
+  local last = S.jlast
+  if S.steps_done > 0 and S.steps_done % 240 == 0 then jwrite("hash", S.world:hash()) end
+  local p = util.encode(S.scene.params)
+  if p ~= last.params then jwrite("params", p) last.params = p end
+  local it = input_text()
+  if it ~= last.input then jwrite("input", it) last.input = it end
+  local g = "none"
+  if S.grab_state then
+    local gs = S.grab_state
+    g = ("%s\t%d\t%.17g\t%.17g\t%.17g\t%.17g"):format(gs.body.name, gs.vertex, gs.target[1], gs.target[2], gs.target[3], gs.omega)
+  end
+  if g ~= last.grab then jwrite("grab", g) last.grab = g end
 end
 
 -- State handed to the next Lua state on reload.
@@ -266,14 +342,7 @@ function App.world_address() return S.world:address() end
 
 -- Takes over the state of the previous Lua state's world (hot reload).
 function App.adopt(old_address)
-  local n = S.world:transplant_from(old_address)
-  for _, g in ipairs(S.world._groups) do g:resync() end
-  for _, b in ipairs(S.world._kinematic) do
-    if b.traj then
-      local ok, x, y, z = pcall(b.traj, S.world.time)
-      if ok and x then pcall(b.set_pose, b, {x, y, z}) end
-    end
-  end
+  local n = S.world:adopt(old_address)
   App.notify(("reloaded %s at t = %.2f s (%d bod%s kept)"):format(S.opts.scene, S.world.time, n, n == 1 and "y" or "ies"), "info")
   return n
 end
@@ -490,7 +559,9 @@ end
 -- The scene's ui under pcall (an error disables it until the next reload).
 local function call_ui()
   world_mod.busy("ui")
+  S.in_ui = true
   local ok, err = pcall(S.scene.ui, S.ui, S.world)
+  S.in_ui = false
   world_mod.busy(nil)
   if not ok then
     S.ui_disabled = true
@@ -553,6 +624,7 @@ local function update_grab(x, y)
 end
 
 local function restart()
+  if S.journal then jwrite("restart", "") end
   local ok, w = pcall(S.scene.instantiate, S.scene)
   if ok then
     S.world = w
@@ -569,6 +641,7 @@ end
 local function step_world(n)
   local W = S.world
   for _ = 1, n do
+    if S.journal then journal_step() end
     W:step(1)
     S.steps_done = S.steps_done + 1
     S.rate_steps = S.rate_steps + 1
@@ -728,6 +801,7 @@ function App.frame(wall_dt, events)
     end
   end
   if grab then S.world:grab(grab.body, grab.vertex, grab.target, 8) end
+  S.grab_state = grab and {body = grab.body, vertex = grab.vertex, target = grab.target, omega = 8} or nil
   -- tilt (004's glove tilt sensors): gamepad axes 6 and 7 turn the view, up to 90 degrees a second
   local axes = input._state.axes
   if input._state.device and S.cam and (axes[6] or axes[7]) then
@@ -824,6 +898,11 @@ function App.open_video(path, carry)
 end
 
 function App.close()
+  if S.journal then
+    jwrite("hash", S.world:hash())
+    S.journal:close()
+    S.journal = nil
+  end
   if S.video then S.video:close() S.video = nil end
   if S.stats_file then S.stats_file:close() S.stats_file = nil end
   for _, tr in ipairs(S.tracks or {}) do tr.file:close() end

@@ -108,12 +108,7 @@ end
 
 -- loom.load_scene(path [, params]) → scene. Errors carry the file and line. A relative path is
 -- looked up next to the file that calls load_scene first, then in the current directory.
-function M.load_scene(path, params)
-  if type(path) ~= "string" then check.raise_n(1, "load_scene", "expected a file path, got " .. check.describe(path)) end
-  path = caller.resolve(path)
-  local chunk, err = loadfile(path)
-  if not chunk then error(err, 0) end
-  mesh.loaded_files[#mesh.loaded_files + 1] = path
+local function scene_from(path, chunk, params)
   local ok, sc = pcall(chunk)
   if not ok then error(sc, 0) end
   if not M.is_scene(sc) then
@@ -125,6 +120,23 @@ function M.load_scene(path, params)
     if not pok then error(path .. ": " .. tostring(perr):gsub("^[^:]*:%d+: ", ""), 0) end
   end
   return sc
+end
+
+function M.load_scene(path, params)
+  if type(path) ~= "string" then check.raise_n(1, "load_scene", "expected a file path, got " .. check.describe(path)) end
+  path = caller.resolve(path)
+  local chunk, err = loadfile(path)
+  if not chunk then error(err, 0) end
+  mesh.loaded_files[#mesh.loaded_files + 1] = path
+  return scene_from(path, chunk, params)
+end
+
+-- load_scene_source(text, path) → scene: a scene file's text (a journal's version of it) run as
+-- if it were the file at path (errors name it, relative paths resolve next to it).
+function M.load_scene_source(text, path)
+  local chunk, err = load(text, "@" .. path)
+  if not chunk then error(err, 0) end
+  return scene_from(path, chunk)
 end
 
 ----------------------------------------------------------------------------------------------------

@@ -911,6 +911,21 @@ function World:transplant_from(old_ptr)
   return C.loom_world_transplant(self._w, ffi.cast("loom_world*", old_ptr))
 end
 
+-- world:adopt(old_address) takes over the state of an older world (hot reload; a journal's replay of
+-- one): transplants what matches, re-bases pin groups, puts kinematic bodies where their
+-- trajectories say at the current time. Returns the number of bodies kept.
+function World:adopt(old_ptr)
+  local n = self:transplant_from(old_ptr)
+  for _, g in ipairs(self._groups) do g:resync() end
+  for _, b in ipairs(self._kinematic) do
+    if b.traj then
+      local ok, x, y, z = pcall(b.traj, self.time)
+      if ok and x then pcall(b.set_pose, b, {x, y, z}) end
+    end
+  end
+  return n
+end
+
 ----------------------------------------------------------------------------------------------------
 -- bodies
 
@@ -1202,6 +1217,7 @@ function Body:set(name, value)
   if type(value) == "boolean" then value = value and 1 or 0 end -- switches (self_collision)
   if not check.is_finite(value) then check.raise_n(2, "set", ("'%s' must be a finite number, got %s"):format(name, check.describe(value))) end
   if C.loom_body_set_param(self.world._w, self.handle, name, value) ~= 0 then caller.error(last_error()) end
+  if M.on_set then M.on_set(self, name, value) end -- a session journal records live changes
   return self
 end
 

@@ -29,6 +29,7 @@ typedef struct host_options {
   const char *frames, *export_dir, *stats, *screenshot;
   const char *format;  /* --format obj | ply for --export; NULL = obj */
   const char *video;   /* --video FILE.mp4 (headless; through ffmpeg) */
+  const char *record;  /* --record FILE: the session journal */
   const char *params[HOST_MAX_PARAMS];
   int nparams;
   const char *tracks[HOST_MAX_PARAMS]; /* --track body:index */

@@ -49,6 +49,7 @@ static void push_options(lua_State *L, runner *r, const char *carry) {
   set_str(L, "export", o->export_dir);
   set_str(L, "stats", o->stats);
   set_str(L, "video", o->video);
+  set_str(L, "record", o->record);
   set_str(L, "format", o->format);
   if (o->ntracks > 0) {
     lua_createtable(L, o->ntracks, 0);

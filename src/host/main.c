@@ -29,6 +29,7 @@ static const char *usage =
     "                                 DIR/BODY_track.csv of --export (repeatable)\n"
     "      --stats FILE.csv           per-step statistics (first row: t = 0)\n"
     "      --video FILE.mp4           headless: the frames (every N steps) as a video, through ffmpeg\n"
+    "      --record FILE              journal the session (input, UI, grabs, reloads) for loom replay\n"
     "      --param name=value         set a scene parameter (repeatable)\n"
     "      --watch                    hot reload headless runs too (paced in real time)\n"
     "      --realtime                 pace a headless run to the wall clock\n"
@@ -41,6 +42,8 @@ static const char *usage =
     "  loom sweep SCENE.lua --param name=a,b --seeds 1..N [--on local|parallel|slurm] ...\n"
     "                                run a scene over parameter lists and seeds (loom sweep --help)\n"
     "  loom plot results.csv --x NAME --y NAME [--out FILE.png]   plot two columns of a sweep\n"
+    "  loom replay FILE [--headless] [--frames DIR] [--every N] [--size WxH]\n"
+    "                                replay a journal of --record bit for bit (final hash checked)\n"
     "  loom --help | --version\n"
     "\n"
     "Output directories are created (with their parents) before the run; one that cannot be made\n"
@@ -135,6 +138,9 @@ static int parse_run(int argc, char **argv, int i, host_options *o) {
     } else if (!strcmp(a, "--video")) {
       NEED_ARG();
       o->video = next;
+    } else if (!strcmp(a, "--record")) {
+      NEED_ARG();
+      o->record = next;
     } else if (!strcmp(a, "--screenshot")) {
       NEED_ARG();
       o->screenshot = next;
@@ -176,7 +182,7 @@ static int prepare_outputs(const host_options *o) {
     const char *opt, *path;
     int is_file;
   } outs[] = {{"--frames", o->frames, 0}, {"--export", o->export_dir, 0}, {"--stats", o->stats, 1}, {"--screenshot", o->screenshot, 1},
-                   {"--video", o->video, 1}};
+                   {"--video", o->video, 1}, {"--record", o->record, 1}};
   for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++) {
     if (!outs[i].path) continue;
     if (outs[i].is_file) dir_of(outs[i].path, dir, sizeof dir);
@@ -421,6 +427,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "bench")) return cmd_module(argc, argv, 2, exe, lua_dir, "bench", "loom.bench");
   if (!strcmp(cmd, "sweep")) return cmd_module(argc, argv, 2, exe, lua_dir, "sweep", "loom.sweep");
   if (!strcmp(cmd, "plot")) return cmd_module(argc, argv, 2, exe, lua_dir, "plot", "loom.plot");
+  if (!strcmp(cmd, "replay")) return cmd_module(argc, argv, 2, exe, lua_dir, "replay", "loom.replay");
   if (!strcmp(cmd, "new")) return cmd_new(argc, argv, 2, exe, lua_dir);
   host_options opt;
   int rc = !strcmp(cmd, "run") ? parse_run(argc, argv, 2, &opt) : parse_run(argc, argv, 1, &opt);
