@@ -1,6 +1,8 @@
--- loom.replay — `loom replay FILE [--headless] [--frames DIR] [--every N] [--size WxH]`: runs a
--- session journal written by `loom run --record FILE` again, headless, and checks that it ends in
--- the same state (every hash the journal holds, the last one included). See app.lua for the format.
+-- loom.replay — `loom replay FILE [--headless] [--recorded] [--frames DIR] [--every N] [--size WxH]`:
+-- runs a session journal written by `loom run --record FILE` again, headless, and checks that it
+-- ends in the same state (every hash the journal holds, the last one included). A scene file that
+-- is not the version recorded last is refused with the first line that differs, unless --recorded
+-- asks for the journal's own copies. See app.lua for the format.
 local ffi = require "ffi"
 local C = require "loom.lib"
 local util = require "loom.util"
@@ -66,8 +68,16 @@ function M.replay(path, opts)
   if disk then
     local text = disk:read("*a")
     disk:close()
-    if text ~= last_source.payload then
-      io.stderr:write(("loom replay: %s has changed since the recording; replaying the recorded version\n"):format(scene_path))
+    if text ~= last_source.payload and not opts.recorded then
+      -- say what differs: the first line that does
+      local a, b = {}, {}
+      for l in (last_source.payload .. "\n"):gmatch("([^\n]*)\n") do a[#a + 1] = l end
+      for l in (text .. "\n"):gmatch("([^\n]*)\n") do b[#b + 1] = l end
+      local n = 1
+      while a[n] == b[n] and n <= math.max(#a, #b) do n = n + 1 end
+      fail("%s is not the version this journal recorded: line %d was %q and is %q now (%d lines then, %d now); " ..
+        "--recorded replays the journal's own copy of the scene", scene_path, n, a[n] or "(end of file)",
+        b[n] or "(end of file)", #a, #b)
     end
   end
   for _, e in ipairs(entries) do
@@ -173,6 +183,7 @@ function M.main(args)
         return args[i]
       end
       if a == "--headless" then o.headless = true
+      elseif a == "--recorded" then o.recorded = true
       elseif a == "--frames" then o.frames = val()
       elseif a == "--every" then
         o.every = tonumber(val())
@@ -181,7 +192,7 @@ function M.main(args)
         local w, h = val():match("^(%d+)x(%d+)$")
         if not w then fail("--size needs WxH") end
         o.width, o.height = tonumber(w), tonumber(h)
-      elseif a:sub(1, 2) == "--" then fail("unknown option '%s' (loom replay FILE [--headless] [--frames DIR] [--every N] [--size WxH])", a)
+      elseif a:sub(1, 2) == "--" then fail("unknown option '%s' (loom replay FILE [--headless] [--recorded] [--frames DIR] [--every N] [--size WxH])", a)
       elseif o.path then fail("one journal at a time")
       else o.path = a end
       i = i + 1

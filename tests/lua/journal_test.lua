@@ -94,6 +94,11 @@ describe("session journals", function()
       (("x"):rep(0)) .. "7769" .. "6e64" .. "3d6e3a33" .. text:sub(line_end) -- wind=n:3
     U.write(dir .. "/bad.journal", bad)
     assert.error(function() replay.replay(dir .. "/bad.journal") end, "the replay diverged: after")
+    -- a scene file edited after the session: refused, saying what differs, unless --recorded
+    U.replace(path, (SCENE:gsub("STRETCH", "170")))
+    assert.error(function() replay.replay(journal) end, "is not the version this journal recorded: line 6 was")
+    local W2 = replay.replay(journal, {recorded = true})
+    assert.equal(final, W2:hash())
   end)
 
   it("records a headless run that loom replay reproduces, and refuses what is not a journal", function()
