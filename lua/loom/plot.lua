@@ -129,33 +129,15 @@ function M.plot(path, xname, yname, opts)
 end
 
 function M.main(args)
-  local ok, res = pcall(function()
-    local o, i = {}, 1
-    while i <= #args do
-      local a = args[i]
-      local function val()
-        i = i + 1
-        if args[i] == nil then fail("%s needs a value", a) end
-        return args[i]
-      end
-      if a == "--x" then o.x = val()
-      elseif a == "--y" then o.y = val()
-      elseif a == "--by" then o.by = val()
-      elseif a == "--out" then o.out = val()
-      elseif a:sub(1, 2) == "--" then fail("unknown option '%s' (loom plot results.csv --x NAME --y NAME [--by NAME] [--out FILE.png])", a)
-      else o.path = a end
-      i = i + 1
-    end
-    if not (o.path and o.x and o.y) then fail("usage: loom plot results.csv --x NAME --y NAME [--by NAME] [--out FILE.png]") end
-    local out = M.plot(o.path, o.x, o.y, {by = o.by, out = o.out})
+  local cli = require "loom.cli"
+  return cli.run(function()
+    local o = cli.options(args, {["--x"] = "value", ["--y"] = "value", ["--by"] = "value", ["--out"] = "value"}, fail)
+    local usage = "usage: loom plot results.csv --x NAME --y NAME [--by NAME] [--out FILE.png]"
+    if #o.rest ~= 1 or not (o.x and o.y) then fail(usage) end
+    local out = M.plot(o.rest[1], o.x, o.y, {by = o.by, out = o.out})
     print("loom plot: wrote " .. out)
     return 0
-  end)
-  if not ok then
-    io.stderr:write(tostring(res), "\n")
-    return 2
-  end
-  return res
+  end, 2)
 end
 
 return M

@@ -173,41 +173,26 @@ function M.replay(path, opts)
 end
 
 function M.main(args)
-  local ok, res = pcall(function()
-    local o, i = {}, 1
-    while i <= #args do
-      local a = args[i]
-      local function val()
-        i = i + 1
-        if args[i] == nil then fail("%s needs a value", a) end
-        return args[i]
-      end
-      if a == "--headless" then o.headless = true
-      elseif a == "--recorded" then o.recorded = true
-      elseif a == "--frames" then o.frames = val()
-      elseif a == "--every" then
-        o.every = tonumber(val())
-        if not o.every or o.every < 1 then fail("--every needs a whole number >= 1") end
-      elseif a == "--size" then
-        local w, h = val():match("^(%d+)x(%d+)$")
-        if not w then fail("--size needs WxH") end
-        o.width, o.height = tonumber(w), tonumber(h)
-      elseif a:sub(1, 2) == "--" then fail("unknown option '%s' (loom replay FILE [--headless] [--recorded] [--frames DIR] [--every N] [--size WxH])", a)
-      elseif o.path then fail("one journal at a time")
-      else o.path = a end
-      i = i + 1
+  local cli = require "loom.cli"
+  return cli.run(function()
+    local o = cli.options(args, {["--headless"] = "flag", ["--recorded"] = "flag", ["--frames"] = "value",
+                                 ["--every"] = "value", ["--size"] = "value"}, fail)
+    if #o.rest ~= 1 then fail("usage: loom replay FILE [--headless] [--recorded] [--frames DIR] [--every N] [--size WxH]") end
+    if o.every then
+      o.every = tonumber(o.every)
+      if not o.every or o.every < 1 or o.every ~= math.floor(o.every) then fail("--every needs a whole number >= 1") end
     end
-    if not o.path then fail("usage: loom replay FILE [--headless] [--frames DIR] [--every N] [--size WxH]") end
-    local W, steps, checked = M.replay(o.path, o)
-    print(("loom replay: %s: %d steps, t = %.4f s, final hash %s (%d recorded hashes matched)"):format(o.path, steps,
+    if o.size then
+      local w, h = o.size:match("^(%d+)x(%d+)$")
+      if not w then fail("--size needs WxH") end
+      o.width, o.height = tonumber(w), tonumber(h)
+    end
+    local path = o.rest[1]
+    local W, steps, checked = M.replay(path, o)
+    print(("loom replay: %s: %d steps, t = %.4f s, final hash %s (%d recorded hashes matched)"):format(path, steps,
       W.time, W:hash(), checked))
     return 0
-  end)
-  if not ok then
-    io.stderr:write(tostring(res), "\n")
-    return 1
-  end
-  return res
+  end, 1)
 end
 
 return M

@@ -589,19 +589,14 @@ local function sweep(o)
 end
 
 function M.main(args)
-  local ok, res = pcall(function()
+  return require("loom.cli").run(function()
     local o = parse(args)
     if o.help then io.write(usage) return 0 end
     if o.run_job then return M.run_job(o.run_job) end
     if o.merge then return report(o.merge, merge(host.realpath(o.merge) or o.merge)) end
     if not o.scene then fail("which scene? (loom sweep SCENE.lua --param name=a,b ...; see --help)") end
     return sweep(o)
-  end)
-  if not ok then
-    io.stderr:write(tostring(res), "\n")
-    return 2
-  end
-  return res
+  end, 2)
 end
 
 M.merge = merge
