@@ -598,3 +598,42 @@ describe("simplex bodies refuse bad input", function()
     assert.is_true(found)
   end)
 end)
+
+describe("004's display", function()
+  it("draws the display options and both stereo modes (the eyes differ; anaglyph red from the left eye)", function()
+    local ffi = require "ffi"
+    local view = require "loom.view"
+    local C = loom.C
+    local sc = loom.load_scene("scenes/simplex_fingers.lua")
+    local W = sc:instantiate { density = "low" }
+    W:run(2)
+    local cv = ffi.gc(C.loom_canvas_create(160, 100), C.loom_canvas_destroy)
+    local cam = view.camera { target = {0.1, 0, 0}, distance = 0.3, azimuth = 60, elevation = 35 }
+    local function pixels()
+      local n = 160 * 100 * 4
+      return ffi.string(C.loom_canvas_pixels(cv), n)
+    end
+    W.display = { faces = true }
+    view.draw(cv, W, cam, {})
+    local plain = pixels()
+    W.display = { faces = true, simplex_edges = true, vertices = true, centroids = true, face_normals = true,
+                  vertex_normals = true, wireframe = true }
+    view.draw(cv, W, cam, {})
+    assert.is_true(pixels() ~= plain, "the overlays drew nothing")
+    W.display = { faces = true }
+    view.draw_stereo(cv, W, cam, {}, "anaglyph")
+    local ana = pixels()
+    assert.is_true(ana ~= plain)
+    -- red comes from the left eye (turned +2.5 degrees), green and blue from the right one (-2.5)
+    local c2 = { target = cam.target, distance = cam.distance, azimuth = cam.azimuth + 2.5, elevation = cam.elevation, fov = cam.fov }
+    view.draw(cv, W, view.camera(c2), {})
+    local left = pixels()
+    local same_red = true
+    for i = 0, 160 * 100 - 1, 37 do
+      if ana:byte(4 * i + 1) ~= left:byte(4 * i + 1) then same_red = false break end
+    end
+    assert.is_true(same_red)
+    view.draw_stereo(cv, W, cam, {}, "side_by_side")
+    assert.is_true(pixels() ~= ana)
+  end)
+end)
