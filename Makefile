@@ -52,9 +52,21 @@ deps:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null 2>&1 || \
 	  { $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && \
 	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; } || exit 1; \
-	fi
+	fi; \
+	for p in $(OPTIONAL_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" && continue; \
+	  command -v apt-get >/dev/null 2>&1 || continue; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; elif sudo -n true 2>/dev/null; then SUDO=sudo; else continue; fi; \
+	  echo "make deps: installing optional $$p"; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$p >/dev/null 2>&1 || \
+	  { $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null 2>&1 && \
+	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$p >/dev/null 2>&1; } || \
+	    echo "make deps: optional $$p could not be installed (loom run --video will say so)"; \
+	done
 
-# --video's encoder: optional (make deps leaves it out: 150 packages); loom run --video says so
+# --video's encoder, optional: make deps installs it when it can and goes on without it (loom run
+# --video then says what to install); make deps-video insists
+OPTIONAL_PACKAGES = ffmpeg
 deps-video:
 	@command -v ffmpeg >/dev/null 2>&1 || { echo "make deps-video: installing ffmpeg"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
