@@ -391,6 +391,28 @@ describe("finger tools", function()
     assert.is_true(top < -0.01, "surface above the tool's centre: " .. top)
   end)
 
+  it("take boxes and cylinders as tools too: nothing overlaps them after the response", function()
+    for _, shape in ipairs {loom.shape.box(0.03, 0.03, 0.01), loom.shape.cylinder(0.02, 0.01)} do
+      local W = loom.world { dt = 1 / 30, gravity = {0, 0, 0} }
+      local b = W:simplex { name = "s", mesh = loom.mesh.simplex_sphere { radius = 0.08, density = "medium" } }
+      local t = W:rigid { name = "t", shape = shape, kinematic = true, position = {0, 0, 0.12} }
+      t:follow(loom.trajectory.linear { from = {0, 0, 0.12}, to = {0, 0, 0.06}, t0 = 0, t1 = 1 })
+      local pushes = 0
+      for _ = 1, 45 do
+        W:step()
+        pushes = pushes + W:stats().tool_contacts
+        assert.equal(0, b:penetrations(1e-9))
+      end
+      assert.is_true(pushes > 0)
+      local top = -1
+      for i = 0, b.n - 1 do
+        local x = b.x[i]
+        if math.abs(x.x) < 0.01 and math.abs(x.y) < 0.01 then top = math.max(top, x.z) end
+      end
+      assert.is_true(top <= 0.05, "the surface under the tool is at " .. top) -- the tool's face is at z = 0.05
+    end
+  end)
+
   it("hold a touched vertex still while its tool does not move (004's contact hold), and let go when it moves", function()
     local sc = loom.load_scene("scenes/simplex_fingers.lua")
     local W = sc:instantiate { density = "low" }

@@ -1,6 +1,7 @@
 /* contact_simplex.c — document 004's tools against simplex surfaces: kinematic and static spheres
  * and capsules (the five finger tools, or any such body) pushing the fan triangles of simplex
- * bodies, with what 004 lacked done right:
+ * bodies, with what 004 lacked done right (boxes and cylinders push them too, discretely: the
+ * deepest sample of an overlapping triangle goes out along the shape's normal, re-queried):
  *
  *  - Continuous: a tool's centre moves along a segment over the substep. A triangle whose plane
  *    the segment crossed from outside to inside, through the triangle (within the tool's radius
@@ -32,6 +33,11 @@ typedef struct tool {
   vec3 a0, b0, a1, b1; /* the axis segment at the substep's start and end (a sphere: a = b) */
   double radius;
   int still;           /* did not move this substep */
+  int convex;          /* a box or cylinder: shape and end pose below, discrete tests */
+  geom_shape shape;
+  vec3 pos;
+  quat q;
+  double size;         /* the shape's bounding radius */
 } tool;
 
 /* The tool of a rigid body over the substep a0 .. a1 (now < 0: its pose now, no path). */
@@ -40,7 +46,9 @@ static int tool_of(const loom_world *w, int slot, double a0, double a1, int now,
   if (bs->ops->id != LOOM_KIND_RIGID) return 0;
   const rigid_body *r = rigid_of_slot(bs);
   const int st = r->model.shape_type;
-  if ((st != LOOM_SHAPE_SPHERE && st != LOOM_SHAPE_CAPSULE) || rigid_is_dynamic(r)) return 0;
+  if (rigid_is_dynamic(r) || (st != LOOM_SHAPE_SPHERE && st != LOOM_SHAPE_CAPSULE && st != LOOM_SHAPE_BOX &&
+                              st != LOOM_SHAPE_CYLINDER))
+    return 0;
   vec3 p0, p1;
   quat q0, q1;
   if (now) {
@@ -56,7 +64,39 @@ static int tool_of(const loom_world *w, int slot, double a0, double a1, int now,
   t->a1 = v3_sub(p1, ax1), t->b1 = v3_add(p1, ax1);
   t->radius = r->model.shape.radius;
   t->still = !memcmp(&p0, &p1, sizeof p0) && !memcmp(&q0, &q1, sizeof q0);
+  t->convex = st == LOOM_SHAPE_BOX || st == LOOM_SHAPE_CYLINDER;
+  if (t->convex) {
+    t->shape = r->model.shape;
+    t->pos = p1, t->q = q1;
+    t->size = v3_len(geom_shape_extent(&r->model.shape));
+    /* the box of the path: both poses' bounding spheres */
+    t->a0 = p0, t->b0 = p0, t->a1 = p1, t->b1 = p1;
+    t->radius = t->size;
+  }
   return 1;
+}
+
+/* A box or cylinder tool against a triangle (discrete): when they overlap, the push that takes the
+ * deepest of the triangle's corners, edge midpoints and centroid out along the shape's normal
+ * there (moving the whole triangle); re-queried by the passes until nothing overlaps. */
+static int convex_push(const tool *T, vec3 a, vec3 b, vec3 c, double margin, vec3 *pdv) {
+  const vec3 la = q_rotate_inv(T->q, v3_sub(a, T->pos)), lb = q_rotate_inv(T->q, v3_sub(b, T->pos)),
+             lc = q_rotate_inv(T->q, v3_sub(c, T->pos));
+  if (!geom_triangle_overlaps_shape(&T->shape, la, lb, lc, 0)) return 0;
+  const vec3 pts[7] = {la, lb, lc, v3_scale(v3_add(la, lb), 0.5), v3_scale(v3_add(lb, lc), 0.5),
+                       v3_scale(v3_add(lc, la), 0.5), v3_scale(v3_add(la, v3_add(lb, lc)), 1.0 / 3)};
+  double deepest = INFINITY;
+  vec3 n = v3(0, 0, 1);
+  for (int k = 0; k < 7; k++) {
+    vec3 nk;
+    const double d = geom_shape_sdf(&T->shape, pts[k], &nk);
+    if (d < deepest) deepest = d, n = nk;
+  }
+  /* an overlap with every sample outside (an edge of the shape through the triangle's middle):
+   * out along the shape's normal at the centroid by the margin */
+  const double depth = (deepest < 0 ? -deepest : 0) + margin;
+  *pdv = v3_scale(q_rotate(T->q, n), depth);
+  return v3_isfinite(*pdv);
 }
 
 static vec3 on_segment(vec3 p, vec3 a, vec3 b) {
@@ -127,8 +167,10 @@ static int tool_pass(loom_world *w, simplex_body *S, const tool *T, double reach
     const vec3 a = P->x[f[0]], b = P->x[f[1]], c = P->x[f[2]];
     if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
     vec3 pdv;
-    double dist, bary[3];
-    if (!triangle_push(T, a, b, c, reach, &pdv, &dist, bary)) continue;
+    double dist, bary[3] = {-1, -1, -1};
+    if (T->convex ? !convex_push(T, a, b, c, reach - T->radius + 1e-9 * T->size, &pdv)
+                  : !triangle_push(T, a, b, c, reach, &pdv, &dist, bary))
+      continue;
     const double len = v3_len(pdv);
     if (!(len > 1e-9 * reach)) continue;
     pushed++;
@@ -172,7 +214,8 @@ static int tool_remaining(const simplex_body *S, const tool *T, double reach) {
     const int32_t *f = P->tri + 3 * t;
     vec3 pdv;
     double dist, bary[3];
-    if (triangle_push(T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist, bary) && v3_len(pdv) > 1e-6 * reach)
+    if (T->convex ? convex_push(T, P->x[f[0]], P->x[f[1]], P->x[f[2]], 0, &pdv)
+                  : triangle_push(T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist, bary) && v3_len(pdv) > 1e-6 * reach)
       remaining++;
   }
   return remaining;
@@ -189,7 +232,7 @@ static void tool_hold(simplex_body *S, const tool *T, double reach) {
     if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
     vec3 pdv;
     double dist, bary[3];
-    if (triangle_push(T, a, b, c, touch, &pdv, &dist, bary))
+    if (T->convex ? convex_push(T, a, b, c, 0, &pdv) : triangle_push(T, a, b, c, touch, &pdv, &dist, bary))
       for (int k = 0; k < 3; k++) S->state.held[f[k]] = 1;
   }
 }
@@ -276,7 +319,13 @@ LOOM_API int loom_simplex_penetrations(const loom_world *w, int body, double tol
       const int32_t *f = P->tri + 3 * t;
       vec3 pdv;
       double dist, bary[3];
-      if (triangle_push(&T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist, bary)) count++;
+      if (T.convex) {
+        const vec3 la = q_rotate_inv(T.q, v3_sub(P->x[f[0]], T.pos)), lb = q_rotate_inv(T.q, v3_sub(P->x[f[1]], T.pos)),
+                   lc = q_rotate_inv(T.q, v3_sub(P->x[f[2]], T.pos));
+        count += geom_triangle_overlaps_shape(&T.shape, la, lb, lc, tol > 0 ? tol : 0);
+      } else if (triangle_push(&T, P->x[f[0]], P->x[f[1]], P->x[f[2]], reach, &pdv, &dist, bary)) {
+        count++;
+      }
     }
   }
   return count;
