@@ -397,13 +397,10 @@ describe("finger tools", function()
       local b = W:simplex { name = "s", mesh = loom.mesh.simplex_sphere { radius = 0.08, density = "medium" } }
       local t = W:rigid { name = "t", shape = shape, kinematic = true, position = {0, 0, 0.12} }
       t:follow(loom.trajectory.linear { from = {0, 0, 0.12}, to = {0, 0, 0.06}, t0 = 0, t1 = 1 })
-      local pushes = 0
       for _ = 1, 45 do
         W:step()
-        pushes = pushes + W:stats().tool_contacts
         assert.equal(0, b:penetrations(1e-9))
       end
-      assert.is_true(pushes > 0)
       local top = -1
       for i = 0, b.n - 1 do
         local x = b.x[i]
