@@ -656,3 +656,31 @@ describe("004's display", function()
     assert.is_true(pixels() ~= ana)
   end)
 end)
+
+describe("004's glove tilt", function()
+  it("turns the view with gamepad axes 6 and 7 once a device is connected", function()
+    local ffi = require "ffi"
+    local util = require "loom.util"
+    package.loaded["loom.app"] = nil
+    local app = require "loom.app"
+    package.loaded["loom.app"] = nil
+    local canvas = ffi.gc(loom.C.loom_canvas_create(320, 200), loom.C.loom_canvas_destroy)
+    local said = {}
+    app.init { scene = "scenes/simplex_fingers.lua", mode = "window", canvas = canvas, quiet = true, budget = 10,
+               params = { density = "low" } }
+    loom.input.on_message = function(m) said[#said + 1] = m end
+    local function view() return util.decode(util.decode(app.export()).view) end
+    local az0, el0 = view().azimuth, view().elevation
+    app.frame(0.1, {{type = "axis", index = 6, value = 1}}) -- no device yet: the axis alone does not turn it
+    assert.equal(az0, view().azimuth)
+    app.frame(0.1, {{type = "device", text = "Test pad", down = true}, {type = "axis", index = 6, value = 1},
+                    {type = "axis", index = 7, value = -0.5}})
+    assert.near(az0 + 9, view().azimuth, 1e-9)   -- 90 degrees a second for 0.1 s
+    assert.near(el0 + 4.5, view().elevation, 1e-9)
+    assert.matches("Test pad", said[1])
+    app.frame(0.1, {{type = "device", down = false}})
+    assert.matches("disconnected", said[2])
+    app.close()
+    loom.input._device_event(nil)
+  end)
+end)
