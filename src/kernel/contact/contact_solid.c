@@ -170,6 +170,13 @@ static double nearest_surface(const sp_body *B, vec3 p, vec3 *dir) {
   return best;
 }
 
+/* Gives the pass's scratch back and says once per step that the contacts were skipped. */
+static int hash_out_of_memory(loom_world *w, arena *A, arena_mark mark) {
+  arena_release(A, mark);
+  world_message(w, LOOM_ERROR, -1, "solids: out of scratch memory for the spatial hash; solid contacts skipped");
+  return 0;
+}
+
 int contact_solid_respond(loom_world *w, const step_info *s) {
   sp_body list[MAX_SOLIDS];
   int nb = 0, total = 0;
@@ -217,11 +224,7 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
     list[a].thi = ARENA_NEW(A, vec3, list[a].b->p.nt, "surface boxes");
     ok = list[a].tlo && list[a].thi;
   }
-  if (!ok) {
-    arena_release(A, mark);
-    world_message(w, LOOM_ERROR, -1, "solids: out of scratch memory for the spatial hash; solid contacts skipped");
-    return 0;
-  }
+  if (!ok) return hash_out_of_memory(w, A, mark);
   /* 1. hash every point */
   for (uint32_t i = 0; i < nt; i++) head[i] = -1;
   for (int a = 0; a < nb; a++) {
@@ -266,19 +269,11 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
   th.tri = ARENA_NEW(A, int32_t, nent + 1, "triangle hash entries");
   th.stamp = ARENA_NEW(A, int32_t, ntri + 1, "triangle stamps");
   th.tri_body = ARENA_NEW(A, int32_t, ntri + 1, "triangle bodies");
-  if (!th.head || !th.next || !th.tri || !th.stamp || !th.tri_body) {
-    arena_release(A, mark);
-    world_message(w, LOOM_ERROR, -1, "solids: out of scratch memory for the spatial hash; solid contacts skipped");
-    return 0;
-  }
+  if (!th.head || !th.next || !th.tri || !th.stamp || !th.tri_body) return hash_out_of_memory(w, A, mark);
   for (int a = 0; a < nb; a++) {
     list[a].nbig = 0;
     list[a].big = ARENA_NEW(A, int32_t, list[a].b->p.nt + 1, "large triangles");
-    if (!list[a].big) {
-      arena_release(A, mark);
-      world_message(w, LOOM_ERROR, -1, "solids: out of scratch memory for the spatial hash; solid contacts skipped");
-      return 0;
-    }
+    if (!list[a].big) return hash_out_of_memory(w, A, mark);
   }
   for (uint32_t i = 0; i < th.size; i++) th.head[i] = -1;
   for (int a = 0, e = 0; a < nb; a++)
