@@ -26,11 +26,7 @@ local function write_file(path, text)
   f:close()
 end
 
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() return true end
-  return false
-end
+local exists = require("loom.caller").exists
 
 local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
