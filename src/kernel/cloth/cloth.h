@@ -102,19 +102,25 @@ typedef struct cloth_scratch {
   int contacts, resolves; /* implicit: contact constraints at the end of each solve, repeated solves */
 } cloth_scratch;
 
+/* A 3x3 block in single precision: the multigrid hierarchy's matrices are stored this way (half
+ * the memory traffic of its sweeps; arithmetic stays double). */
+typedef struct mat3f {
+  float m[3][3];
+} mat3f;
+
 /* One level of the multigrid preconditioner (cloth_multigrid.c). Patterns, aggregates and the
  * index maps of the Galerkin product are built once; values are refilled each substep. */
 typedef struct mg_level {
   int n;                   /* block rows */
   int32_t *row, *col;      /* this level's matrix: CSR of 3x3 blocks, columns sorted */
   int32_t *diag;           /* block (i, i) of each row */
-  mat3 *val;               /* values */
-  mat3 *dinv;              /* inverse diagonal blocks (Gauss-Seidel, prolongator smoothing) */
+  mat3f *val;              /* values */
+  mat3f *dinv;             /* inverse diagonal blocks (Gauss-Seidel, prolongator smoothing) */
   vec3 *x, *b, *r;         /* solution, right-hand side, residual of the V-cycle */
   /* to the next coarser level (all NULL on the coarsest) */
   int32_t *agg;            /* aggregate of each row */
   int32_t *prow, *pcol;    /* prolongator P (n x n_next), one Jacobi smoothing of the aggregates' */
-  mat3 *pval;
+  mat3f *pval;
   int32_t *a2p;            /* per block (i, j) of the matrix: the entry of P row i in column agg(j) */
   int32_t *rrow, *rfine, *rent; /* P^T by coarse rows: fine row and P entry of each */
   int32_t *aprow, *apcol;  /* A P */
@@ -130,6 +136,7 @@ typedef struct cloth_mg {
   int32_t *marker;   /* Gustavson accumulator: position of each coarse column in the row being built */
   double *chol;      /* dense Cholesky factor of the coarsest level (lower, row-major), NULL if too big */
   double *work;      /* dense vector of the coarsest level */
+  mat3 *acc;         /* double accumulators of the set-up's sums (the largest P or coarse matrix) */
   int chol_ok;       /* the factorisation of this substep succeeded */
 } cloth_mg;
 

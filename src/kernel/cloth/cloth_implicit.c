@@ -340,7 +340,7 @@ static inline void add_tri_block(mat3 *A, double su, const mat3 *Bu, double sv, 
  *   -Kx_kl = a ks (du_k du_l Hu + dv_k dv_l Hv) + a ksh g_k g_l^T   (Kv: the same with the damping
  * stiffnesses and Pu, Pv), so A_kl += du_k du_l Bu + dv_k dv_l Bv + cs g_k g_l^T, and
  * y_k = sum_l Kx_kl v_l needs only the sums over l of du_l v_l, dv_l v_l and g_l . v_l. */
-static void assemble_tri(cloth_body *b, int t, const vec3 *x, const vec3 *v, double h, vec3 *y) {
+static void assemble_tri(cloth_body *b, int t, const vec3 *x, const vec3 *v, double h, vec3 *y, vec3 *f) {
   cloth_solver *s = &b->solver;
   const bw_tri *q = &b->model.bw[t];
   const double ks = b->params.stretch, ksh = b->params.shear;
@@ -352,6 +352,24 @@ static void assemble_tri(cloth_body *b, int t, const vec3 *x, const vec3 *v, dou
     wv = v3_madd(wv, x[q->v[k]], q->dv[k]);
     su = v3_madd(su, v[q->v[k]], q->du[k]);
     sv = v3_madd(sv, v[q->v[k]], q->dv[k]);
+  }
+  /* the triangle's force, as bw_tri_forces computes it, from the same w_u, w_v */
+  vec3 fu = v3(0, 0, 0), fv = v3(0, 0, 0);
+  if (ks > 0) {
+    const double lu = v3_len(wu), lv = v3_len(wv);
+    if (lu > 1e-12) {
+      const vec3 uh = v3_scale(wu, 1.0 / lu);
+      fu = v3_scale(uh, -a * (ks * (lu - 1.0) + ds * v3_dot(uh, su)));
+    }
+    if (lv > 1e-12) {
+      const vec3 vh = v3_scale(wv, 1.0 / lv);
+      fv = v3_scale(vh, -a * (ks * (lv - 1.0) + ds * v3_dot(vh, sv)));
+    }
+  }
+  if (ksh > 0) {
+    const double sh = -a * (ksh * v3_dot(wu, wv) + dsh * (v3_dot(wv, su) + v3_dot(wu, sv)));
+    fu = v3_madd(fu, wv, sh);
+    fv = v3_madd(fv, wu, sh);
   }
   mat3 Hu, Pu, Hv, Pv, Bu, Bv;
   stretch_hessian(wu, 0, &Hu, &Pu);
@@ -377,6 +395,7 @@ static void assemble_tri(cloth_body *b, int t, const vec3 *x, const vec3 *v, dou
     *yk = v3_madd(*yk, hu, -a * ks * q->du[k]);
     *yk = v3_madd(*yk, hv, -a * ks * q->dv[k]);
     *yk = v3_madd(*yk, g[k], -a * ksh * gv);
+    f[q->v[k]] = v3_add(f[q->v[k]], v3_add(v3_scale(fu, q->du[k]), v3_scale(fv, q->dv[k])));
   }
 }
 
@@ -402,9 +421,10 @@ static void assemble_hinge(cloth_body *b, int hh, const vec3 *x, const vec3 *v, 
   }
 }
 
-/* Fills A = M - h df/dv - h^2 df/dx and y = df/dx v0 (in s->q). Element forces come from the same
- * force routines the explicit integrators use, except the hinges' (baraff_witkin), which are
- * added to s->f0 here. */
+/* Fills A = M - h df/dv - h^2 df/dx and y = df/dx v0 (in s->q). Baraff-Witkin element forces
+ * (triangles and hinges) are added to s->f0 here, from the quantities their Jacobians need anyway
+ * (the same formulas as bw_tri_forces and bw_hinge_forces); the springs' come from the explicit
+ * integrators' routine. */
 static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, double drag, double grab_k,
                      double grab_c, int grab_vertex) {
   cloth_solver *s = &b->solver;
@@ -451,7 +471,7 @@ static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, doub
   }
   if (b->params.model == LOOM_MODEL_BARAFF_WITKIN) {
     if (b->params.stretch > 0 || b->params.shear > 0)
-      for (int t = 0; t < b->model.nbw; t++) assemble_tri(b, t, x, v, h, y);
+      for (int t = 0; t < b->model.nbw; t++) assemble_tri(b, t, x, v, h, y, s->f0);
     if (b->params.bend > 0)
       for (int hh = 0; hh < b->model.nh; hh++) assemble_hinge(b, hh, x, v, h, y, s->f0);
   } else {
@@ -875,8 +895,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   /* f0: internal + drag + grab + external + gravity, at x0, v0 */
   vec3 *f0 = s->f0;
   if (b->params.model == LOOM_MODEL_BARAFF_WITKIN) {
-    memset(f0, 0, sizeof(vec3) * (size_t)n);
-    bw_tri_forces(b, x, v, f0); /* the hinges' come with their Jacobians in assemble */
+    memset(f0, 0, sizeof(vec3) * (size_t)n); /* triangles' and hinges' come with their Jacobians in assemble */
   } else {
     cloth_internal_forces(b, x, v, f0);
   }

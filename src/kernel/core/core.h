@@ -8,8 +8,11 @@
 
 #if defined(__GNUC__)
 #define LOOM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+/* for the few inner-loop helpers the compiler leaves out of line otherwise (measured) */
+#define LOOM_INLINE inline __attribute__((always_inline))
 #else
 #define LOOM_PRINTF(a, b)
+#define LOOM_INLINE inline
 #endif
 
 /* Sets this thread's error message (printf style); always returns -1 for `return loom_fail(...)`. */
