@@ -151,7 +151,7 @@ static int interpenetrations(loom_world *w, int32_t *out, int cap) {
     if (rb->ops->id != LOOM_KIND_RIGID) continue;
     const rigid_body *r = rigid_of_slot(rb);
     vec3 rlo, rhi;
-    rigid_swept_aabb(r, 0, &rlo, &rhi);
+    rigid_current_aabb(r, 0, &rlo, &rhi); /* where it is (the swept box is the last step's motion) */
     for (int i = 0; i < total; i++) {
       if (!bvh_box_overlap(refs[i].lo, refs[i].hi, rlo, rhi)) continue;
       const particles *b = w->bodies[refs[i].slot].pts;

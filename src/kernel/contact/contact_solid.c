@@ -480,22 +480,253 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
   return moved;
 }
 
-/* ---- rounded rigid shapes against solid surface triangles --------------------------------------
- * Vertex contacts keep a solid's vertices out of a rigid body, but a sphere or capsule smaller than
- * the lattice's cells would sink between them. Here each surface triangle near such a shape is
- * tested at its point nearest the shape's axis (the sphere's centre or the capsule's segment;
- * alternating projections between the convex segment and triangle, 8 rounds): within the radius
- * plus both skins, the triangle's vertices move out along the separating direction so that point
- * reaches the contact distance (weights w / sum w^2), its approaching normal velocity relative to
- * the body is removed by an impulse shared between the vertices (by barycentric weights and inverse
- * masses) and a dynamic body (through the contact buffer, solver 2, applied in
- * contact_rigid_couple), with Coulomb friction up to mu times it. */
+/* ---- rigid shapes against solid surface triangles -----------------------------------------------
+ * Vertex contacts keep a solid's vertices out of a rigid body, but a shape smaller than the
+ * lattice's cells, or a corner or edge of one, would pass between them. Here each surface triangle
+ * near a rigid shape is tested against the shape itself:
+ *   - spheres and capsules at the triangle point nearest the shape's axis (the sphere's centre or
+ *     the capsule's segment; alternating projections between the convex segment and triangle,
+ *     8 rounds), in contact within the radius plus both skins;
+ *   - boxes, cylinders and convex hulls (the shapes with a polytope) by separating axes: the
+ *     triangle's normal, the polytope's face normals and the cross products of the triangle's edges
+ *     with the polytope's edge directions (not when all three vertices touch the shape: the vertex
+ *     contacts hold such a triangle). A separation beyond both skins on any axis means no
+ *     contact; otherwise the axis needing the smallest push (the triangle's own normal only
+ *     inwards: the shape is outside the solid) gives the direction and depth; the contact point
+ *     pair comes from alternating projections between the triangle and the shape's support
+ *     feature in that direction (a corner, an edge or a face).
+ * Then the triangle's vertices move along the direction so that the contact point reaches the
+ * contact distance (weights w / sum w^2 of its barycentric coordinates), its approaching normal
+ * velocity relative to the body is removed by an impulse shared between the vertices (by
+ * barycentric weights and inverse masses) and a dynamic body (through the contact buffer, solver 2,
+ * applied in contact_rigid_couple), with Coulomb friction up to mu times it. */
 static vec3 closest_on_segment(vec3 p, vec3 a, vec3 b) {
   const vec3 d = v3_sub(b, a);
   const double l2 = v3_len2(d);
   double t = l2 > 0 ? v3_dot(v3_sub(p, a), d) / l2 : 0;
   t = t < 0 ? 0 : t > 1 ? 1 : t;
   return v3_madd(a, d, t);
+}
+
+typedef struct shape_pair {
+  loom_world *w;
+  int sa, sb; /* the solid's and the rigid body's slots */
+  solid_body *S;
+  rigid_body *r;
+  vec3 pos;   /* the body's pose at the end of the substep */
+  double mu;
+  int dyn;
+  mat3 Iinv;
+} shape_pair;
+
+/* Moves triangle t of the solid so that its point of barycentric coordinates `bary` goes `depth`
+ * along n, removes the approaching velocity there relative to the body at cp, and records it. */
+static void triangle_contact(const shape_pair *c, int t, const double bary[3], vec3 n, double depth, vec3 cp) {
+  particles *P = &c->S->p;
+  const rigid_body *r = c->r;
+  const int32_t *f = P->tri + 3 * t;
+  double w2 = 0, kt = 0;
+  for (int v = 0; v < 3; v++) {
+    w2 += bary[v] * bary[v] * (P->inv_m[f[v]] > 0);
+    kt += bary[v] * bary[v] * P->inv_m[f[v]];
+  }
+  if (!(w2 > 0) || !(kt > 0)) return; /* pinned triangle */
+  for (int v = 0; v < 3; v++)
+    if (P->inv_m[f[v]] > 0) P->x[f[v]] = v3_madd(P->x[f[v]], n, depth * bary[v] / w2);
+  vec3 vp = v3(0, 0, 0);
+  for (int v = 0; v < 3; v++) vp = v3_madd(vp, P->v[f[v]], bary[v]);
+  const vec3 vrel = v3_sub(vp, rigid_point_velocity(r, cp));
+  const double vn = v3_dot(vrel, n);
+  if (vn >= 0) return;
+  const vec3 rc = v3_sub(cp, c->pos);
+  double kr = 0;
+  if (c->dyn) {
+    const vec3 rn = v3_cross(rc, n);
+    kr = (r->params.linear ? r->model.inv_mass : 0) + (r->params.angular ? v3_dot(rn, m3_mulv(&c->Iinv, rn)) : 0);
+  }
+  const double jn = -vn / (kt + kr);
+  vec3 J = v3_scale(n, jn);
+  const vec3 vt = v3_madd(vrel, n, -vn);
+  const double vtl = v3_len(vt);
+  if (vtl > 0) J = v3_madd(J, vt, -fmin(vtl / (kt + kr), c->mu * jn) / vtl);
+  for (int v = 0; v < 3; v++) P->v[f[v]] = v3_madd(P->v[f[v]], J, bary[v] * P->inv_m[f[v]]);
+  contact_work *kw;
+  loom_contact *rec = contacts_push(c->w, &kw);
+  if (!rec) return;
+  memset(rec, 0, sizeof *rec);
+  rec->body_a = world_handle(c->w, c->sa);
+  rec->body_b = world_handle(c->w, c->sb);
+  rec->type_a = LOOM_FEATURE_TRIANGLE;
+  rec->feature_a = t;
+  rec->type_b = LOOM_FEATURE_SHAPE;
+  rec->feature_b = -1;
+  rec->solver = 2;
+  rec->point = cp;
+  rec->normal = n;
+  rec->depth = depth;
+  rec->toi = -1;
+  rec->impulse = J;
+  memset(kw, 0, sizeof *kw);
+  kw->slot_a = c->sa;
+  kw->slot_b = c->sb;
+  kw->resolved = 1;
+}
+
+static void rounded_vs_triangles(const shape_pair *c, quat q) {
+  const rigid_body *r = c->r;
+  const particles *P = &c->S->p;
+  const double hh = r->model.shape_type == LOOM_SHAPE_CAPSULE ? r->model.shape.half_h : 0;
+  const vec3 ax = q_rotate(q, v3(0, 0, hh));
+  const vec3 c0 = v3_sub(c->pos, ax), c1 = v3_add(c->pos, ax);
+  const double R = r->model.shape.radius, reach = R + P->thickness + r->params.thickness;
+  const vec3 lo = v3_sub(v3_min(c0, c1), v3(reach, reach, reach)), hi = v3_add(v3_max(c0, c1), v3(reach, reach, reach));
+  for (int t = 0; t < P->nt; t++) {
+    const int32_t *f = P->tri + 3 * t;
+    const vec3 a = P->x[f[0]], b = P->x[f[1]], cc = P->x[f[2]];
+    if (!box_overlap(lo, hi, v3_min(a, v3_min(b, cc)), v3_max(a, v3_max(b, cc)))) continue;
+    double bary[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
+    vec3 cs = closest_on_segment(v3_scale(v3_add(a, v3_add(b, cc)), 1.0 / 3), c0, c1), pt = cs;
+    for (int it = 0; it < 8; it++) {
+      pt = geom_closest_on_triangle(cs, a, b, cc, bary);
+      cs = closest_on_segment(pt, c0, c1);
+    }
+    const vec3 d = v3_sub(pt, cs);
+    const double dist = v3_len(d);
+    if (dist >= reach) continue;
+    /* the separating direction: from the axis to the triangle; through the axis, the triangle's
+     * outward normal reversed (the shape is outside the solid) */
+    const vec3 n = dist > 1e-12 * reach ? v3_scale(d, 1.0 / dist) : v3_neg(v3_normalize(v3_cross(v3_sub(b, a), v3_sub(cc, a))));
+    if (!v3_isfinite(n)) continue;
+    triangle_contact(c, t, bary, n, reach - dist, v3_madd(cs, n, R));
+  }
+}
+
+/* Projection of points p[0..k) on u: the least and the greatest. */
+static void project(const vec3 *p, int k, vec3 u, double *lo, double *hi) {
+  double a = INFINITY, b = -INFINITY;
+  for (int i = 0; i < k; i++) {
+    const double d = v3_dot(p[i], u);
+    a = d < a ? d : a;
+    b = d > b ? d : b;
+  }
+  *lo = a;
+  *hi = b;
+}
+
+/* Orders the support feature's points (all in a plane across n) by angle about their centre c,
+ * so that they form a convex polygon; the count kept (1 or 2: a corner or an edge). */
+static int order_around(vec3 *p, int k, vec3 c, vec3 n) {
+  if (k <= 2) return k;
+  const vec3 e1 = v3_normalize(v3_sub(p[0], c)), e2 = v3_cross(n, e1);
+  double ang[RIGID_POLY_MAX_VERTS];
+  for (int i = 0; i < k; i++) ang[i] = atan2(v3_dot(v3_sub(p[i], c), e2), v3_dot(v3_sub(p[i], c), e1));
+  for (int i = 1; i < k; i++) /* insertion sort: at most a cylinder cap's 24 */
+    for (int j = i; j > 0 && ang[j] < ang[j - 1]; j--) {
+      const double ta = ang[j];
+      ang[j] = ang[j - 1];
+      ang[j - 1] = ta;
+      const vec3 tq = p[j];
+      p[j] = p[j - 1];
+      p[j - 1] = tq;
+    }
+  return k;
+}
+
+/* The point of the support feature (a point, a segment or the convex polygon p[0..k) about c)
+ * nearest x. */
+static vec3 closest_on_feature(const vec3 *p, int k, vec3 c, vec3 x) {
+  if (k == 1) return p[0];
+  if (k == 2) return closest_on_segment(x, p[0], p[1]);
+  vec3 best = c;
+  double bd = INFINITY;
+  for (int i = 0; i < k; i++) {
+    const vec3 q = geom_closest_on_triangle(x, c, p[i], p[(i + 1) % k], NULL);
+    const double d = v3_dist2(q, x);
+    if (d < bd) bd = d, best = q;
+  }
+  return best;
+}
+
+static void polytope_vs_triangles(const shape_pair *c, quat q) {
+  const rigid_body *r = c->r;
+  const rigid_poly *g = r->model.poly;
+  const particles *P = &c->S->p;
+  const mat3 R = q_to_mat3(q);
+  vec3 pv[RIGID_POLY_MAX_VERTS], fn[RIGID_POLY_MAX_FACES], dir[RIGID_POLY_MAX_EDGES + 1];
+  vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
+  for (int i = 0; i < g->nv; i++) {
+    pv[i] = v3_add(c->pos, m3_mulv(&R, g->v[i]));
+    lo = v3_min(lo, pv[i]);
+    hi = v3_max(hi, pv[i]);
+  }
+  for (int k = 0; k < g->nf; k++) fn[k] = m3_mulv(&R, g->face_n[k]);
+  for (int k = 0; k < g->ndir; k++) dir[k] = m3_mulv(&R, g->dir[k]);
+  const double reach = P->thickness + r->params.thickness;
+  lo = v3_sub(lo, v3(reach, reach, reach));
+  hi = v3_add(hi, v3(reach, reach, reach));
+  const double size = v3_dist(lo, hi);
+  for (int t = 0; t < P->nt; t++) {
+    const int32_t *f = P->tri + 3 * t;
+    const vec3 tv[3] = {P->x[f[0]], P->x[f[1]], P->x[f[2]]};
+    if (!box_overlap(lo, hi, v3_min(tv[0], v3_min(tv[1], tv[2])), v3_max(tv[0], v3_max(tv[1], tv[2])))) continue;
+    const vec3 out = v3_normalize(v3_cross(v3_sub(tv[1], tv[0]), v3_sub(tv[2], tv[0])));
+    if (!v3_isfinite(out)) continue; /* degenerate triangle */
+    /* a triangle whose three vertices touch the shape is held by the vertex contacts (a face
+     * pressed flat): the triangle contact is for corners and edges between vertices */
+    int held = 0;
+    for (int k = 0; k < 3; k++) {
+      vec3 nl;
+      held += rigid_local_distance(r, m3_tmulv(&R, v3_sub(tv[k], c->pos)), &nl) <= 1.5 * reach;
+    }
+    if (held == 3) continue;
+    const vec3 e[3] = {v3_sub(tv[1], tv[0]), v3_sub(tv[2], tv[1]), v3_sub(tv[0], tv[2])};
+    double best = INFINITY;
+    vec3 n = v3_neg(out);
+    int separated = 0;
+    const int naxes = 1 + g->nf + 3 * g->ndir;
+    for (int k = 0; k < naxes && !separated; k++) {
+      vec3 u;
+      if (k == 0) u = out;
+      else if (k <= g->nf) u = fn[k - 1];
+      else {
+        const int j = k - 1 - g->nf;
+        u = v3_cross(e[j / g->ndir], dir[j % g->ndir]);
+        const double l = v3_len(u);
+        if (!(l > 1e-9 * v3_len(e[j / g->ndir]))) continue; /* parallel edges: no axis */
+        u = v3_scale(u, 1.0 / l);
+      }
+      double tlo, thi, plo, phi;
+      project(tv, 3, u, &tlo, &thi);
+      project(pv, g->nv, u, &plo, &phi);
+      if (thi < plo - reach || phi < tlo - reach) {
+        separated = 1;
+        break;
+      }
+      /* the push that separates the triangle from the shape by `reach` along -u or +u */
+      const double down = thi - plo + reach, up = phi - tlo + reach;
+      if (down < best) best = down, n = v3_neg(u);
+      if (k > 0 && up < best) best = up, n = u; /* the triangle's own normal: inwards only */
+    }
+    if (separated || !(best > 0) || !(best < INFINITY)) continue;
+    /* the shape's support towards the triangle (along n): a corner, an edge or a face; the
+     * contact point pair by alternating projections between it and the triangle */
+    double top = -INFINITY;
+    for (int i = 0; i < g->nv; i++) top = fmax(top, v3_dot(pv[i], n));
+    vec3 sv[RIGID_POLY_MAX_VERTS], sc = v3(0, 0, 0);
+    int ns = 0;
+    for (int i = 0; i < g->nv; i++)
+      if (v3_dot(pv[i], n) >= top - 1e-6 * size) sc = v3_add(sc, sv[ns++] = pv[i]);
+    sc = v3_scale(sc, 1.0 / ns);
+    const int nf = order_around(sv, ns, sc, n);
+    double bary[3];
+    vec3 sp = sc, tp = sc;
+    for (int it = 0; it < 4; it++) {
+      tp = geom_closest_on_triangle(sp, tv[0], tv[1], tv[2], bary);
+      sp = closest_on_feature(sv, nf, sc, tp);
+    }
+    geom_closest_on_triangle(sp, tv[0], tv[1], tv[2], bary);
+    triangle_contact(c, t, bary, n, best, sp);
+  }
 }
 
 void contact_solid_shapes(loom_world *w, const step_info *s) {
@@ -509,87 +740,21 @@ void contact_solid_shapes(loom_world *w, const step_info *s) {
     solid_body *S = solid_of(&w->bodies[sa]);
     rigid_body *r = rigid_of_slot(&w->bodies[sb]);
     const int st = r->model.shape_type;
-    if ((st != LOOM_SHAPE_SPHERE && st != LOOM_SHAPE_CAPSULE) || S->p.frozen) continue;
-    vec3 pos;
+    const int rounded = st == LOOM_SHAPE_SPHERE || st == LOOM_SHAPE_CAPSULE;
+    if ((!rounded && !r->model.poly) || S->p.frozen) continue;
+    shape_pair c;
+    memset(&c, 0, sizeof c);
+    c.w = w;
+    c.sa = sa;
+    c.sb = sb;
+    c.S = S;
+    c.r = r;
     quat q;
-    rigid_pose_at(r, s->a1, &pos, &q);
-    const double hh = st == LOOM_SHAPE_CAPSULE ? r->model.shape.half_h : 0;
-    const vec3 ax = q_rotate(q, v3(0, 0, hh));
-    const vec3 c0 = v3_sub(pos, ax), c1 = v3_add(pos, ax);
-    const double R = r->model.shape.radius, reach = R + S->p.thickness + r->params.thickness;
-    const vec3 lo = v3_sub(v3_min(c0, c1), v3(reach, reach, reach)), hi = v3_add(v3_max(c0, c1), v3(reach, reach, reach));
-    const double mu = sqrt(S->p.friction * r->params.friction);
-    const int dyn = rigid_is_dynamic(r);
-    mat3 Iinv;
-    memset(&Iinv, 0, sizeof Iinv);
-    if (dyn) Iinv = rigid_world_inv_inertia(r, q);
-    particles *P = &S->p;
-    for (int t = 0; t < P->nt; t++) {
-      const int32_t *f = P->tri + 3 * t;
-      const vec3 a = P->x[f[0]], b = P->x[f[1]], c = P->x[f[2]];
-      if (!box_overlap(lo, hi, v3_min(a, v3_min(b, c)), v3_max(a, v3_max(b, c)))) continue;
-      double bary[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
-      vec3 cs = closest_on_segment(v3_scale(v3_add(a, v3_add(b, c)), 1.0 / 3), c0, c1), pt = cs;
-      for (int it = 0; it < 8; it++) {
-        pt = geom_closest_on_triangle(cs, a, b, c, bary);
-        cs = closest_on_segment(pt, c0, c1);
-      }
-      const vec3 d = v3_sub(pt, cs);
-      const double dist = v3_len(d);
-      if (dist >= reach) continue;
-      /* the separating direction: from the axis to the triangle; through the axis, the triangle's
-       * outward normal reversed (the shape is outside the solid) */
-      vec3 n = dist > 1e-12 * reach ? v3_scale(d, 1.0 / dist)
-                                    : v3_neg(v3_normalize(v3_cross(v3_sub(b, a), v3_sub(c, a))));
-      if (!v3_isfinite(n)) continue;
-      double w2 = 0, kt = 0;
-      for (int v = 0; v < 3; v++) {
-        w2 += bary[v] * bary[v] * (P->inv_m[f[v]] > 0);
-        kt += bary[v] * bary[v] * P->inv_m[f[v]];
-      }
-      if (!(w2 > 0) || !(kt > 0)) continue; /* pinned triangle */
-      const double depth = reach - dist;
-      for (int v = 0; v < 3; v++)
-        if (P->inv_m[f[v]] > 0) P->x[f[v]] = v3_madd(P->x[f[v]], n, depth * bary[v] / w2);
-      /* velocities */
-      const vec3 cp = v3_madd(cs, n, R);
-      vec3 vp = v3(0, 0, 0);
-      for (int v = 0; v < 3; v++) vp = v3_madd(vp, P->v[f[v]], bary[v]);
-      const vec3 vrel = v3_sub(vp, rigid_point_velocity(r, cp));
-      const double vn = v3_dot(vrel, n);
-      if (vn >= 0) continue;
-      const vec3 rc = v3_sub(cp, pos);
-      double kr = 0;
-      if (dyn) {
-        const vec3 rn = v3_cross(rc, n);
-        kr = (r->params.linear ? r->model.inv_mass : 0) + (r->params.angular ? v3_dot(rn, m3_mulv(&Iinv, rn)) : 0);
-      }
-      const double jn = -vn / (kt + kr);
-      vec3 J = v3_scale(n, jn);
-      const vec3 vt = v3_madd(vrel, n, -vn);
-      const double vtl = v3_len(vt);
-      if (vtl > 0) J = v3_madd(J, vt, -fmin(vtl / (kt + kr), mu * jn) / vtl);
-      for (int v = 0; v < 3; v++) P->v[f[v]] = v3_madd(P->v[f[v]], J, bary[v] * P->inv_m[f[v]]);
-      contact_work *kw;
-      loom_contact *rec = contacts_push(w, &kw);
-      if (!rec) continue;
-      memset(rec, 0, sizeof *rec);
-      rec->body_a = world_handle(w, sa);
-      rec->body_b = world_handle(w, sb);
-      rec->type_a = LOOM_FEATURE_TRIANGLE;
-      rec->feature_a = t;
-      rec->type_b = LOOM_FEATURE_SHAPE;
-      rec->feature_b = -1;
-      rec->solver = 2;
-      rec->point = cp;
-      rec->normal = n;
-      rec->depth = depth;
-      rec->toi = -1;
-      rec->impulse = J;
-      memset(kw, 0, sizeof *kw);
-      kw->slot_a = sa;
-      kw->slot_b = sb;
-      kw->resolved = 1;
-    }
+    rigid_pose_at(r, s->a1, &c.pos, &q);
+    c.mu = sqrt(S->p.friction * r->params.friction);
+    c.dyn = rigid_is_dynamic(r);
+    if (c.dyn) c.Iinv = rigid_world_inv_inertia(r, q);
+    if (rounded) rounded_vs_triangles(&c, q);
+    else polytope_vs_triangles(&c, q);
   }
 }

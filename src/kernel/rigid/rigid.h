@@ -137,6 +137,8 @@ static inline int rigid_is_dynamic(const rigid_body *r) { return r->params.motio
 void rigid_pose_at(const rigid_body *r, double a, vec3 *pos, quat *q);
 /* World AABB of the shape swept over the current step, inflated by `pad`. */
 void rigid_swept_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi);
+/* The box of the body where it is now (state.pos, state.q), grown by pad. */
+void rigid_current_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi);
 /* Velocity of the body's material point at world position p (current step). */
 vec3 rigid_point_velocity(const rigid_body *r, vec3 p);
 /* Signed distance and outward normal at a point in the body frame (meshes: unsigned). */

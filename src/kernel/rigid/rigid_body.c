@@ -292,6 +292,13 @@ static void posed_aabb(const rigid_body *r, vec3 pos, quat q, vec3 *lo, vec3 *hi
   *hi = v3_add(wc, we);
 }
 
+void rigid_current_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi) {
+  posed_aabb(r, r->state.pos, r->state.q, lo, hi);
+  const vec3 p = v3(pad, pad, pad);
+  *lo = v3_sub(*lo, p);
+  *hi = v3_add(*hi, p);
+}
+
 void rigid_swept_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi) {
   vec3 l0, h0, l1, h1;
   posed_aabb(r, r->state.pos0, r->state.q0, &l0, &h0);
