@@ -10,9 +10,17 @@
  *
  * First Piola-Kirchhoff stress P = mu F + lambda (J - alpha) cof F. Hessian d2Psi/dF2 =
  * mu I + lambda g g^T + lambda (J - alpha) H_J (g = vec cof F, H_J the second derivative of the
- * determinant); it is projected to positive semi-definite by clamping its negative eigenvalues
- * (a 9 x 9 Jacobi eigen-decomposition), so the element stiffness V0 B^T (d2Psi) B, and the system
- * matrix, stay positive definite.
+ * determinant); it is projected to positive semi-definite by clamping its negative eigenvalues,
+ * so the element stiffness V0 B^T (d2Psi) B, and the system matrix, stay positive definite. The
+ * eigensystem is known in closed form (Smith, de Goes, Kim 2019, "Analytic eigensystems for
+ * isotropic distortion energies"): with the rotation-variant SVD F = U diag(s0, s1, s2) V^T (U, V
+ * rotations, the sign of an inversion on s2) and t = lambda (J - alpha),
+ *   twist k  U T_k V^T  (T_k the unit skew matrix about axis k):        mu + t s_k
+ *   flip k   U L_k V^T  (L_k the unit symmetric off-diagonal pair):     mu - t s_k
+ *   scaling  U diag(q) V^T, q an eigenvector of the 3 x 3 matrix A_ij = mu delta_ij
+ *            + lambda dJ/ds_i dJ/ds_j + t d2J/ds_i ds_j  (dJ/ds_0 = s1 s2, d2J/ds_0 ds_1 = s2, ...)
+ * so only a 3 x 3 decomposition is needed; the projection adds |eigenvalue| q q^T for each
+ * negative mode. (project = 2 keeps the numeric 9 x 9 Jacobi clamp, the tests' reference.)
  *
  * vec(F) stacks F's columns f0, f1, f2; F = Ds Dm^-1, Ds = [x1 - x0, x2 - x0, x3 - x0]. */
 #include <stdlib.h>
@@ -77,6 +85,95 @@ static inline void add_cross_block(double *H, int bi, int bj, vec3 a, double s) 
   h[2 * 9 + 0] -= s * a.y, h[2 * 9 + 1] += s * a.x;
 }
 
+/* Rotation-variant SVD of F (row major): F = U diag(sg) V^T with U, V proper rotations (columns
+ * the singular vectors), |sg0| >= |sg1| >= |sg2| and an inversion's sign on sg2. From the
+ * eigenvectors of F^T F (3 x 3 Jacobi); U's first two columns F v_i / s_i (orthogonalised), the
+ * third their cross product. */
+static void svd3(const double F[9], double U[9], double sg[3], double V[9]) {
+  double A[9];
+  for (int a = 0; a < 3; a++)
+    for (int c = 0; c < 3; c++) A[3 * a + c] = F[a] * F[c] + F[3 + a] * F[3 + c] + F[6 + a] * F[6 + c];
+  double W[9];
+  jacobi_eig(A, W, 3);
+  int ord[3] = {0, 1, 2};
+  for (int i = 0; i < 3; i++) /* descending eigenvalues */
+    for (int j = i + 1; j < 3; j++)
+      if (A[4 * ord[j]] > A[4 * ord[i]]) {
+        const int t = ord[i];
+        ord[i] = ord[j];
+        ord[j] = t;
+      }
+  vec3 v[3];
+  for (int i = 0; i < 3; i++) v[i] = v3(W[ord[i]], W[3 + ord[i]], W[6 + ord[i]]);
+  if (v3_dot(v3_cross(v[0], v[1]), v[2]) < 0) v[2] = v3_neg(v[2]);
+  const vec3 r0 = v3(F[0], F[1], F[2]), r1 = v3(F[3], F[4], F[5]), r2 = v3(F[6], F[7], F[8]);
+  vec3 u[3];
+  for (int i = 0; i < 2; i++) u[i] = v3(v3_dot(r0, v[i]), v3_dot(r1, v[i]), v3_dot(r2, v[i]));
+  const double scale = fmax(v3_len(u[0]), 1e-300);
+  if (v3_len(u[0]) > 1e-12 * fmax(scale, 1.0)) u[0] = v3_scale(u[0], 1.0 / v3_len(u[0]));
+  else u[0] = v3(1, 0, 0);
+  u[1] = v3_madd(u[1], u[0], -v3_dot(u[1], u[0]));
+  if (v3_len(u[1]) > 1e-12 * scale) u[1] = v3_scale(u[1], 1.0 / v3_len(u[1]));
+  else { /* flattened to a line: any unit vector across u0 */
+    const vec3 a = fabs(u[0].x) < 0.6 ? v3(1, 0, 0) : v3(0, 1, 0);
+    u[1] = v3_normalize(v3_madd(a, u[0], -v3_dot(a, u[0])));
+  }
+  u[2] = v3_cross(u[0], u[1]);
+  for (int i = 0; i < 3; i++) {
+    const vec3 fv = v3(v3_dot(r0, v[i]), v3_dot(r1, v[i]), v3_dot(r2, v[i]));
+    sg[i] = v3_dot(u[i], fv);
+    U[i] = (&u[i].x)[0], U[3 + i] = (&u[i].x)[1], U[6 + i] = (&u[i].x)[2];
+    V[i] = (&v[i].x)[0], V[3 + i] = (&v[i].x)[1], V[6 + i] = (&v[i].x)[2];
+  }
+}
+
+/* H += w vec(U M V^T) vec(U M V^T)^T, vec stacking columns (index 3 c + r <-> row r, column c). */
+static void add_mode(double H[81], const double U[9], const double M[9], const double V[9], double w) {
+  double UM[9], Q[9], q[9];
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) UM[3 * r + c] = U[3 * r] * M[c] + U[3 * r + 1] * M[3 + c] + U[3 * r + 2] * M[6 + c];
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) Q[3 * r + c] = UM[3 * r] * V[3 * c] + UM[3 * r + 1] * V[3 * c + 1] + UM[3 * r + 2] * V[3 * c + 2];
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) q[3 * c + r] = Q[3 * r + c];
+  for (int i = 0; i < 9; i++)
+    for (int j = 0; j < 9; j++) H[i * 9 + j] += w * q[i] * q[j];
+}
+
+/* The negative modes of H (the exact Hessian at F, t = lambda (J - alpha)) lifted to zero. */
+static void project_analytic(const double F[9], double mu, double lambda, double t, double H[81]) {
+  double U[9], V[9], sg[3];
+  svd3(F, U, sg, V);
+  const double h = 0.70710678118654752440;
+  /* twists and flips about axis k: the pair (i, j) = the other two axes */
+  for (int k = 0; k < 3; k++) {
+    const int i = (k + 1) % 3, j = (k + 2) % 3;
+    const double tw = mu + t * sg[k], fl = mu - t * sg[k];
+    double M[9] = {0};
+    if (tw < 0) {
+      M[3 * i + j] = h, M[3 * j + i] = -h;
+      add_mode(H, U, M, V, -tw);
+    }
+    if (fl < 0) {
+      memset(M, 0, sizeof M);
+      M[3 * i + j] = h, M[3 * j + i] = h;
+      add_mode(H, U, M, V, -fl);
+    }
+  }
+  /* scaling: the 3 x 3 block over diag(ds) */
+  const double dJ[3] = {sg[1] * sg[2], sg[0] * sg[2], sg[0] * sg[1]};
+  double A[9], W[9];
+  for (int a = 0; a < 3; a++)
+    for (int c = 0; c < 3; c++) A[3 * a + c] = (a == c ? mu : t * sg[3 - a - c]) + lambda * dJ[a] * dJ[c];
+  jacobi_eig(A, W, 3);
+  for (int m = 0; m < 3; m++) {
+    if (!(A[4 * m] < 0)) continue;
+    double M[9] = {0};
+    for (int a = 0; a < 3; a++) M[4 * a] = W[3 * a + m];
+    add_mode(H, U, M, V, -A[4 * m]);
+  }
+}
+
 double neohookean_psi(const double F[9], double mu, double lambda, double alpha, double P[9], double *d2, int project) {
   const vec3 f0 = col(F, 0), f1 = col(F, 1), f2 = col(F, 2);
   const vec3 g0 = v3_cross(f1, f2), g1 = v3_cross(f2, f0), g2 = v3_cross(f0, f1);
@@ -120,6 +217,11 @@ double neohookean_psi(const double F[9], double mu, double lambda, double alpha,
     double smax2 = 0;
     for (int a = 0; a < 3; a++) smax2 = fmax(smax2, fabs(FtF[3 * a]) + fabs(FtF[3 * a + 1]) + fabs(FtF[3 * a + 2]));
     if (mu >= fabs(s) * sqrt(smax2)) {
+      memcpy(d2, H, sizeof H);
+      return psi;
+    }
+    if (project == 1) {
+      project_analytic(F, mu, lambda, s, H);
       memcpy(d2, H, sizeof H);
       return psi;
     }
