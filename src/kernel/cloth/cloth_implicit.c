@@ -684,7 +684,7 @@ static void body_preconditioner(cloth_solver *s, int n, const vec3 *x) {
  * movable body's U in cbody[].du, dw. `again`: start from the last solution (the preconditioner
  * stays). */
 static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigrid, double tol, int max_iter,
-                        int again, double *res) {
+                        int again, const vec3 *guess, double *res) {
   const vec3 *x = b->p.x;
   vec3 *y = s->y, *r = s->r, *c = s->c, *q = s->q, *t = s->f0, *e = s->e1;
   vec3 (*bx)[2] = s->bx, (*br)[2] = s->br, (*bc)[2] = s->bc, (*bq)[2] = s->bq, (*bt)[2] = s->bt;
@@ -694,7 +694,9 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
       for (int i = 0; i < n; i++)
         if (!m3_inverse(&s->val[s->diag[i]], &s->pinv[i])) s->pinv[i] = m3_identity();
     body_preconditioner(s, n, x);
-    memset(y, 0, sizeof(vec3) * (size_t)n);
+    if (guess)
+      for (int i = 0; i < n; i++) y[i] = v3_sub(guess[i], s->z[i]);
+    else memset(y, 0, sizeof(vec3) * (size_t)n);
     for (int k = 0; k < s->ncbody; k++) bx[k][0] = bx[k][1] = v3(0, 0, 0);
   }
   filter(s, n, y);
@@ -858,7 +860,7 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
     if (!again) break;
     s->coupling_passes++;
     double r2 = 0;
-    it += modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 1, &r2);
+    it += modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 1, NULL, &r2);
     *res = r2;
   }
   for (int i = 0; i < n; i++) {
@@ -942,7 +944,15 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   double res = 0;
   const int multigrid = b->params.preconditioner == CLOTH_PRECOND_MULTIGRID;
   if (!s->ncon) s->ncbody = 0;
-  int it = modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 0, &res);
+  /* the first guess: the last substep's velocity change, h a_prev (state, so a restored
+   * checkpoint continues bit-identically); the stopping test is relative to the right-hand side,
+   * so a good guess saves iterations without loosening the solve */
+  vec3 *guess = NULL;
+  if (b->p.history_ok) {
+    guess = s->dv;
+    for (int i = 0; i < n; i++) guess[i] = s->ncon && s->con[i] ? s->z[i] : v3_scale(b->state.a_prev[i], h);
+  }
+  int it = modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 0, guess, &res);
   s->released = 0;
   s->coupling_passes = 0;
   if (s->ncon) it += contact_passes(s, b, n, multigrid, &res);
@@ -951,7 +961,9 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   for (int i = 0; i < n; i++) {
     v[i] = v3_add(v[i], s->dv[i]);
     x[i] = v3_madd(x[i], v[i], h);
+    b->state.a_prev[i] = v3_scale(s->dv[i], 1.0 / h);
   }
+  b->p.history_ok = 1;
   /* friction of sliding contacts changes the velocity only, after the positions: the
    * configuration stays the one the solve found, so friction can only take energy away */
   if (s->ncon)
