@@ -2,6 +2,7 @@
 # given in $PACKAGES when missing (as root or through sudo) and compiles a C++ peer program.
 #   need_packages libbullet-dev g++ pkg-config
 #   compile_bullet SRC OUT
+#   compile_c SRC OUT CFLAGS LIBS
 
 need_packages() {
   missing=""
@@ -29,5 +30,15 @@ compile_bullet() {
     # shellcheck disable=SC2046 # compiler flags are lists of words
     g++ -std=c++17 -O2 -Wall -Wextra $(pkg-config --cflags-only-I bullet | sed 's/-I/-isystem /g') "$1" -o "$2" \
       $(pkg-config --libs bullet)
+  fi
+}
+
+# compile_c SRC OUT CFLAGS LIBS: a C peer program, when OUT is missing or older than SRC.
+compile_c() {
+  if [ ! -x "$2" ] || [ -n "$(find "$1" -newer "$2")" ]; then
+    mkdir -p "$(dirname "$2")"
+    echo "peers: compiling $2"
+    # shellcheck disable=SC2086 # compiler flags are lists of words
+    gcc -std=c11 -O2 -Wall -Wextra $3 "$1" -o "$2" $4
   fi
 }

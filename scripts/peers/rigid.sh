@@ -1,44 +1,61 @@
 #!/bin/sh
-# scripts/peers/rigid.sh — Loom's rigid stacks side by side with Bullet on this machine.
+# scripts/peers/rigid.sh — Loom's rigid stacks side by side with Bullet, ODE and MuJoCo.
 #
-#   sh scripts/peers/rigid.sh [--runs R]        (default: 3 timed runs after a warm-up)
+#   sh scripts/peers/rigid.sh [--runs R] [--mujoco-runs M]   (defaults: 3 and 1 timed runs after a warm-up)
 #
 # The scenes of `loom bench tower_10 pyramid_210` (0.2 m cubes of 8 kg, friction 0.5, restitution
-# 0; the pyramid's boxes 2 mm apart) in Bullet (scripts/peers/bullet_stack.cpp, its defaults: 10
-# solver iterations, split impulse, one substep per step) and in Loom, at dt = 1/60 and 1/500,
-# engines alternating case by case: ms per step over the first 2 s (median) and the largest
-# distance a box moved from where it was placed after 10 s. Installs libbullet-dev, g++ and
-# pkg-config when missing. Not part of `make test` or `make bench`; compare ratios of one run.
+# 0; the pyramid's boxes 2 mm apart) in Bullet (bullet_stack.cpp: 10 solver iterations, split
+# impulse, one substep per step), ODE (ode_stack.c: quickstep, 20 iterations, auto-disable on) and
+# MuJoCo (mujoco_stack.c: Newton solver, no sleeping; its pyramid at dt = 1/500 takes minutes,
+# hence its own run count) and in Loom, at dt = 1/60 and 1/500, engines alternating case by case:
+# ms per step over the first 2 s (median) and the largest distance a box moved from where it was
+# placed after 10 s. Installs libbullet-dev, libode-dev, libmujoco-dev, g++ and pkg-config when
+# missing. Not part of `make test` or `make bench`; compare ratios of one run.
 set -eu
 cd "$(dirname "$0")/../.."
 RUNS=3
+MRUNS=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) RUNS=${2:?--runs needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --mujoco-runs) MRUNS=${2:?--mujoco-runs needs a number}; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "rigid.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 . scripts/peers/common.sh
-need_packages libbullet-dev g++ pkg-config
+need_packages libbullet-dev libode-dev libmujoco-dev g++ pkg-config
 BULLET=build/peers/bullet_stack
+ODE=build/peers/ode_stack
+MUJOCO=build/peers/mujoco_stack
 compile_bullet scripts/peers/bullet_stack.cpp "$BULLET"
+compile_c scripts/peers/ode_stack.c "$ODE" "$(pkg-config --cflags ode)" "$(pkg-config --libs ode) -lm"
+compile_c scripts/peers/mujoco_stack.c "$MUJOCO" "" "-lmujoco -lm"
 make --no-print-directory deps >/dev/null
 make --no-print-directory all >/dev/null
 cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -n 1)
 echo "machine: $cpu, $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "bullet:  libbullet-dev $(dpkg-query -W -f='${Version}' libbullet-dev)"
+echo "ode:     libode-dev $(dpkg-query -W -f='${Version}' libode-dev)"
+echo "mujoco:  libmujoco-dev $(dpkg-query -W -f='${Version}' libmujoco-dev)"
 echo "loom:    $(build/loom --version 2>/dev/null | head -n 1) (git $(git rev-parse --short HEAD 2>/dev/null || echo '?'))"
 echo
+peers() {
+  for dt in 60 500; do
+    "$BULLET" "$1" "$dt" --runs "$RUNS"
+    "$ODE" "$1" "$dt" --runs "$RUNS"
+    "$MUJOCO" "$1" "$dt" --runs "$MRUNS"
+  done
+}
 k=0
 for case in tower pyramid; do
   bench=$([ "$case" = tower ] && echo tower_10 || echo pyramid_210)
   if [ $((k % 2)) -eq 0 ]; then
-    "$BULLET" "$case" 60 --runs "$RUNS"; "$BULLET" "$case" 500 --runs "$RUNS"
+    peers "$case"
     build/loom bench "$bench" --runs "$RUNS" | tail -n 1
   else
     build/loom bench "$bench" --runs "$RUNS" | tail -n 1
-    "$BULLET" "$case" 60 --runs "$RUNS"; "$BULLET" "$case" 500 --runs "$RUNS"
+    peers "$case"
   fi
   k=$((k + 1))
 done
