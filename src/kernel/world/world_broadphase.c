@@ -44,9 +44,9 @@ static int cmp_pair(const void *pa, const void *pb) {
 #define BROADPHASE_MIN_PAIRS 8
 
 static int all_pairs(loom_world *w) {
-  int count = 0;
-  for (int a = 0; a < w->order_count; a++)
-    for (int b = 0; b < w->order_count; b++)
+  int count = 0; /* (stops counting past the threshold: the loop is quadratic in the bodies) */
+  for (int a = 0; a < w->order_count && count <= BROADPHASE_MIN_PAIRS; a++)
+    for (int b = 0; b < w->order_count && count <= BROADPHASE_MIN_PAIRS; b++)
       if (a != b && pair_wanted(w, w->order[a], w->order[b])) count++;
   if (count > BROADPHASE_MIN_PAIRS) return 0;
   for (int a = 0; a < w->order_count; a++) {
