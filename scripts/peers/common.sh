@@ -33,9 +33,10 @@ compile_bullet() {
   fi
 }
 
-# compile_c SRC OUT CFLAGS LIBS: a C peer program, when OUT is missing or older than SRC.
+# compile_c SRC OUT CFLAGS LIBS: a C peer program, when OUT is missing or older than SRC or the
+# headers beside it.
 compile_c() {
-  if [ ! -x "$2" ] || [ -n "$(find "$1" -newer "$2")" ]; then
+  if [ ! -x "$2" ] || [ -n "$(find "$1" "$(dirname "$1")"/*.h -newer "$2")" ]; then
     mkdir -p "$(dirname "$2")"
     echo "peers: compiling $2"
     # shellcheck disable=SC2086 # compiler flags are lists of words

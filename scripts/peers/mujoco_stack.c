@@ -20,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "peer_clock.h"
+
 #define MAX_BOXES 256
 
 static double start[MAX_BOXES][3];
@@ -46,17 +48,6 @@ static int write_model(const char *path, int tower, double dt, const char *solve
             start[b][0], start[b][1], start[b][2]);
   fprintf(f, "  </worldbody>\n</mujoco>\n");
   return fclose(f);
-}
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {

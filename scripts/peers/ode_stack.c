@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "peer_clock.h"
+
 #define MAX_BOXES 256
 #define MAX_CONTACTS 4
 
@@ -99,17 +101,6 @@ static void stack_free(stack *s) {
   dJointGroupDestroy(s->contacts);
   dSpaceDestroy(s->space);
   dWorldDestroy(s->world);
-}
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {
