@@ -72,6 +72,7 @@ typedef struct solid_scratch {
   double *blocks;    /* nnz x 9: the system matrix */
   double *diag_inv;  /* n x 9: inverse diagonal blocks */
   double *row_bound; /* n: Gershgorin row sums (explicit substep estimate), the damping's Jacobi */
+  double *ism;       /* n: 1 / sqrt(m) for the bound (teschner_omega2_now) */
   vec3 *edge_u;      /* ne: edge directions in the damping solve (arena) */
   vec3 *v0;          /* n: velocities before the damping solve (arena) */
   double *edge_c;    /* ne: h d_C / l0^2 */

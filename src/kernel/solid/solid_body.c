@@ -105,6 +105,7 @@ static void solid_free(void *data) {
   core_free(b->state.cn);
   core_free(b->state.cvn);
   core_free(b->scratch.row_bound);
+  core_free(b->scratch.ism);
   core_free(b->surface.x);
   core_free(b->surface.tri);
   core_free(b->surface.tet);
@@ -170,7 +171,8 @@ static int solid_create(loom_world *w, int slot, const void *vdef) {
   b->state.cvn = core_calloc((size_t)n, sizeof(double));
   if (!b->state.cvn) return -1;
   b->scratch.row_bound = core_alloc((size_t)n, sizeof(double));
-  if (!b->scratch.row_bound) return -1;
+  b->scratch.ism = core_alloc((size_t)n, sizeof(double));
+  if (!b->scratch.row_bound || !b->scratch.ism) return -1;
   if (!b->state.cn || !b->model.tet || !b->model.edge || !b->restq.len0 || !b->restq.vol0 || !b->restq.dm_inv || !b->state.a_prev ||
       !b->state.rest)
     return -1;

@@ -245,21 +245,22 @@ void teschner_damp(const solid_body *b, const vec3 *x, vec3 *v, double h) {
  * terms at their current gradients. */
 double teschner_omega2_now(const solid_body *b) {
   const int n = b->p.n;
-  double *row = b->scratch.row_bound;
-  if (!row) return 0;
+  double *row = b->scratch.row_bound, *ism = b->scratch.ism;
+  if (!row || !ism) return 0;
   memset(row, 0, sizeof(double) * (size_t)n);
   const double kd = b->params.distance, kv = b->params.volume;
   const vec3 *x = b->p.x;
   const double *m = b->p.m;
+  for (int i = 0; i < n; i++) ism[i] = 1.0 / sqrt(m[i]); /* (the mass weights below as products) */
   const int32_t *e = b->model.edge;
   for (int k = 0; k < b->model.ne; k++) {
     const int i = e[2 * k], j = e[2 * k + 1];
     const double l0 = b->restq.len0[k], l = fmax(v3_len(v3_sub(x[j], x[i])), 1e-3 * l0);
     const double C = (l - l0) / l0;
     const double s = kd / (l0 * l0) + kd * fabs(C) / (l0 * l);
-    const double c = s / sqrt(m[i] * m[j]);
-    row[i] += s / m[i] + c;
-    row[j] += s / m[j] + c;
+    const double c = s * ism[i] * ism[j];
+    row[i] += s * ism[i] * ism[i] + c;
+    row[j] += s * ism[j] * ism[j] + c;
   }
   /* the volume terms at the current shape: k_V |dV/dx_a| |dV/dx_c| / V0^2 (the gradients grow as
    * a tet is crushed flat) plus the geometric part of a tet whose volume is off by C:
@@ -275,9 +276,12 @@ double teschner_omega2_now(const solid_body *b) {
                          (v3_len(v3_sub(x[q[1]], x[q[0]])) + v3_len(v3_sub(x[q[2]], x[q[0]])) + v3_len(v3_sub(x[q[3]], x[q[0]]))) / 6.0;
       double gl[4];
       for (int a = 0; a < 4; a++) gl[a] = v3_len(g[a]);
-      for (int a = 0; a < 4; a++)
-        for (int c = 0; c < 4; c++)
-          row[q[a]] += (kv * gl[a] * gl[c] / (V0 * V0) + (a != c ? geo : 0)) / sqrt(m[q[a]] * m[q[c]]);
+      const double kv0 = kv / (V0 * V0);
+      for (int a = 0; a < 4; a++) {
+        double sum = 0;
+        for (int c = 0; c < 4; c++) sum += (kv0 * gl[a] * gl[c] + (a != c ? geo : 0)) * ism[q[c]];
+        row[q[a]] += sum * ism[q[a]];
+      }
     }
   double mx = 0;
   for (int i = 0; i < n; i++)
