@@ -1,7 +1,8 @@
 #!/bin/sh
 # scripts/peers/run.sh — Loom's cloth side by side with Bullet's soft-body cloth on this machine.
 #
-#   sh scripts/peers/run.sh [--runs R] [--steps S]      (defaults: 5 timed runs of 500 steps)
+#   sh scripts/peers/run.sh [--runs R] [--steps S] [--cases "implicit 64,implicit 128"]
+#                                   (defaults: 5 timed runs of 500 steps, every case below)
 #
 # Installs what it needs (libbullet-dev, g++, pkg-config; as root or through sudo, only if
 # missing), compiles scripts/peers/bullet_cloth.cpp into build/peers/, builds Loom if needed, then
@@ -20,11 +21,13 @@ set -eu
 cd "$(dirname "$0")/../.."
 RUNS=5
 STEPS=500
+CASES="free 64,free 128,sphere 32,sphere 64,sphere 128,implicit 64,implicit 128"
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) RUNS=${2:?--runs needs a number}; shift 2 ;;
     --steps) STEPS=${2:?--steps needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cases) CASES=${2:?--cases needs a list such as "implicit 64,free 128"}; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -82,7 +85,18 @@ run_engine() { # engine case n   (case "implicit": the free cloth, Loom with --i
 }
 
 k=0
-for c in "free 64" "free 128" "sphere 32" "sphere 64" "sphere 128" "implicit 64" "implicit 128"; do
+IFS_SAVED=$IFS
+IFS=,
+# shellcheck disable=SC2086 # the list splits at commas
+set -- $CASES
+IFS=$IFS_SAVED
+for c in "$@"; do
+  case "$c" in
+    "free "*|"sphere "*|"implicit "*) ;;
+    *) echo "run.sh: unknown case '$c' (free N, sphere N, implicit N)" >&2; exit 2 ;;
+  esac
+done
+for c in "$@"; do
   # shellcheck disable=SC2086 # $c is "case N"
   set -- $c
   echo "$1 N=$2"

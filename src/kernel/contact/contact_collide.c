@@ -653,6 +653,13 @@ static int ccd_pair(const collide_ctx *cx, const feat4 *f, double dist0, geom_cc
   const double eta = 0.01 * f->thick;
   /* the distance shrinks at most by the largest displacement on each side */
   if (dist0 - sqrt(move_a) - sqrt(move_b) > eta) return 0;
+  /* and at most by the largest displacement of a node of one side relative to a node of the other
+   * (the features' points are convex combinations of their nodes): nearby parts of a cloth that
+   * swings or falls move nearly together */
+  double rel = 0;
+  for (int i = 0; i < split; i++)
+    for (int j = split; j < 4; j++) rel = d_max(rel, v3_len2(v3_sub(d[i], d[j])));
+  if (dist0 - sqrt(rel) > eta) return 0;
   /* the features' swept boxes must come within eta (most candidates of the thickness-inflated
    * search do not) */
   if (feature_gap(f, f->x, e) > eta) return 0;
