@@ -490,7 +490,8 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
  *   - boxes, cylinders and convex hulls (the shapes with a polytope) by separating axes: the
  *     triangle's normal, the polytope's face normals and the cross products of the triangle's edges
  *     with the polytope's edge directions (not when all three vertices touch the shape: the vertex
- *     contacts hold such a triangle). A separation beyond both skins on any axis means no
+ *     contacts hold such a triangle; nor when no corner or edge of the polytope comes near the
+ *     solid, as with the floor). A separation beyond both skins on any axis means no
  *     contact; otherwise the axis needing the smallest push (the triangle's own normal only
  *     inwards: the shape is outside the solid) gives the direction and depth; the contact point
  *     pair comes from alternating projections between the triangle and the shape's support
@@ -647,6 +648,44 @@ static vec3 closest_on_feature(const vec3 *p, int k, vec3 c, vec3 x) {
   return best;
 }
 
+/* Whether segment [a, b] meets the box [lo, hi] (slabs). */
+static int segment_meets_box(vec3 a, vec3 b, vec3 lo, vec3 hi) {
+  double t0 = 0, t1 = 1;
+  const double pa[3] = {a.x, a.y, a.z}, pb[3] = {b.x, b.y, b.z}, l[3] = {lo.x, lo.y, lo.z}, h[3] = {hi.x, hi.y, hi.z};
+  for (int k = 0; k < 3; k++) {
+    const double d = pb[k] - pa[k];
+    if (fabs(d) < 1e-300) {
+      if (pa[k] < l[k] || pa[k] > h[k]) return 0;
+      continue;
+    }
+    double u = (l[k] - pa[k]) / d, v = (h[k] - pa[k]) / d;
+    if (u > v) {
+      const double t = u;
+      u = v;
+      v = t;
+    }
+    t0 = fmax(t0, u);
+    t1 = fmin(t1, v);
+    if (t0 > t1) return 0;
+  }
+  return 1;
+}
+
+/* Whether a corner or an edge of the polytope (vertices pv) comes into the box: without one, the
+ * solid can meet only the inside of the polytope's faces, where its vertices' contacts hold it (a
+ * face cannot reach between vertices without a vertex on the wrong side) — the floor, a wall. */
+static int features_in_box(const rigid_poly *g, const vec3 *pv, vec3 lo, vec3 hi) {
+  for (int i = 0; i < g->nv; i++)
+    if (pv[i].x >= lo.x && pv[i].x <= hi.x && pv[i].y >= lo.y && pv[i].y <= hi.y && pv[i].z >= lo.z && pv[i].z <= hi.z)
+      return 1;
+  for (int f = 0; f < g->nf; f++)
+    for (int k = 0; k < g->face_count[f]; k++) {
+      const int a = g->face_v[g->face_first[f] + k], b = g->face_v[g->face_first[f] + (k + 1) % g->face_count[f]];
+      if (a < b && segment_meets_box(pv[a], pv[b], lo, hi)) return 1; /* (each edge once) */
+    }
+  return 0;
+}
+
 static void polytope_vs_triangles(const shape_pair *c, quat q) {
   const rigid_body *r = c->r;
   const rigid_poly *g = r->model.poly;
@@ -665,6 +704,12 @@ static void polytope_vs_triangles(const shape_pair *c, quat q) {
   lo = v3_sub(lo, v3(reach, reach, reach));
   hi = v3_add(hi, v3(reach, reach, reach));
   const double size = v3_dist(lo, hi);
+  vec3 slo = v3(INFINITY, INFINITY, INFINITY), shi = v3(-INFINITY, -INFINITY, -INFINITY);
+  for (int t = 0; t < 3 * P->nt; t++) {
+    slo = v3_min(slo, P->x[P->tri[t]]);
+    shi = v3_max(shi, P->x[P->tri[t]]);
+  }
+  if (!features_in_box(g, pv, v3_sub(slo, v3(reach, reach, reach)), v3_add(shi, v3(reach, reach, reach)))) return;
   for (int t = 0; t < P->nt; t++) {
     const int32_t *f = P->tri + 3 * t;
     const vec3 tv[3] = {P->x[f[0]], P->x[f[1]], P->x[f[2]]};
