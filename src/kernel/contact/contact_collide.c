@@ -57,6 +57,10 @@ typedef struct collide_ctx {
   double tmax;      /* the largest pair thickness (sum of two halves) */
   double *moved;    /* per global vertex: how far its start moved since the previous run (NULL:
                      * unknown; start distances are then all computed afresh) */
+  /* the frame of the candidate search: every position seen from a frame that moves at vref,
+   * shifted by tshift * vref at the substep's start (collect, frame_start/frame_end) */
+  vec3 vref;
+  double tshift, tnow; /* tnow: the substep's start time */
 } collide_ctx;
 
 typedef struct feat4 {
@@ -130,7 +134,19 @@ static int prepare(particles *p) {
   return 0;
 }
 
-static inline vec3 end_of(const particles *p, double h, int i) { return v3_madd(p->x_sub[i], p->col.vbar[i], h); }
+
+/* A vertex's path over the substep in the candidate search's frame. The distance between two
+ * points at one time is the same in every frame translating uniformly, and paths stay straight
+ * in it: swept boxes that overlap in no such frame belong to features that never come near. The
+ * search uses the frame moving with the mean velocity of the particle bodies' vertices: a cloth
+ * that falls or swings sweeps small boxes there (its parts move together), where in the world's
+ * frame every box would stretch over the whole fall and overlap dozens of neighbours'. */
+static inline vec3 frame_start(const collide_ctx *cx, const particles *p, int i) {
+  return v3_madd(p->x_sub[i], cx->vref, -cx->tshift);
+}
+static inline vec3 frame_end(const collide_ctx *cx, const particles *p, int i) {
+  return v3_madd(v3_madd(p->x_sub[i], p->col.vbar[i], cx->h), cx->vref, -(cx->tshift + cx->h));
+}
 
 static double tree_area(const bvh *t) {
   double a = 0;
@@ -148,22 +164,22 @@ static int update_trees(collide_ctx *cx, cbody *cb) {
   particle_collide *c = &p->col;
   const double h = cx->h, r = cb->half + cb->margin;
   const vec3 e = v3(r, r, r);
+  (void)h;
+  /* (the vertex path boxes in the search frame, filled by collect: ecol, ecol_hi) */
   for (int t = 0; t < p->nt; t++) {
     vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
     for (int k = 0; k < 3; k++) {
       const int i = p->tri[3 * t + k];
-      vec3 a = p->x_sub[i], b = end_of(p, h, i);
-      lo = v3_min(lo, v3_min(a, b));
-      hi = v3_max(hi, v3_max(a, b));
+      lo = v3_min(lo, c->ecol[i]);
+      hi = v3_max(hi, c->ecol_hi[i]);
     }
     c->tri_lo[t] = v3_sub(lo, e);
     c->tri_hi[t] = v3_add(hi, e);
   }
   for (int j = 0; j < c->ne; j++) {
     const int i0 = c->edge[2 * j], i1 = c->edge[2 * j + 1];
-    vec3 a0 = p->x_sub[i0], a1 = end_of(p, h, i0), b0 = p->x_sub[i1], b1 = end_of(p, h, i1);
-    c->edge_lo[j] = v3_sub(v3_min(v3_min(a0, a1), v3_min(b0, b1)), e);
-    c->edge_hi[j] = v3_add(v3_max(v3_max(a0, a1), v3_max(b0, b1)), e);
+    c->edge_lo[j] = v3_sub(v3_min(c->ecol[i0], c->ecol[i1]), e);
+    c->edge_hi[j] = v3_add(v3_max(c->ecol_hi[i0], c->ecol_hi[i1]), e);
   }
   if ((c->tri_tree.node_count > 0 || p->nt == 0) && (c->edge_tree.node_count > 0 || c->ne == 0) && c->built_area > 0) {
     bvh_refit(&c->tri_tree, c->tri_lo, c->tri_hi);
@@ -245,9 +261,8 @@ static void vertices_against(collide_ctx *cx, int a, int b) {
   const uint8_t *only = cx->b[a].points;
   for (int i = 0; i < pa->n && !cx->overflow; i++) {
     if (only && !only[i]) continue;
-    vec3 p0 = pa->x_sub[i], p1 = end_of(pa, cx->h, i);
     cx->qi = i;
-    bvh_query_box(&cx->b[b].p->col.tri_tree, v3_sub(v3_min(p0, p1), e), v3_add(v3_max(p0, p1), e), vertex_cb, cx);
+    bvh_query_box(&cx->b[b].p->col.tri_tree, v3_sub(pa->col.ecol[i], e), v3_add(pa->col.ecol_hi[i], e), vertex_cb, cx);
   }
 }
 
@@ -368,12 +383,22 @@ static int build_adjacency(collide_ctx *cx) {
 static int collect(collide_ctx *cx) {
   cx->w->ncpairs = 0;
   cx->w->cpair_valid = 0;
+  /* the search frame: the particle bodies' mean vertex velocity, from this substep's start */
+  vec3 sum = v3(0, 0, 0);
+  int count = 0;
+  for (int a = 0; a < cx->nsoft; a++)
+    for (int i = 0; i < cx->b[a].p->n; i++) sum = v3_add(sum, cx->b[a].p->col.vbar[i]);
+  for (int a = 0; a < cx->nsoft; a++) count += cx->b[a].p->n;
+  cx->vref = count > 0 && v3_isfinite(sum) ? v3_scale(sum, 1.0 / count) : v3(0, 0, 0);
+  cx->tshift = 0;
+  cx->w->cframe_v = cx->vref;
+  cx->w->cframe_t = cx->tnow;
   for (int a = 0; a < cx->nb; a++) {
     particles *p = cx->b[a].p;
     for (int i = 0; i < p->n; i++) {
-      const vec3 e = end_of(p, cx->h, i);
-      p->col.ecol[i] = v3_min(p->x_sub[i], e);
-      p->col.ecol_hi[i] = v3_max(p->x_sub[i], e);
+      const vec3 s0 = frame_start(cx, p, i), e = frame_end(cx, p, i);
+      p->col.ecol[i] = v3_min(s0, e);
+      p->col.ecol_hi[i] = v3_max(s0, e);
     }
     if (update_trees(cx, &cx->b[a])) return -1;
   }
@@ -1086,7 +1111,7 @@ static int moved_out(const collide_ctx *cx) {
     const vec3 e = v3(r, r, r);
     for (int i = 0; i < p->n; i++) {
       const vec3 lo = v3_sub(c->ecol[i], e), hi = v3_add(c->ecol_hi[i], e);
-      const vec3 x0 = p->x_sub[i], x1 = end_of(p, cx->h, i);
+      const vec3 x0 = frame_start(cx, p, i), x1 = frame_end(cx, p, i);
       if (x0.x < lo.x || x0.y < lo.y || x0.z < lo.z || x0.x > hi.x || x0.y > hi.y || x0.z > hi.z || x1.x < lo.x ||
           x1.y < lo.y || x1.z < lo.z || x1.x > hi.x || x1.y > hi.y || x1.z > hi.z)
         return 1;
@@ -1213,6 +1238,10 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
   }
   if (!any_pair) return 0;
   collide_ctx cx = {w, s->h, list, nb, total, nsoft, s->a0, s->a1, NULL, 0, 0, 0, 0};
+  cx.tnow = w->time + s->a0 * s->dt;
+  /* a list kept from an earlier substep is checked in the frame it was collected in */
+  cx.vref = w->cframe_v;
+  cx.tshift = cx.tnow - w->cframe_t;
   const double h = s->h;
   for (int a = 0; a < nb; a++) {
     particles *p = list[a].p;

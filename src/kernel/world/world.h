@@ -269,6 +269,8 @@ struct loom_world {
   unsigned cdist_serial; /* the substep whose start positions cdist was found at */
   int cpair_valid;      /* the list may serve the next substep (see contact_collide.c) */
   uint64_t cpair_sig;   /* what it was collected for */
+  vec3 cframe_v;        /* the frame it was collected in: moving at this velocity (contact_collide.c) */
+  double cframe_t;      /* from this time (the collecting substep's start) */
   double collide_warned_until; /* the pipeline's last-resort warning is quiet until then (s) */
   double tangle_warned_until;  /* and its warning about crossings already there */
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
