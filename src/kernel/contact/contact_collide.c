@@ -380,16 +380,54 @@ static int build_adjacency(collide_ctx *cx) {
  * reach of the inflated boxes then. So a list serves several substeps, and steps, of slow
  * motion; pairs it holds beyond reach fail the distance tests and act on nothing, so the result
  * does not depend on when it was collected. */
+/* The k-th smallest of a[0..n) (a is reordered): quickselect with the middle element as pivot,
+ * deterministic. */
+static double select_kth(double *a, int n, int k) {
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const double pivot = a[lo + (hi - lo) / 2];
+    int i = lo, j = hi;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) {
+        const double t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return a[k];
+  }
+  return a[k];
+}
+
 static int collect(collide_ctx *cx) {
   cx->w->ncpairs = 0;
   cx->w->cpair_valid = 0;
-  /* the search frame: the particle bodies' mean vertex velocity, from this substep's start */
-  vec3 sum = v3(0, 0, 0);
+  /* the search frame: the particle bodies' median vertex velocity (per axis: it minimises the
+   * summed extent of the vertices' swept boxes — a cloth half at rest and half falling keeps
+   * the frame of its larger part), from this substep's start */
   int count = 0;
-  for (int a = 0; a < cx->nsoft; a++)
-    for (int i = 0; i < cx->b[a].p->n; i++) sum = v3_add(sum, cx->b[a].p->col.vbar[i]);
   for (int a = 0; a < cx->nsoft; a++) count += cx->b[a].p->n;
-  cx->vref = count > 0 && v3_isfinite(sum) ? v3_scale(sum, 1.0 / count) : v3(0, 0, 0);
+  cx->vref = v3(0, 0, 0);
+  arena_mark mark = arena_get_mark(&cx->w->scratch);
+  double *comp = count > 0 ? ARENA_NEW(&cx->w->scratch, double, (size_t)count, "search frame") : NULL;
+  if (comp) {
+    double med[3];
+    for (int axis = 0; axis < 3; axis++) {
+      int k = 0;
+      for (int a = 0; a < cx->nsoft; a++)
+        for (int i = 0; i < cx->b[a].p->n; i++) comp[k++] = (&cx->b[a].p->col.vbar[i].x)[axis];
+      med[axis] = select_kth(comp, count, count / 2);
+    }
+    cx->vref = v3(med[0], med[1], med[2]);
+    if (!v3_isfinite(cx->vref)) cx->vref = v3(0, 0, 0);
+  }
+  arena_release(&cx->w->scratch, mark);
   cx->tshift = 0;
   cx->w->cframe_v = cx->vref;
   cx->w->cframe_t = cx->tnow;
