@@ -738,6 +738,20 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
     for (int j = 0; j < 2; j++) bc[k][j] = m3_mulv(&s->bpinv[k][j], br[k][j]);
   body_filter(s, bc);
   double delta = dot(n, r, c) + body_dot(s, br, bc);
+  if (guess && !again && !(delta <= delta0)) {
+    /* the first guess is farther from the answer than zero (motion that changed abruptly: an
+     * impact): start from zero, whose residual is the right-hand side */
+    memset(y, 0, sizeof(vec3) * (size_t)n);
+    memcpy(r, t, sizeof(vec3) * (size_t)n);
+    for (int k = 0; k < s->ncbody; k++)
+      for (int j = 0; j < 2; j++) br[k][j] = bb[k][j];
+    precondition(s, n, multigrid, r, c);
+    filter(s, n, c);
+    for (int k = 0; k < s->ncbody; k++)
+      for (int j = 0; j < 2; j++) bc[k][j] = m3_mulv(&s->bpinv[k][j], br[k][j]);
+    body_filter(s, bc);
+    delta = dot(n, r, c) + body_dot(s, br, bc);
+  }
   int it = 0;
   s->breakdown = 0;
   const double ref = d_max(delta0, 1e-20 * rhs_scale(s, n)), stop = tol * tol * ref;
