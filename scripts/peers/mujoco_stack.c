@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "peer_clock.h"
 
@@ -68,8 +69,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "mujoco_stack: DT_INVERSE > 0 and 1 <= R <= 100\n");
     return 2;
   }
-  char path[] = "/tmp/mujoco_stack_XXXXXX";
+  char path[] = "/tmp/mujoco_stack_XXXXXX"; /* mkstemp's template: a fresh file for the model */
   const int fd = mkstemp(path);
+  if (fd >= 0) close(fd); /* (written by name below, as mj_loadXML reads it) */
   if (fd < 0 || write_model(path, tower, dt, solver) != 0) {
     fprintf(stderr, "mujoco_stack: cannot write the model\n");
     return 1;
