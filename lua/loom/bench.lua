@@ -290,6 +290,9 @@ local function pile_case(file, label)
   end
 end
 case("rain_500", pile_case("scenes/rain.lua", "500 spheres"))
+-- terrain_60: boxes, cylinders and convex rocks tumbling down a 3200-triangle mesh terrain
+-- (polytopes against every triangle near them by separating axes, several manifolds per pair).
+case("terrain_60", pile_case("scenes/terrain.lua", "60 bodies on a 3200-triangle mesh"))
 
 -- hammock_24: cloth and a rigid body in one implicit solve (scenes/hammock.lua: a 2 kg ball
 -- dropped into a 24 x 24 cloth pinned at its corners), ms per step over the first 4 s; after 8 s

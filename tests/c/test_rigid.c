@@ -131,6 +131,149 @@ TEST(rigid_narrow_phase_normals_point_from_b_to_a) {
   loom_world_destroy(w);
 }
 
+static rigid_body *make_mesh_body(loom_world *w, const loom_vec3 *v, int nv, const int32_t *tri, int nt) {
+  loom_mesh *m = loom_mesh_from_arrays(v, nv, tri, nt);
+  CHECK(m != NULL);
+  loom_rigid_def d;
+  loom_rigid_def_default(&d);
+  static int serial;
+  char name[32];
+  snprintf(name, sizeof name, "mesh%d", serial++);
+  d.name = name;
+  d.shape = LOOM_SHAPE_MESH;
+  d.mesh = m;
+  d.motion = LOOM_STATIC;
+  int h = loom_rigid_create(w, &d);
+  loom_mesh_destroy(m);
+  CHECK(h != 0);
+  return rigid_of_slot(&w->bodies[handle_slot(h)]);
+}
+
+/* A polytope against a triangle mesh: separating axes per triangle, the mesh's inside edges left
+ * out, manifolds gathered by normal. A tent (a ridge along y at z = 0.3, slopes down to z = 0 at
+ * x = +-1) and a V groove (slopes at 45 degrees meeting at z = 0). */
+TEST(rigid_polytope_against_mesh_ridges_grooves_and_inside_edges) {
+  loom_world *w = NULL;
+  rigid_body *box = make_body(&w, LOOM_SHAPE_BOX, v3(0.4, 0.2, 0.1), 0, LOOM_DYNAMIC);
+  const int32_t tri[12] = {0, 1, 4, 0, 4, 3, 1, 2, 5, 1, 5, 4};
+  const loom_vec3 tent_v[6] = {{-1, -1, 0}, {0, -1, 0.3}, {1, -1, 0}, {-1, 1, 0}, {0, 1, 0.3}, {1, 1, 0}};
+  const loom_vec3 groove_v[6] = {{-1, -1, 1}, {0, -1, 0}, {1, -1, 1}, {-1, 1, 1}, {0, 1, 0}, {1, 1, 1}};
+  rigid_body *tent = make_mesh_body(w, tent_v, 6, tri, 4);
+  rigid_body *groove = make_mesh_body(w, groove_v, 6, tri, 4);
+  /* the ridge is a convex fold, the groove's fold is not; the diagonals join coplanar triangles;
+   * the border has no neighbours */
+  for (int t = 0; t < 4; t++) {
+    for (int k = 0; k < 3; k++) {
+      const int a = tri[3 * t + k], b = tri[3 * t + (k + 1) % 3];
+      const int fold = (a == 1 && b == 4) || (a == 4 && b == 1);
+      const int diagonal = (a == 0 && b == 4) || (a == 4 && b == 0) || (a == 1 && b == 5) || (a == 5 && b == 1);
+      CHECK_EQ_INT(tent->model.tri_adj[3 * t + k] >= 0, fold || diagonal);
+      CHECK_EQ_INT((tent->model.tri_convex[t] >> k) & 1, fold);
+      CHECK_EQ_INT((groove->model.tri_convex[t] >> k) & 1, 0);
+    }
+  }
+  rigid_manifold m[RIGID_PAIR_MANIFOLDS];
+  /* the box flat on the ridge, 1 mm into it: no corner of the box touches, the ridge does — two
+   * points along it, normal +z (from the mesh towards the box) */
+  CHECK_EQ_INT(rigid_collide_all(box, v3(0, 0, 0.399), q_identity(), tent, v3(0, 0, 0), q_identity(), 0.02, m, 4), 1);
+  CHECK_EQ_INT(m[0].count, 2);
+  CHECK_NEAR(m[0].n.z, 1, 1e-12);
+  for (int i = 0; i < 2; i++) {
+    CHECK_NEAR(m[0].pt[i].sep, -0.001, 1e-12);
+    CHECK_NEAR(m[0].pt[i].p.x, 0, 1e-12);
+    CHECK_NEAR(fabs(m[0].pt[i].p.y), 0.2, 1e-12);
+  }
+  /* the same pair swapped: the normal turns */
+  CHECK_EQ_INT(rigid_collide_all(tent, v3(0, 0, 0), q_identity(), box, v3(0, 0, 0.399), q_identity(), 0.02, m, 4), 1);
+  CHECK_NEAR(m[0].n.z, -1, 1e-12);
+  /* a 0.2 m box turned 45 degrees about y sits in the groove: two manifolds of four points, one on
+   * each slope, normals (-+1, 0, 1)/sqrt 2 */
+  rigid_body *cube = make_body(&w, LOOM_SHAPE_BOX, v3(0.1, 0.3, 0.1), 0, LOOM_DYNAMIC);
+  const quat qy = q_from_axis_angle(v3(0, 1, 0), FX_PI / 4);
+  CHECK_EQ_INT(rigid_collide_all(cube, v3(0, 0, 0.1 * sqrt(2) - 0.001), qy, groove, v3(0, 0, 0), q_identity(), 0.02, m, 4), 2);
+  for (int k = 0; k < 2; k++) {
+    CHECK_EQ_INT(m[k].count, 4);
+    CHECK_NEAR(fabs(m[k].n.x), sqrt(0.5), 1e-9);
+    CHECK_NEAR(m[k].n.z, sqrt(0.5), 1e-9);
+    for (int i = 0; i < 4; i++) CHECK_NEAR(m[k].pt[i].sep, -0.001 * sqrt(0.5), 1e-9);
+  }
+  CHECK(m[0].n.x * m[1].n.x < 0);
+  /* one manifold asked for: the two gathered into one */
+  CHECK_EQ_INT(rigid_collide_all(cube, v3(0, 0, 0.1 * sqrt(2) - 0.001), qy, groove, v3(0, 0, 0), q_identity(), 0.02, m, 1), 1);
+  /* a box lying on a flat grid mesh across the inside diagonals and edges: one manifold, normal
+   * +z, four points (none from the inside edges' side axes, which would push it sideways) */
+  loom_mesh *grid = loom_mesh_grid(4, 4, 40, 40, NULL, 0);
+  loom_vec3 *gv = malloc(sizeof(loom_vec3) * (size_t)grid->nv);
+  for (int i = 0; i < grid->nv; i++) gv[i] = grid->v[i];
+  rigid_body *flat = make_mesh_body(w, gv, grid->nv, grid->tri, grid->nt);
+  free(gv);
+  loom_mesh_destroy(grid);
+  for (int s = 0; s < 8; s++) {
+    const vec3 at = v3(0.013 * s, -0.021 * s, 0.0995);
+    const quat qz = q_from_axis_angle(v3(0, 0, 1), 0.1 * s);
+    CHECK_EQ_INT(rigid_collide_all(box, at, qz, flat, v3(0, 0, 0), q_identity(), 0.02, m, 4), 1);
+    CHECK_NEAR(m[0].n.z, 1, 1e-12);
+    CHECK_EQ_INT(m[0].count, 4);
+    for (int i = 0; i < 4; i++) CHECK_NEAR(m[0].pt[i].sep, -0.0005, 1e-12);
+  }
+  loom_world_destroy(w);
+}
+
+/* The Gauss-map pruning of edge pairs (hulls and prisms against mesh triangles) finds the same
+ * separation and normal as trying every pair of edge directions, over random poses. */
+TEST(rigid_polytope_triangle_edge_pruning_matches_all_pairs) {
+  loom_world *w = NULL;
+  rigid_body *cyl = make_body(&w, LOOM_SHAPE_CYLINDER, v3(0, 0, 0), 0.1, LOOM_DYNAMIC);
+  loom_mesh *sph = loom_mesh_sphere(0.12, 7, 4);
+  loom_rigid_def d;
+  loom_rigid_def_default(&d);
+  d.name = "rock";
+  d.shape = LOOM_SHAPE_CONVEX;
+  d.mesh = sph;
+  d.motion = LOOM_DYNAMIC;
+  const int h = loom_rigid_create(w, &d);
+  loom_mesh_destroy(sph);
+  CHECK(h != 0);
+  rigid_body *rock = rigid_of_slot(&w->bodies[handle_slot(h)]);
+  const int32_t tri[12] = {0, 1, 4, 0, 4, 3, 1, 2, 5, 1, 5, 4};
+  const loom_vec3 tent_v[6] = {{-1, -1, 0}, {0, -1, 0.3}, {1, -1, 0}, {-1, 1, 0}, {0, 1, 0.3}, {1, 1, 0}};
+  rigid_body *tent = make_mesh_body(w, tent_v, 6, tri, 4);
+  fx_rng r = {2024};
+  int compared = 0, touching = 0;
+  for (int it = 0; it < 4000; it++) {
+    const rigid_body *body = it & 1 ? cyl : rock;
+    const vec3 at = v3(0.3 * fx_sym(&r), 0.3 * fx_sym(&r), 0.2 + 0.25 * fx_unit(&r));
+    const quat q = fx_quat(&r);
+    rigid_manifold fast[RIGID_PAIR_MANIFOLDS], ref[RIGID_PAIR_MANIFOLDS];
+    rigid_narrow_reference = 0;
+    const int nf = rigid_collide_all(body, at, q, tent, v3(0, 0, 0), q_identity(), 0.02, fast, RIGID_PAIR_MANIFOLDS);
+    rigid_narrow_reference = 1;
+    const int nr = rigid_collide_all(body, at, q, tent, v3(0, 0, 0), q_identity(), 0.02, ref, RIGID_PAIR_MANIFOLDS);
+    rigid_narrow_reference = 0;
+    CHECK_EQ_INT(nf, nr);
+    if (nf != nr) break;
+    touching += nf > 0;
+    for (int k = 0; k < nf; k++) {
+      double df = INFINITY, dr = INFINITY;
+      for (int i = 0; i < fast[k].count; i++) df = fmin(df, fast[k].pt[i].sep);
+      for (int i = 0; i < ref[k].count; i++) dr = fmin(dr, ref[k].pt[i].sep);
+      if (dr > 0) {
+        /* apart: the separating-axis value is a lower bound of the distance, and the reference's
+         * extra axes can raise it a little; the pruned one is never above (conservative) */
+        CHECK(df <= dr + 1e-12);
+        continue;
+      }
+      /* touching or overlapping: the least push is on an axis the Gauss map keeps */
+      CHECK_NEAR(v3_dot(fast[k].n, ref[k].n), 1, 1e-9);
+      CHECK_NEAR(df, dr, 1e-9);
+      compared++;
+    }
+  }
+  CHECK(touching > 500);
+  CHECK(compared > 500);
+  loom_world_destroy(w);
+}
+
 TEST(rigid_rk4_is_exact_for_constant_force_and_euler_is_not) {
   for (int integ = RIGID_RK4; integ <= RIGID_EULER; integ++) {
     loom_world *w = fx_world(0.1);

@@ -401,6 +401,107 @@ describe("convex hulls", function()
   end)
 end)
 
+describe("static triangle meshes", function()
+  local tri = { {0, 1, 4}, {0, 4, 3}, {1, 2, 5}, {1, 5, 4} }
+  local function mesh_body(W, name, v, extra)
+    local def = { name = name, shape = loom.shape.mesh(loom.mesh.from_arrays(v, tri)), static = true }
+    for k, x in pairs(extra or {}) do def[k] = x end
+    return W:rigid(def)
+  end
+
+  it("hold a box on a ridge that only the inside of its face touches, and a box in a groove on both slopes", function()
+    local W = loom.world { dt = 1 / 60 }
+    W:rigid { name = "floor", shape = loom.shape.plane { normal = {0, 0, 1} }, static = true }
+    -- a tent: ridge along y at z = 0.3, slopes to z = 0 at x = -1, 1 (no corner of the box meets it)
+    mesh_body(W, "tent", { {-1, -1, 0}, {0, -1, 0.3}, {1, -1, 0}, {-1, 1, 0}, {0, 1, 0.3}, {1, 1, 0} })
+    local b = W:rigid { name = "b", shape = loom.shape.box(0.4, 0.2, 0.1), position = {0, 0, 0.6}, density = 500 }
+    -- a V groove at x = 5: 45 degree slopes meeting at z = 0.5, a cube turned to lie on both
+    mesh_body(W, "groove", { {4, -1, 1.5}, {5, -1, 0.5}, {6, -1, 1.5}, {4, 1, 1.5}, {5, 1, 0.5}, {6, 1, 1.5} })
+    local s = math.sqrt(0.5)
+    local c = W:rigid { name = "c", shape = loom.shape.box(0.1, 0.3, 0.1), position = {5, 0, 0.55 + 0.1 / s}, density = 500,
+                        orientation = {math.cos(math.pi / 8), 0, math.sin(math.pi / 8), 0} }
+    W:step(20)
+    local normals = {}
+    local view = W:contacts()
+    for k = 0, #view - 1 do
+      local ct = view[k]
+      if ct.body_a == c.handle or ct.body_b == c.handle then normals[("%.3f %.3f"):format(ct.normal.x, ct.normal.z)] = true end
+    end
+    local n = 0
+    for _ in pairs(normals) do n = n + 1 end
+    local seen = {} for k in pairs(normals) do seen[#seen + 1] = k end
+    assert.equal(2, n, "the cube in the groove has contacts with two normals: " .. table.concat(seen, ", "))
+    W:step(160)
+    assert.near(0.4, b.position.z, 1e-3)
+    assert.near(0, b.position.x, 1e-3)
+    assert.near(0.5 + 0.1 / s, c.position.z, 1e-3)
+    assert.near(5, c.position.x, 1e-3)
+    assert.is_true(angle_of(b.orientation) < 1e-3)
+  end)
+
+  it("let a box slide across a fine mesh without catching on its inside edges", function()
+    local W = loom.world { dt = 1 / 60 }
+    W:rigid { name = "floor", shape = loom.shape.mesh(loom.mesh.grid { size = {8, 8}, cells = {80, 80} }), static = true, friction = 0 }
+    local c = W:rigid { name = "c", shape = loom.shape.box(0.15, 0.15, 0.15), position = {-2, 0.01, 0.15}, density = 500,
+                        friction = 0, velocity = {3, 0.5, 0}, angular_velocity = {0, 0, 2} }
+    local lo, hi, spin = 1, 0, 0
+    for _ = 1, 60 do
+      W:step()
+      lo, hi = math.min(lo, c.position.z), math.max(hi, c.position.z)
+      local w = c.angular_velocity
+      spin = math.max(spin, math.sqrt(w.x ^ 2 + w.y ^ 2))
+    end
+    assert.near(3, c.velocity.x, 1e-3)
+    assert.near(0.5, c.velocity.y, 1e-3)
+    assert.near(2, c.angular_velocity.z, 1e-3)
+    assert.is_true(hi - lo < 1e-3, ("height varied by %.4f m"):format(hi - lo))
+    assert.is_true(spin < 1e-3, ("tipped at %.4f rad/s"):format(spin))
+  end)
+
+  it("let 60 boxes, cylinders and rocks tumble down a rippled terrain and come to rest on it", function()
+    local W = loom.load_scene("scenes/terrain.lua"):instantiate()
+    local function height(x, y) return 0.06 * (x * x + y * y) + 0.15 * math.sin(2.1 * x) * math.cos(1.7 * y) end
+    W:step(1200)
+    local awake, lowest = {}, math.huge
+    for _, b in ipairs(W:bodies()) do
+      if b.name ~= "terrain" then
+        if not b.asleep then awake[#awake + 1] = b.name end
+        -- every body's centre stays above the ground under it by most of its smallest half size
+        lowest = math.min(lowest, b.position.z - height(b.position.x, b.position.y))
+      end
+    end
+    assert.equal(0, #awake, "still moving after 20 s: " .. table.concat(awake, ", "))
+    assert.is_true(lowest > 0.05, ("a centre %.3f m above the ground"):format(lowest))
+  end)
+
+  it("give tumbling boxes, cylinders and hulls the rest they find on a plane", function()
+    local function drop(floor)
+      local W = loom.world { dt = 1 / 60 }
+      W:rigid { name = "floor", shape = floor, static = true }
+      local seed = 7
+      local function rnd() seed = (seed * 1103515245 + 12345) % 2147483648 return seed / 2147483648 end
+      local list = {}
+      for i = 1, 6 do
+        local a, b, cc = rnd() * 6.28, rnd() * 6.28, rnd() * 6.28
+        local q = {math.cos(a / 2), math.sin(a / 2) * math.cos(b), math.sin(a / 2) * math.sin(b) * math.cos(cc),
+                   math.sin(a / 2) * math.sin(b) * math.sin(cc)}
+        local shape = i % 3 == 0 and loom.shape.cylinder(0.1, 0.15) or i % 3 == 1 and loom.shape.box(0.2, 0.1, 0.05)
+                      or loom.shape.convex(loom.mesh.sphere { radius = 0.12, segments = 8, rings = 4 })
+        list[i] = W:rigid { name = "b" .. i, shape = shape, position = {-2.5 + i * 0.7, 0.3 * (rnd() - 0.5), 0.5},
+                            orientation = q, density = 500, angular_velocity = {rnd() * 4 - 2, rnd() * 4 - 2, 0} }
+      end
+      W:step(300)
+      return list
+    end
+    local on_mesh = drop(loom.shape.mesh(loom.mesh.grid { size = {8, 8}, cells = {40, 40} }))
+    local on_plane = drop(loom.shape.plane { normal = {0, 0, 1} })
+    for i = 1, 6 do
+      assert.is_true(on_mesh[i].asleep, "body " .. i .. " at rest")
+      assert.near(on_plane[i].position.z, on_mesh[i].position.z, 1e-3)
+    end
+  end)
+end)
+
 describe("rigid bodies and bad input", function()
   it("say when a body is made inside another, then push them apart", function()
     local W = loom.world { dt = 1 / 120 }

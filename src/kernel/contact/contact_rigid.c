@@ -183,17 +183,27 @@ static int prune_unreachable(const loom_world *w, const rigid_body *A, const rig
   return kept;
 }
 
+/* How many manifolds a pair can have: several against a triangle mesh, else one. */
+static int manifold_cap(const loom_world *w, int sa, int sb) {
+  const int ta = rigid_of_slot(&w->bodies[sa])->model.shape_type, tb = rigid_of_slot(&w->bodies[sb])->model.shape_type;
+  return ta == LOOM_SHAPE_MESH || tb == LOOM_SHAPE_MESH ? RIGID_PAIR_MANIFOLDS : 1;
+}
+
 static void detect_pairs(loom_world *w, const step_info *s) {
   struct rigid_work *rw = work_of(w);
   if (!rw) return;
   rw->ncontacts = rw->npoints = 0;
   rw->contacts = NULL;
   rw->points = NULL;
-  int nrigid_pairs = 0;
-  for (int i = 0; i < w->npairs; i++) nrigid_pairs += is_rigid(w, w->pairs[i].a) && is_rigid(w, w->pairs[i].b);
+  int nrigid_pairs = 0, nmanifolds = 0;
+  for (int i = 0; i < w->npairs; i++)
+    if (is_rigid(w, w->pairs[i].a) && is_rigid(w, w->pairs[i].b)) {
+      nrigid_pairs++;
+      nmanifolds += manifold_cap(w, w->pairs[i].a, w->pairs[i].b);
+    }
   if (!nrigid_pairs) return;
-  rw->contacts = ARENA_NEW(&w->scratch, rcontact, nrigid_pairs, "rigid manifolds");
-  rw->points = ARENA_NEW(&w->scratch, rpoint, (size_t)nrigid_pairs * RIGID_MANIFOLD_MAX, "rigid contact points");
+  rw->contacts = ARENA_NEW(&w->scratch, rcontact, nmanifolds, "rigid manifolds");
+  rw->points = ARENA_NEW(&w->scratch, rpoint, (size_t)nmanifolds * RIGID_MANIFOLD_MAX, "rigid contact points");
   uint8_t *done = ARENA_NEW(&w->scratch, uint8_t, nrigid_pairs, "rigid pairs done");
   if (!rw->contacts || !rw->points || !done) {
     world_message(w, LOOM_ERROR, -1, "rigid contacts: out of memory in step; contacts skipped");
@@ -218,32 +228,37 @@ static void detect_pairs(loom_world *w, const step_info *s) {
       const double closing = v3_len(v3_sub(A->state.vel, B->state.vel)) + v3_len(A->state.omega) * bound_radius(A) +
                              v3_len(B->state.omega) * bound_radius(B);
       const double margin = RIGID_SPECULATIVE + s->h * closing;
-      rigid_manifold m;
-      if (!rigid_collide(A, A->state.pos, A->state.q, B, B->state.pos, B->state.q, margin, &m)) continue;
-      if (A->fresh || B->fresh) { /* made inside each other: said once, then pushed apart */
+      rigid_manifold ms[RIGID_PAIR_MANIFOLDS];
+      const int nm = rigid_collide_all(A, A->state.pos, A->state.q, B, B->state.pos, B->state.q, margin, ms,
+                                       manifold_cap(w, sa, sb));
+      if (nm && (A->fresh || B->fresh)) { /* made inside each other: said once, then pushed apart */
         double deepest = 0;
-        for (int j = 0; j < m.count; j++) deepest = d_min(deepest, m.pt[j].sep - pair_skin(A, B));
+        for (int u = 0; u < nm; u++)
+          for (int j = 0; j < ms[u].count; j++) deepest = d_min(deepest, ms[u].pt[j].sep - pair_skin(A, B));
         const int newer = B->fresh ? sb : sa, older = newer == sb ? sa : sb; /* (b is the later slot) */
         if (deepest < -1e-3)
           world_message(w, LOOM_WARNING, newer,
                         "rigid '%s' starts %.1f mm inside '%s'; the solver pushes them apart (at most %g m/s)",
                         w->bodies[newer].name, -1000 * deepest, w->bodies[older].name, RIGID_MAX_PUSH);
       }
-      if (!prune_unreachable(w, A, B, &m, s->h)) continue;
-      if (rigid_is_dynamic(A) && A->state.asleep) wake(A), woke = 1;
-      if (rigid_is_dynamic(B) && B->state.asleep) wake(B), woke = 1;
-      rcontact *c = &rw->contacts[rw->ncontacts++];
-      c->slot_a = sa;
-      c->slot_b = sb;
-      c->n = m.n;
-      c->first = rw->npoints;
-      c->count = m.count;
-      for (int j = 0; j < m.count; j++) {
-        rpoint *p = &rw->points[rw->npoints++];
-        memset(p, 0, sizeof *p);
-        p->c = m.pt[j].p;
-        p->s0 = m.pt[j].sep - pair_skin(A, B);
-        p->id = m.pt[j].id;
+      for (int u = 0; u < nm; u++) {
+        rigid_manifold *m = &ms[u];
+        if (!prune_unreachable(w, A, B, m, s->h)) continue;
+        if (rigid_is_dynamic(A) && A->state.asleep) wake(A), woke = 1;
+        if (rigid_is_dynamic(B) && B->state.asleep) wake(B), woke = 1;
+        rcontact *c = &rw->contacts[rw->ncontacts++];
+        c->slot_a = sa;
+        c->slot_b = sb;
+        c->n = m->n;
+        c->first = rw->npoints;
+        c->count = m->count;
+        for (int j = 0; j < m->count; j++) {
+          rpoint *p = &rw->points[rw->npoints++];
+          memset(p, 0, sizeof *p);
+          p->c = m->pt[j].p;
+          p->s0 = m->pt[j].sep - pair_skin(A, B);
+          p->id = m->pt[j].id;
+        }
       }
     }
   }

@@ -23,6 +23,14 @@ typedef struct rigid_manifold {
  * the point count. Pairs no test covers (mesh–mesh) give 0. */
 int rigid_collide(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b, vec3 pb, quat qb, double margin,
                   rigid_manifold *m);
+/* All the manifolds of the pair, at most cap (a polytope on a triangle mesh can touch it with
+ * several normals: a groove, a ridge, a step; every other pair has one): m[0 .. returned). */
+#define RIGID_PAIR_MANIFOLDS 8
+/* Tests only: when non-zero, a polytope against a mesh triangle tries every pair of edge
+ * directions (the reference the Gauss-map pruning of hulls and prisms is checked against). */
+extern int rigid_narrow_reference;
+int rigid_collide_all(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b, vec3 pb, quat qb, double margin,
+                      rigid_manifold *m, int cap);
 
 /* The rigid family in the step: manifolds of the broad phase's rigid pairs at the substep's start
  * (detect), then every awake dynamic body integrated with its contacts (respond). */

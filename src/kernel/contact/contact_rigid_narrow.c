@@ -19,6 +19,8 @@
 
 #include "contact/contact_rigid.h"
 
+int rigid_narrow_reference = 0;
+
 typedef struct posed {
   const rigid_body *r;
   vec3 p;
@@ -90,6 +92,7 @@ typedef struct wpoly {
   vec3 fn[RIGID_POLY_MAX_FACES];
   double fd[RIGID_POLY_MAX_FACES];
   vec3 dir[RIGID_POLY_MAX_EDGES + 1];
+  vec3 centre;
 } wpoly;
 
 static void place_poly(wpoly *w, const posed *P) {
@@ -141,6 +144,7 @@ static int incident_face(const wpoly *P, vec3 n) {
 typedef struct cvert {
   vec3 p;
   uint32_t id;
+  int32_t tri; /* against a mesh: the triangle the point touches */
 } cvert;
 
 #define CLIP_MAX (2 * RIGID_POLY_MAX_VERTS + 8)
@@ -218,38 +222,75 @@ static void support_edge(const wpoly *P, vec3 d, vec3 axis, double sign, vec3 *e
   }
 }
 
-static void poly_vs_poly(rigid_manifold *m, const posed *A, const posed *B, double margin) {
-  static _Thread_local wpoly PA, PB; /* ~5 kB each: kept off the stack */
-  if (v3_dist(A->p, B->p) > A->r->model.poly->radius + B->r->model.poly->radius + margin) return;
-  place_poly(&PA, A);
-  place_poly(&PB, B);
+/* A mesh triangle's edges as poly_pair needs them: which have no neighbour (bit k: edge k -> k + 1),
+ * which are convex folds, and the neighbours' unit normals (world). */
+typedef struct tri_edges {
+  int open, convex;
+  vec3 nb[3];
+} tri_edges;
+
+/* Whether a contact of normal n (from the triangle towards the other body) can touch edge k of
+ * triangle T: a boundary edge always; a convex fold (of more than 10 degrees) when n lies between
+ * the normals of its two faces (the edge's normal cone); other edges never. */
+static int edge_touchable(const wpoly *T, const tri_edges *te, int k, vec3 n) {
+  if ((te->open >> k) & 1) return 1;
+  if (!((te->convex >> k) & 1)) return 0;
+  const vec3 nt = T->fn[0], nu = te->nb[k], m = v3_cross(nt, nu);
+  const double tol = -1e-6 * v3_len(m);
+  return v3_dot(v3_cross(nt, n), m) >= tol && v3_dot(v3_cross(n, nu), m) >= tol;
+}
+
+/* Whether the feature of triangle T farthest along n (towards the other body) can carry a contact
+ * of normal n: its face, a touchable edge, or a corner with a touchable edge. */
+static int triangle_feature_touchable(const wpoly *T, const tri_edges *te, vec3 n) {
+  double d[3], top = -INFINITY, len = 0;
+  for (int k = 0; k < 3; k++) {
+    d[k] = v3_dot(T->v[k], n);
+    top = fmax(top, d[k]);
+    len = fmax(len, v3_dist(T->v[k], T->v[(k + 1) % 3]));
+  }
+  int on = 0, mask = 0;
+  for (int k = 0; k < 3; k++)
+    if (d[k] >= top - 1e-3 * len) on++, mask |= 1 << k;
+  if (on == 3) return 1;
+  if (on == 2) return edge_touchable(T, te, mask == 3 ? 0 : mask == 6 ? 1 : 2, n); /* edge k -> k + 1 */
+  const int k = mask == 1 ? 0 : mask == 2 ? 1 : 2; /* corner k: edges k and k - 1 */
+  return edge_touchable(T, te, k, n) || edge_touchable(T, te, (k + 2) % 3, n);
+}
+
+/* The manifold of polytope PA (centre ca) against polytope PB (centre cb). With te, PB is a mesh
+ * triangle: a contact through an edge or a corner of it whose normal that edge cannot have (an
+ * edge between coplanar or concave faces, a convex fold outside its normal cone) is made with
+ * the triangle's face on PA's side instead — such normals come from inside the mesh's surface
+ * and would stop a body sliding across (internal edges) or tilt the push at a fold. */
+static void poly_pair(rigid_manifold *m, const wpoly *PA, const wpoly *PB, vec3 ca, vec3 cb, double margin,
+                      const tri_edges *te) {
   int fa, fb;
-  double sa = face_axes(&PA, &PB, &fa);
+  double sa = face_axes(PA, PB, &fa);
   if (sa > margin) return;
-  double sb = face_axes(&PB, &PA, &fb);
+  double sb = face_axes(PB, PA, &fb);
   if (sb > margin) return;
   /* edge axes, oriented from A to B */
-  vec3 ca = A->p, cb = B->p;
   double se = -INFINITY;
   int ea = -1, eb = -1;
   vec3 eaxis = v3(0, 0, 1);
   vec3 a0 = ca, a1 = ca, b0 = cb, b1 = cb;
   int ida = 0, idb = 0;
-  if (PA.g->edge_v && PB.g->edge_v) {
+  if (PA->g->hull && PB->g->hull) {
     /* hulls: only edge pairs whose arcs cross on the Gauss map can be a separating direction
      * (the cross product of the edges is then a face normal of the Minkowski difference) */
-    for (int i = 0; i < PA.g->ne; i++) {
-      const vec3 na = PA.fn[PA.g->edge_f[2 * i]], nb = PA.fn[PA.g->edge_f[2 * i + 1]];
-      const vec3 pa0 = PA.v[PA.g->edge_v[2 * i]], pa1 = PA.v[PA.g->edge_v[2 * i + 1]];
+    for (int i = 0; i < PA->g->ne; i++) {
+      const vec3 na = PA->fn[PA->g->edge_f[2 * i]], nb = PA->fn[PA->g->edge_f[2 * i + 1]];
+      const vec3 pa0 = PA->v[PA->g->edge_v[2 * i]], pa1 = PA->v[PA->g->edge_v[2 * i + 1]];
       const vec3 bxa = v3_cross(nb, na);
-      for (int j = 0; j < PB.g->ne; j++) {
-        const vec3 nc = v3_neg(PB.fn[PB.g->edge_f[2 * j]]), nd = v3_neg(PB.fn[PB.g->edge_f[2 * j + 1]]);
+      for (int j = 0; j < PB->g->ne; j++) {
+        const vec3 nc = v3_neg(PB->fn[PB->g->edge_f[2 * j]]), nd = v3_neg(PB->fn[PB->g->edge_f[2 * j + 1]]);
         const double cba = v3_dot(nc, bxa), dba = v3_dot(nd, bxa);
         if (!(cba * dba < 0)) continue;
         const vec3 dxc = v3_cross(nd, nc);
         const double adc = v3_dot(na, dxc), bdc = v3_dot(nb, dxc);
         if (!(adc * bdc < 0) || !(cba * bdc > 0)) continue;
-        const vec3 pb0 = PB.v[PB.g->edge_v[2 * j]], pb1 = PB.v[PB.g->edge_v[2 * j + 1]];
+        const vec3 pb0 = PB->v[PB->g->edge_v[2 * j]], pb1 = PB->v[PB->g->edge_v[2 * j + 1]];
         vec3 ax = v3_cross(v3_sub(pa1, pa0), v3_sub(pb1, pb0));
         double l = v3_len(ax);
         if (l < 1e-9 * v3_dist(pa1, pa0) * v3_dist(pb1, pb0)) continue;
@@ -260,34 +301,70 @@ static void poly_vs_poly(rigid_manifold *m, const posed *A, const posed *B, doub
         if (sep > se) {
           se = sep, ea = i, eb = j, eaxis = ax;
           a0 = pa0, a1 = pa1, b0 = pb0, b1 = pb1;
-          ida = PA.g->edge_v[2 * i] * 256 + PA.g->edge_v[2 * i + 1];
-          idb = PB.g->edge_v[2 * j] * 256 + PB.g->edge_v[2 * j + 1];
+          ida = PA->g->edge_v[2 * i] * 256 + PA->g->edge_v[2 * i + 1];
+          idb = PB->g->edge_v[2 * j] * 256 + PB->g->edge_v[2 * j + 1];
+        }
+      }
+    }
+  } else if (te && PA->g->edge_v && !rigid_narrow_reference) {
+    /* a hull and a triangle: the same test, the triangle's edge j being a flat polytope's edge
+     * whose Gauss arc is the half circle from its normal over its outward direction o_j to the
+     * back (on -B's map: through -o_j). A's arc from na to nb crosses the plane across e_j at
+     * x = na |db| + nb |da|, which must lie on the -o_j side. */
+    const vec3 nt = PB->fn[0];
+    for (int j = 0; j < 3; j++) {
+      const vec3 ej = PB->dir[j], oj = v3_cross(ej, nt);
+      const vec3 pb0 = PB->v[j], pb1 = PB->v[(j + 1) % 3];
+      for (int i = 0; i < PA->g->ne; i++) {
+        const vec3 na = PA->fn[PA->g->edge_f[2 * i]], nb = PA->fn[PA->g->edge_f[2 * i + 1]];
+        const double da = v3_dot(na, ej), db = v3_dot(nb, ej);
+        if (!(da * db < 0)) continue;
+        if (!(v3_dot(v3_add(v3_scale(na, fabs(db)), v3_scale(nb, fabs(da))), oj) < 0)) continue;
+        const vec3 pa0 = PA->v[PA->g->edge_v[2 * i]], pa1 = PA->v[PA->g->edge_v[2 * i + 1]];
+        vec3 ax = v3_cross(v3_sub(pa1, pa0), ej);
+        const double l = v3_len(ax);
+        if (l < 1e-9 * v3_dist(pa1, pa0)) continue;
+        ax = v3_scale(ax, 1.0 / l);
+        if (v3_dot(ax, v3_sub(pa0, ca)) < 0) ax = v3_neg(ax); /* outward from A */
+        const double sep = v3_dot(ax, v3_sub(pb0, pa0));
+        if (sep > margin) return;
+        if (sep > se) {
+          se = sep, ea = i, eb = j, eaxis = ax;
+          a0 = pa0, a1 = pa1, b0 = pb0, b1 = pb1;
+          ida = PA->g->edge_v[2 * i] * 256 + PA->g->edge_v[2 * i + 1];
+          idb = j;
         }
       }
     }
   } else {
-    for (int i = 0; i < PA.g->ndir; i++)
-      for (int j = 0; j < PB.g->ndir; j++) {
-        vec3 ax = v3_cross(PA.dir[i], PB.dir[j]);
+    for (int i = 0; i < PA->g->ndir; i++)
+      for (int j = 0; j < PB->g->ndir; j++) {
+        vec3 ax = v3_cross(PA->dir[i], PB->dir[j]);
         double l = v3_len(ax);
         if (l < 1e-6) continue;
         ax = v3_scale(ax, 1.0 / l);
         if (v3_dot(ax, v3_sub(cb, ca)) < 0) ax = v3_neg(ax);
         double alo, ahi, blo, bhi;
-        extent(&PA, ax, &alo, &ahi);
-        extent(&PB, ax, &blo, &bhi);
+        extent(PA, ax, &alo, &ahi);
+        extent(PB, ax, &blo, &bhi);
         double s = blo - ahi;
+        if (alo - bhi > s) s = alo - bhi, ax = v3_neg(ax); /* B on the other side than the centres say */
         if (s > margin) return;
         if (s > se) se = s, ea = i, eb = j, eaxis = ax;
       }
     if (ea >= 0) {
-      support_edge(&PA, PA.dir[ea], eaxis, 1, &a0, &a1, &ida);
-      support_edge(&PB, PB.dir[eb], eaxis, -1, &b0, &b1, &idb);
+      support_edge(PA, PA->dir[ea], eaxis, 1, &a0, &a1, &ida);
+      support_edge(PB, PB->dir[eb], eaxis, -1, &b0, &b1, &idb);
     }
   }
   const double tol = 0.1 * RIGID_SPECULATIVE * 0.1; /* prefer faces: they give whole manifolds */
   double sf = sa >= sb - tol ? sa : sb;
-  if (ea >= 0 && se > sf + tol) {
+  int use_edge = ea >= 0 && se > sf + tol, ref_on_a = sa >= sb - tol;
+  if (te && (use_edge || ref_on_a) && !triangle_feature_touchable(PB, te, use_edge ? v3_neg(eaxis) : v3_neg(PA->fn[fa]))) {
+    use_edge = ref_on_a = 0;
+    fb = v3_dot(PB->fn[0], ca) - PB->fd[0] >= 0 ? 0 : 1; /* the face on A's side */
+  }
+  if (use_edge) {
     double s, t;
     geom_segment_segment(a0, a1, b0, b1, &s, &t);
     vec3 pa = v3_lerp(a0, a1, s), pb = v3_lerp(b0, b1, t);
@@ -296,8 +373,7 @@ static void poly_vs_poly(rigid_manifold *m, const posed *A, const posed *B, doub
     return;
   }
   /* face contact: the reference face on A (normal out of A) or on B */
-  const int ref_on_a = sa >= sb - tol;
-  const wpoly *R = ref_on_a ? &PA : &PB, *I = ref_on_a ? &PB : &PA;
+  const wpoly *R = ref_on_a ? PA : PB, *I = ref_on_a ? PB : PA;
   const int rf = ref_on_a ? fa : fb;
   const vec3 rn = R->fn[rf];
   const double rd = R->fd[rf];
@@ -333,52 +409,176 @@ static void poly_vs_poly(rigid_manifold *m, const posed *A, const posed *B, doub
   for (int i = 0; i < k; i++) add_point(m, v3_madd(in[i].p, rn, -0.5 * sep[i]), sep[i], base | (in[i].id & 0x3fff));
 }
 
-/* A polytope's corners against a triangle mesh (from outside). */
-static void poly_vs_mesh(rigid_manifold *m, const posed *A, const posed *B, double margin) {
-  static _Thread_local wpoly PA;
+static void poly_vs_poly(rigid_manifold *m, const posed *A, const posed *B, double margin) {
+  static _Thread_local wpoly PA, PB; /* ~5 kB each: kept off the stack */
+  if (v3_dist(A->p, B->p) > A->r->model.poly->radius + B->r->model.poly->radius + margin) return;
   place_poly(&PA, A);
-  double sep[RIGID_POLY_MAX_VERTS];
-  cvert pts[RIGID_POLY_MAX_VERTS];
-  vec3 n = v3(0, 0, 1);
-  double deepest = INFINITY;
-  int k = 0;
-  for (int i = 0; i < PA.g->nv; i++) {
-    vec3 ni;
-    double d = shape_distance(B, PA.v[i], &ni);
-    if (d <= margin) {
-      pts[k].p = PA.v[i];
-      pts[k].id = (uint32_t)i;
-      sep[k] = d;
-      if (d < deepest) deepest = d, n = ni; /* the manifold takes the deepest corner's normal */
-      k++;
-    }
+  place_poly(&PB, B);
+  poly_pair(m, &PA, &PB, A->p, B->p, margin, NULL);
+}
+
+/* ---- polytope against a triangle mesh ------------------------------------------------------- */
+
+/* A triangle as a flat polytope: its two sides are faces (0: front, 1: back), its edges the
+ * directions; poly_pair handles it as any other. */
+static int32_t tri_face_first[2] = {0, 3}, tri_face_count[2] = {3, 3}, tri_face_v[6] = {0, 1, 2, 0, 2, 1};
+static const rigid_poly tri_poly = {.nv = 3, .nf = 2, .ndir = 3, .face_first = tri_face_first,
+                                    .face_count = tri_face_count, .face_v = tri_face_v};
+
+#define MESH_CLUSTER_POINTS 64
+#define MESH_CLUSTER_COS 0.99999 /* normals within 0.26 degrees (coplanar triangles) share a manifold */
+
+typedef struct mesh_cluster {
+  vec3 n;
+  int count;
+  cvert p[MESH_CLUSTER_POINTS];
+  double sep[MESH_CLUSTER_POINTS];
+} mesh_cluster;
+
+typedef struct mesh_query {
+  const wpoly *PA;
+  const posed *B;
+  double margin;
+  wpoly *T;
+  mesh_cluster *c;
+  int cap, nc;
+} mesh_query;
+
+static int mesh_triangle(int t, void *ctx) {
+  mesh_query *q = ctx;
+  const posed *B = q->B;
+  const loom_mesh *mesh = B->r->model.mesh;
+  wpoly *T = q->T;
+  for (int k = 0; k < 3; k++) T->v[k] = v3_add(B->p, m3_mulv(&B->R, mesh->v[mesh->tri[3 * t + k]]));
+  const vec3 out = m3_mulv(&B->R, B->r->model.tri_normal[t]);
+  if (!v3_isfinite(out)) return 0; /* degenerate triangle */
+  /* beyond the polytope's bounding sphere: no contact (the tree's boxes are loose for a turned body) */
+  const double reach = q->PA->g->radius + q->margin;
+  if (fabs(v3_dot(out, v3_sub(q->PA->centre, T->v[0]))) > reach ||
+      v3_dist2(geom_closest_on_triangle(q->PA->centre, T->v[0], T->v[1], T->v[2], NULL), q->PA->centre) > reach * reach)
+    return 0;
+  T->fn[0] = out;
+  T->fd[0] = v3_dot(out, T->v[0]);
+  T->fn[1] = v3_neg(out);
+  T->fd[1] = -T->fd[0];
+  for (int k = 0; k < 3; k++) T->dir[k] = v3_normalize(v3_sub(T->v[(k + 1) % 3], T->v[k]));
+  const vec3 centre = v3_scale(v3_add(T->v[0], v3_add(T->v[1], T->v[2])), 1.0 / 3);
+  tri_edges te = {0, B->r->model.tri_convex[t] >> 3, {out, out, out}};
+  for (int k = 0; k < 3; k++) {
+    const int u = B->r->model.tri_adj[3 * t + k];
+    if (u < 0) te.open |= 1 << k;
+    else if ((te.convex >> k) & 1) te.nb[k] = m3_mulv(&B->R, B->r->model.tri_normal[u]);
   }
-  if (!k) return;
-  k = reduce(pts, sep, k, n);
-  m->n = n;
-  for (int i = 0; i < k; i++) add_point(m, v3_madd(pts[i].p, n, -0.5 * sep[i]), sep[i], pts[i].id);
+  rigid_manifold tm;
+  tm.count = 0;
+  poly_pair(&tm, q->PA, T, q->PA->centre, centre, q->margin, &te);
+  if (!tm.count) return 0;
+  /* the manifold whose normal is this one's, else a new one, else the nearest */
+  int best = -1;
+  double bd = -2;
+  for (int i = 0; i < q->nc; i++) {
+    const double d = v3_dot(q->c[i].n, tm.n);
+    if (d > bd) bd = d, best = i;
+  }
+  if (bd < MESH_CLUSTER_COS && q->nc < q->cap) {
+    best = q->nc++;
+    q->c[best].n = tm.n;
+    q->c[best].count = 0;
+  }
+  mesh_cluster *c = &q->c[best];
+  const double same = 1e-4 * q->PA->g->radius; /* a point two triangles share (on their edge) */
+  for (int j = 0; j < tm.count; j++) {
+    int dup = -1;
+    for (int i = 0; i < c->count && dup < 0; i++)
+      if (v3_dist2(c->p[i].p, tm.pt[j].p) <= same * same) dup = i;
+    if (dup >= 0) {
+      c->sep[dup] = fmin(c->sep[dup], tm.pt[j].sep);
+      continue;
+    }
+    if (c->count == MESH_CLUSTER_POINTS) c->count = reduce(c->p, c->sep, c->count, c->n);
+    /* points of one triangle keep their ids apart from another's */
+    c->p[c->count].p = tm.pt[j].p;
+    c->p[c->count].id = tm.pt[j].id ^ ((uint32_t)t + 1u) * 0x9e3779b1u;
+    c->p[c->count].tri = t;
+    c->sep[c->count] = tm.pt[j].sep;
+    c->count++;
+  }
+  return 0;
+}
+
+/* A polytope against a static or kinematic triangle mesh: every triangle near it by separating
+ * axes (poly_pair; the mesh's inside edges and corners excluded), the triangles' manifolds
+ * gathered by normal into at most cap manifolds of at most four points each. */
+static int poly_vs_mesh(rigid_manifold *m, int cap, const posed *A, const posed *B, double margin) {
+  static _Thread_local wpoly PA, T;
+  static _Thread_local mesh_cluster cl[RIGID_PAIR_MANIFOLDS];
+  place_poly(&PA, A);
+  PA.centre = A->p;
+  T.g = &tri_poly;
+  /* the polytope's box in the mesh's frame */
+  vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
+  for (int i = 0; i < PA.g->nv; i++) {
+    const vec3 l = m3_tmulv(&B->R, v3_sub(PA.v[i], B->p));
+    lo = v3_min(lo, l);
+    hi = v3_max(hi, l);
+  }
+  const vec3 pad = v3(margin, margin, margin);
+  mesh_query q = {&PA, B, margin, &T, cl, cap < RIGID_PAIR_MANIFOLDS ? cap : RIGID_PAIR_MANIFOLDS, 0};
+  bvh_query_box(&B->r->model.tree, v3_sub(lo, pad), v3_add(hi, pad), mesh_triangle, &q);
+  /* A point on a convex fold between two triangles of different manifolds is held by the one
+   * where it is deeper only: in both, each plane would hold it from sliding down the other side. */
+  const double same = 1e-4 * PA.g->radius;
+  for (int i = 0; i < q.nc; i++)
+    for (int j = i + 1; j < q.nc; j++)
+      for (int a = 0; a < cl[i].count; a++)
+        for (int b = 0; b < cl[j].count; b++) {
+          if (v3_dist2(cl[i].p[a].p, cl[j].p[b].p) > same * same) continue;
+          const int ta = cl[i].p[a].tri, tb = cl[j].p[b].tri;
+          int fold = 0;
+          for (int k = 0; k < 3; k++) fold |= B->r->model.tri_adj[3 * ta + k] == tb && ((B->r->model.tri_convex[ta] >> k) & 1);
+          if (!fold) continue;
+          mesh_cluster *drop = cl[j].sep[b] >= cl[i].sep[a] ? &cl[j] : &cl[i];
+          const int at = drop == &cl[j] ? b : a;
+          drop->p[at] = drop->p[drop->count - 1];
+          drop->sep[at] = drop->sep[drop->count - 1];
+          drop->count--;
+          if (drop == &cl[i]) { a--; break; }
+          b--;
+        }
+  int nm = 0;
+  for (int i = 0; i < q.nc; i++) {
+    mesh_cluster *c = &cl[i];
+    if (!c->count) continue;
+    const int k = reduce(c->p, c->sep, c->count, c->n);
+    m[nm].n = c->n;
+    m[nm].count = 0;
+    for (int j = 0; j < k; j++) add_point(&m[nm], c->p[j].p, c->sep[j], c->p[j].id);
+    nm++;
+  }
+  return nm;
 }
 
 static int is_poly(const rigid_body *r) { return r->model.poly != NULL; }
 
-int rigid_collide(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b, vec3 pb, quat qb, double margin,
-                  rigid_manifold *m) {
+int rigid_collide_all(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b, vec3 pb, quat qb, double margin,
+                      rigid_manifold *m, int cap) {
   posed A = {a, pa, qa, q_to_mat3(qa)}, B = {b, pb, qb, q_to_mat3(qb)};
   m->count = 0;
   m->n = v3(0, 0, 1);
+  if (cap < 1) return 0;
   const int ta = a->model.shape_type, tb = b->model.shape_type;
-  int flip = 0;
   /* order: sphere, capsule, polytope, mesh — the first of the pair is the simpler */
   int rank_a = ta == LOOM_SHAPE_SPHERE ? 0 : ta == LOOM_SHAPE_CAPSULE ? 1 : ta == LOOM_SHAPE_MESH ? 3 : 2;
   int rank_b = tb == LOOM_SHAPE_SPHERE ? 0 : tb == LOOM_SHAPE_CAPSULE ? 1 : tb == LOOM_SHAPE_MESH ? 3 : 2;
   const posed *P = &A, *Q = &B;
-  if (rank_b < rank_a) {
+  const int flip = rank_b < rank_a;
+  if (flip) {
     P = &B, Q = &A;
-    flip = 1;
-    int t = rank_a;
+    const int t = rank_a;
     rank_a = rank_b;
     rank_b = t;
   }
+  int nm = 1;
   if (rank_a == 0) {
     sphere_vs(m, P->p, P->r->model.shape.radius, Q, margin, 0);
   } else if (rank_a == 1) {
@@ -386,8 +586,15 @@ int rigid_collide(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b, ve
   } else if (rank_a == 2 && rank_b == 2 && is_poly(P->r) && is_poly(Q->r)) {
     poly_vs_poly(m, P, Q, margin);
   } else if (rank_a == 2 && rank_b == 3 && is_poly(P->r)) {
-    poly_vs_mesh(m, P, Q, margin);
+    nm = poly_vs_mesh(m, cap, P, Q, margin);
   }
-  if (flip) m->n = v3_neg(m->n);
-  return m->count;
+  if (nm == 1 && m->count == 0) nm = 0;
+  for (int i = 0; i < nm; i++)
+    if (flip) m[i].n = v3_neg(m[i].n);
+  return nm;
+}
+
+int rigid_collide(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b, vec3 pb, quat qb, double margin,
+                  rigid_manifold *m) {
+  return rigid_collide_all(a, pa, qa, b, pb, qb, margin, m, 1) ? m->count : 0;
 }

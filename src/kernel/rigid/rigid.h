@@ -23,7 +23,8 @@ typedef struct rigid_poly {
   vec3 *face_n;
   double *face_d;
   vec3 *dir; /* unit edge directions, one per family of parallel edges */
-  int32_t *edge_v, *edge_f; /* hulls: each edge's two vertices and its two faces (Gauss-map tests) */
+  int32_t *edge_v, *edge_f; /* hulls and prisms: each edge's two vertices and its two faces (Gauss-map tests) */
+  int hull;                 /* a convex hull: hull pairs test only the edge pairs the Gauss map keeps */
 } rigid_poly;
 
 /* Mesh-based shapes (a triangle mesh, a convex hull) answer distance queries from their mesh. */
@@ -41,6 +42,8 @@ typedef struct rigid_model {
   loom_mesh *mesh;  /* LOOM_SHAPE_MESH: shape in body frame */
   bvh tree;         /* over mesh triangles, body frame */
   vec3 *tri_normal; /* unit normals of mesh triangles */
+  int32_t *tri_adj;    /* per mesh triangle edge k -> k + 1: the triangle across it, -1 none */
+  uint8_t *tri_convex; /* per mesh triangle, bit k: edge k -> k + 1 is a convex fold, bit k + 3: of more than 10 degrees (rigid_mesh_edges) */
   vec3 local_lo, local_hi;
   /* sharp features (body frame) with outward hints: box corners/edges, cylinder rims, sharp mesh edges */
   vec3 *feat_pt, *feat_pt_n, *feat_seg, *feat_seg_n;
@@ -143,6 +146,10 @@ void rigid_current_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi);
 vec3 rigid_point_velocity(const rigid_body *r, vec3 p);
 /* Signed distance and outward normal at a point in the body frame (meshes: unsigned). */
 double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n);
+/* The triangles' neighbours across their edges (adj: 3 per triangle, -1 at a boundary) and which
+ * edges are convex folds (bit k of convex[t]; bit k + 3: by more than 10 degrees), seen from the
+ * front (rigid_body.c); 0 or -1. */
+int rigid_mesh_edges(const loom_mesh *m, int32_t **adj, uint8_t **convex);
 /* Sharp features of the shape (rigid_features.c). */
 int rigid_build_features(rigid_body *r);
 /* The pipeline's body of corners and convex edges (model.ccd), and its positions over the substep

@@ -96,6 +96,48 @@ static int validate(const loom_rigid_def *d) {
   return 0;
 }
 
+/* The triangles' edges for contacts: adj[3 t + k] is the triangle across edge tri[k] -> tri[k + 1]
+ * of triangle t (-1: a boundary edge); bit k of convex[t]: the edge is a convex fold (the
+ * neighbour's far corner below t's plane by more than 1e-3 of its distance to the edge's line,
+ * seen from the triangles' front), bit k + 3: a fold of more than 10 degrees. 0, or -1 when out
+ * of memory. */
+int rigid_mesh_edges(const loom_mesh *m, int32_t **adj_out, uint8_t **convex_out) {
+  int32_t *adj = core_alloc((size_t)m->nt * 3, sizeof(int32_t));
+  uint8_t *convex = core_calloc((size_t)m->nt, 1);
+  if (!adj || !convex) {
+    core_free(adj);
+    core_free(convex);
+    return -1;
+  }
+  for (int i = 0; i < 3 * m->nt; i++) adj[i] = -1;
+  const double sin_fold = sin(10.0 * LOOM_PI / 180.0);
+  for (int e = 0; e < m->ne; e++) {
+    const int a = m->edge[2 * e], b = m->edge[2 * e + 1];
+    for (int s = 0; s < 2; s++) {
+      const int t = m->edge_tri[2 * e + s], u = m->edge_tri[2 * e + 1 - s];
+      if (t < 0 || u < 0) continue;
+      const int32_t *o = &m->tri[3 * u];
+      const int c = o[0] != a && o[0] != b ? o[0] : (o[1] != a && o[1] != b ? o[1] : o[2]);
+      const vec3 ab = v3_sub(m->v[b], m->v[a]), ac = v3_sub(m->v[c], m->v[a]);
+      const vec3 nt = v3_normalize(v3_cross(v3_sub(m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t]]),
+                                            v3_sub(m->v[m->tri[3 * t + 2]], m->v[m->tri[3 * t]])));
+      const double across = v3_len(v3_cross(ab, ac)) / fmax(v3_len(ab), 1e-300); /* c's distance to the edge's line */
+      const double below = -v3_dot(nt, ac);
+      const int bits = (below > 1e-3 * across ? 1 : 0) | (below > sin_fold * across ? 8 : 0);
+      for (int k = 0; k < 3; k++) {
+        const int p = m->tri[3 * t + k], q = m->tri[3 * t + (k + 1) % 3];
+        if ((p == a && q == b) || (p == b && q == a)) {
+          adj[3 * t + k] = u;
+          convex[t] |= (uint8_t)(bits << k);
+        }
+      }
+    }
+  }
+  *adj_out = adj;
+  *convex_out = convex;
+  return 0;
+}
+
 static int build_mesh_shape(rigid_body *r, const loom_mesh *src) {
   r->model.mesh = loom_mesh_copy(src);
   if (!r->model.mesh) return -1;
@@ -118,6 +160,7 @@ static int build_mesh_shape(rigid_body *r, const loom_mesh *src) {
   core_free(lo);
   core_free(hi);
   if (rc != 0) return -1;
+  if (rigid_mesh_edges(m, &r->model.tri_adj, &r->model.tri_convex) != 0) return -1;
   loom_mesh_aabb(m, &r->model.local_lo, &r->model.local_hi);
   return 0;
 }
@@ -252,6 +295,8 @@ void rigid_free(void *data) {
   loom_mesh_destroy(r->model.mesh);
   bvh_free(&r->model.tree);
   core_free(r->model.tri_normal);
+  core_free(r->model.tri_adj);
+  core_free(r->model.tri_convex);
   core_free(r->model.feat_pt);
   core_free(r->model.feat_pt_n);
   core_free(r->model.feat_seg);

@@ -267,6 +267,22 @@ rigid_poly *rigid_poly_prism(double r, double hh, int sides) {
     if (!dup) p->dir[nd++] = p->dir[i];
   }
   p->ndir = nd;
+  /* the edges with their two faces: vertical edge i between side faces i - 1 and i, the bottom and
+   * top edges of side face i with the caps */
+  p->ne = 3 * sides;
+  p->edge_v = core_alloc((size_t)2 * p->ne, sizeof(int32_t));
+  p->edge_f = core_alloc((size_t)2 * p->ne, sizeof(int32_t));
+  if (!p->edge_v || !p->edge_f) {
+    rigid_poly_free(p);
+    return NULL;
+  }
+  for (int i = 0; i < sides; i++) {
+    const int j = (i + 1) % sides, e = 3 * i;
+    const int32_t ev[6] = {i, sides + i, i, j, sides + i, sides + j};
+    const int32_t ef[6] = {(i + sides - 1) % sides, i, i, sides, i, sides + 1};
+    memcpy(p->edge_v + 2 * e, ev, sizeof ev);
+    memcpy(p->edge_f + 2 * e, ef, sizeof ef);
+  }
   return p;
 }
 
@@ -384,6 +400,7 @@ rigid_poly *rigid_poly_hull(const loom_mesh *m) {
     if (!dup) p->dir[nd++] = d;
   }
   p->ndir = nd;
+  p->hull = 1;
   result = p;
   goto done;
 oom:
