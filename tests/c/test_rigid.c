@@ -216,6 +216,23 @@ TEST(rigid_polytope_against_mesh_ridges_grooves_and_inside_edges) {
     CHECK_EQ_INT(m[0].count, 4);
     for (int i = 0; i < 4; i++) CHECK_NEAR(m[0].pt[i].sep, -0.0005, 1e-12);
   }
+  /* a sphere: in the groove it touches both slopes (two manifolds, one point each, normals
+   * (-+1, 0, 1)/sqrt 2); on the flat grid one point straight below, also over an inner edge or
+   * corner, and none from the neighbours' edges (their points are farther than the face's) */
+  rigid_body *ball = make_body(&w, LOOM_SHAPE_SPHERE, v3(0, 0, 0), 0.1, LOOM_DYNAMIC);
+  CHECK_EQ_INT(rigid_collide_all(ball, v3(0, 0, 0.1 * sqrt(2) - 0.001), q_identity(), groove, v3(0, 0, 0), q_identity(), 0.02, m, 4), 2);
+  for (int k = 0; k < 2; k++) {
+    CHECK_EQ_INT(m[k].count, 1);
+    CHECK_NEAR(m[k].n.z, sqrt(0.5), 1e-9);
+    CHECK_NEAR(m[k].pt[0].sep, -0.001 * sqrt(0.5), 1e-9);
+  }
+  const vec3 spots[3] = {v3(0.031, -0.017, 0.0995), v3(0.1, 0.037, 0.0995), v3(0.1, 0.1, 0.0995)};
+  for (int s = 0; s < 3; s++) { /* inside a triangle, over a grid line (an inner edge), over a grid corner */
+    CHECK_EQ_INT(rigid_collide_all(ball, spots[s], q_identity(), flat, v3(0, 0, 0), q_identity(), 0.02, m, 4), 1);
+    CHECK_EQ_INT(m[0].count, 1);
+    CHECK_NEAR(m[0].n.z, 1, 1e-12);
+    CHECK_NEAR(m[0].pt[0].sep, -0.0005, 1e-12);
+  }
   loom_world_destroy(w);
 }
 

@@ -439,6 +439,41 @@ describe("static triangle meshes", function()
     assert.is_true(angle_of(b.orientation) < 1e-3)
   end)
 
+  it("hold a sphere and a capsule in a groove on both slopes, and let a ball roll straight across a fine mesh", function()
+    local s = math.sqrt(0.5)
+    for _, kind in ipairs { "sphere", "capsule" } do
+      local W = loom.world { dt = 1 / 60 }
+      mesh_body(W, "groove", { {-1, -1, 1}, {0, -1, 0}, {1, -1, 1}, {-1, 1, 1}, {0, 1, 0}, {1, 1, 1} })
+      local b = kind == "sphere"
+        and W:rigid { name = "b", shape = loom.shape.sphere(0.1), position = {0.03, 0, 0.3}, density = 500 }
+        or W:rigid { name = "b", shape = loom.shape.capsule(0.1, 0.3), position = {0.03, 0, 0.3}, density = 500,
+                     orientation = {math.cos(math.pi / 4), math.sin(math.pi / 4), 0, 0} }
+      W:step(30)
+      local normals, view = {}, W:contacts()
+      for k = 0, #view - 1 do normals[("%.3f"):format(view[k].normal.x)] = true end
+      local n = 0
+      for _ in pairs(normals) do n = n + 1 end
+      assert.equal(2, n, kind .. ": contacts with both slopes")
+      W:step(270)
+      assert.is_true(b.asleep, kind .. " at rest")
+      assert.near(0.1 / s, b.position.z, 1e-3)
+      assert.near(0, b.position.x, 1e-3)
+    end
+    local W = loom.world { dt = 1 / 60 }
+    W:rigid { name = "floor", shape = loom.shape.mesh(loom.mesh.grid { size = {8, 8}, cells = {80, 80} }), static = true }
+    local ball = W:rigid { name = "ball", shape = loom.shape.sphere(0.1), position = {-2, 0.013, 0.1}, density = 500,
+                           velocity = {2, 0.6, 0}, angular_velocity = {-6, 20, 0} }
+    local lo, hi = 1, 0
+    for _ = 1, 60 do
+      W:step()
+      lo, hi = math.min(lo, ball.position.z), math.max(hi, ball.position.z)
+    end
+    -- rolling without slipping from the start: the velocity stays, the ball never leaves the floor
+    assert.near(2, ball.velocity.x, 1e-3)
+    assert.near(0.6, ball.velocity.y, 1e-3)
+    assert.is_true(hi - lo < 1e-4, ("height varied by %.5f m"):format(hi - lo))
+  end)
+
   it("let a box slide across a fine mesh without catching on its inside edges", function()
     local W = loom.world { dt = 1 / 60 }
     W:rigid { name = "floor", shape = loom.shape.mesh(loom.mesh.grid { size = {8, 8}, cells = {80, 80} }), static = true, friction = 0 }
@@ -540,6 +575,25 @@ describe("planes", function()
     assert.near(b.position.z, 0.1, 1e-3)
     assert.near(s.position.z, 0.1, 1e-3)
     for i = 0, c.n - 1 do assert.near(c.x[i].z, 0.005, 1e-4) end
+  end)
+
+  it("let a ball and a capsule roll at 2 m/s without sinking or hopping", function()
+    local W = loom.world { dt = 1 / 60 }
+    W:rigid { name = "floor", shape = loom.shape.plane(), static = true }
+    local ball = W:rigid { name = "ball", shape = loom.shape.sphere(0.1), position = {0, 0, 0.1},
+                           velocity = {2, 0, 0}, angular_velocity = {0, 20, 0} }
+    local cap = W:rigid { name = "cap", shape = loom.shape.capsule(0.1, 0.2), position = {0, 2, 0.1},
+                          orientation = {math.cos(math.pi / 4), math.sin(math.pi / 4), 0, 0},
+                          velocity = {2, 0, 0}, angular_velocity = {0, 20, 0} }
+    for _ = 1, 60 do
+      W:step()
+      for _, b in ipairs { ball, cap } do
+        assert.near(0.1, b.position.z, 1e-4)
+        assert.near(0, b.velocity.z, 1e-3)
+      end
+    end
+    assert.near(2, ball.velocity.x, 1e-3)
+    assert.near(2, cap.velocity.x, 1e-3)
   end)
 
   it("tilted by 30 degrees, let a box slide down with g (sin 30 - mu cos 30)", function()

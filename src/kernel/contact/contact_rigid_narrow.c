@@ -232,10 +232,10 @@ typedef struct tri_edges {
 /* Whether a contact of normal n (from the triangle towards the other body) can touch edge k of
  * triangle T: a boundary edge always; a convex fold (of more than 10 degrees) when n lies between
  * the normals of its two faces (the edge's normal cone); other edges never. */
-static int edge_touchable(const wpoly *T, const tri_edges *te, int k, vec3 n) {
+static int edge_touchable(vec3 nt, const tri_edges *te, int k, vec3 n) {
   if ((te->open >> k) & 1) return 1;
   if (!((te->convex >> k) & 1)) return 0;
-  const vec3 nt = T->fn[0], nu = te->nb[k], m = v3_cross(nt, nu);
+  const vec3 nu = te->nb[k], m = v3_cross(nt, nu);
   const double tol = -1e-6 * v3_len(m);
   return v3_dot(v3_cross(nt, n), m) >= tol && v3_dot(v3_cross(n, nu), m) >= tol;
 }
@@ -253,9 +253,9 @@ static int triangle_feature_touchable(const wpoly *T, const tri_edges *te, vec3 
   for (int k = 0; k < 3; k++)
     if (d[k] >= top - 1e-3 * len) on++, mask |= 1 << k;
   if (on == 3) return 1;
-  if (on == 2) return edge_touchable(T, te, mask == 3 ? 0 : mask == 6 ? 1 : 2, n); /* edge k -> k + 1 */
+  if (on == 2) return edge_touchable(T->fn[0], te, mask == 3 ? 0 : mask == 6 ? 1 : 2, n); /* edge k -> k + 1 */
   const int k = mask == 1 ? 0 : mask == 2 ? 1 : 2; /* corner k: edges k and k - 1 */
-  return edge_touchable(T, te, k, n) || edge_touchable(T, te, (k + 2) % 3, n);
+  return edge_touchable(T->fn[0], te, k, n) || edge_touchable(T->fn[0], te, (k + 2) % 3, n);
 }
 
 /* The manifold of polytope PA (centre ca) against polytope PB (centre cb). With te, PB is a mesh
@@ -436,22 +436,116 @@ typedef struct mesh_cluster {
 } mesh_cluster;
 
 typedef struct mesh_query {
-  const wpoly *PA;
   const posed *B;
   double margin;
-  wpoly *T;
+  double same; /* points closer than this are one (a point two triangles share) */
   mesh_cluster *c;
   int cap, nc;
+  /* a polytope (PA, T its triangle scratch) or a sphere swept along [e0, e1] (radius r) */
+  const wpoly *PA;
+  wpoly *T;
+  vec3 e0, e1;
+  double r;
 } mesh_query;
+
+/* Adds triangle t's manifold to the manifold whose normal is this one's, else to a new one, else
+ * to the one of the nearest normal. */
+static void cluster_add(mesh_query *q, int t, const rigid_manifold *tm) {
+  int best = -1;
+  double bd = -2;
+  for (int i = 0; i < q->nc; i++) {
+    const double d = v3_dot(q->c[i].n, tm->n);
+    if (d > bd) bd = d, best = i;
+  }
+  if (bd < MESH_CLUSTER_COS && q->nc < q->cap) {
+    best = q->nc++;
+    q->c[best].n = tm->n;
+    q->c[best].count = 0;
+  }
+  mesh_cluster *c = &q->c[best];
+  for (int j = 0; j < tm->count; j++) {
+    int dup = -1;
+    for (int i = 0; i < c->count && dup < 0; i++)
+      if (v3_dist2(c->p[i].p, tm->pt[j].p) <= q->same * q->same) dup = i;
+    if (dup >= 0) {
+      c->sep[dup] = fmin(c->sep[dup], tm->pt[j].sep);
+      continue;
+    }
+    if (c->count == MESH_CLUSTER_POINTS) c->count = reduce(c->p, c->sep, c->count, c->n);
+    /* points of one triangle keep their ids apart from another's */
+    c->p[c->count].p = tm->pt[j].p;
+    c->p[c->count].id = tm->pt[j].id ^ ((uint32_t)t + 1u) * 0x9e3779b1u;
+    c->p[c->count].tri = t;
+    c->sep[c->count] = tm->pt[j].sep;
+    c->count++;
+  }
+}
+
+/* The gathered manifolds into m (at most four points each); their count. A point on a convex fold
+ * between two triangles of different manifolds is held by the one where it is deeper only: in
+ * both, each plane would hold it from sliding down the other side. */
+static int clusters_out(mesh_query *q, rigid_manifold *m) {
+  const rigid_model *md = &q->B->r->model;
+  mesh_cluster *cl = q->c;
+  for (int i = 0; i < q->nc; i++)
+    for (int j = i + 1; j < q->nc; j++)
+      for (int a = 0; a < cl[i].count; a++)
+        for (int b = 0; b < cl[j].count; b++) {
+          if (v3_dist2(cl[i].p[a].p, cl[j].p[b].p) > q->same * q->same) continue;
+          const int ta = cl[i].p[a].tri, tb = cl[j].p[b].tri;
+          int fold = 0;
+          for (int k = 0; k < 3; k++) fold |= md->tri_adj[3 * ta + k] == tb && ((md->tri_convex[ta] >> k) & 1);
+          if (!fold) continue;
+          mesh_cluster *drop = cl[j].sep[b] >= cl[i].sep[a] ? &cl[j] : &cl[i];
+          const int at = drop == &cl[j] ? b : a;
+          drop->p[at] = drop->p[drop->count - 1];
+          drop->sep[at] = drop->sep[drop->count - 1];
+          drop->count--;
+          if (drop == &cl[i]) {
+            a--;
+            break;
+          }
+          b--;
+        }
+  int nm = 0;
+  for (int i = 0; i < q->nc; i++) {
+    mesh_cluster *c = &cl[i];
+    if (!c->count) continue;
+    const int k = reduce(c->p, c->sep, c->count, c->n);
+    m[nm].n = c->n;
+    m[nm].count = 0;
+    for (int j = 0; j < k; j++) add_point(&m[nm], c->p[j].p, c->sep[j], c->p[j].id);
+    nm++;
+  }
+  return nm;
+}
+
+/* The triangle t of the mesh in world coordinates; 0 for a degenerate one. */
+static int world_triangle(const posed *B, int t, vec3 v[3], vec3 *out) {
+  const loom_mesh *mesh = B->r->model.mesh;
+  for (int k = 0; k < 3; k++) v[k] = v3_add(B->p, m3_mulv(&B->R, mesh->v[mesh->tri[3 * t + k]]));
+  *out = m3_mulv(&B->R, B->r->model.tri_normal[t]);
+  return v3_isfinite(*out);
+}
+
+/* Triangle t's edges: boundaries, and convex folds with their neighbours' normals (world) — folds
+ * of any angle (shift 0) or of more than 10 degrees (shift 3). */
+static tri_edges triangle_edges(const posed *B, int t, vec3 out, int shift) {
+  tri_edges te = {0, (B->r->model.tri_convex[t] >> shift) & 7, {out, out, out}};
+  for (int k = 0; k < 3; k++) {
+    const int u = B->r->model.tri_adj[3 * t + k];
+    if (u < 0) te.open |= 1 << k;
+    else if ((te.convex >> k) & 1) te.nb[k] = m3_mulv(&B->R, B->r->model.tri_normal[u]);
+  }
+  return te;
+}
 
 static int mesh_triangle(int t, void *ctx) {
   mesh_query *q = ctx;
   const posed *B = q->B;
-  const loom_mesh *mesh = B->r->model.mesh;
   wpoly *T = q->T;
-  for (int k = 0; k < 3; k++) T->v[k] = v3_add(B->p, m3_mulv(&B->R, mesh->v[mesh->tri[3 * t + k]]));
-  const vec3 out = m3_mulv(&B->R, B->r->model.tri_normal[t]);
-  if (!v3_isfinite(out)) return 0; /* degenerate triangle */
+  vec3 out;
+  if (!world_triangle(B, t, T->v, &out)) return 0;
   /* beyond the polytope's bounding sphere: no contact (the tree's boxes are loose for a turned body) */
   const double reach = q->PA->g->radius + q->margin;
   if (fabs(v3_dot(out, v3_sub(q->PA->centre, T->v[0]))) > reach ||
@@ -463,45 +557,65 @@ static int mesh_triangle(int t, void *ctx) {
   T->fd[1] = -T->fd[0];
   for (int k = 0; k < 3; k++) T->dir[k] = v3_normalize(v3_sub(T->v[(k + 1) % 3], T->v[k]));
   const vec3 centre = v3_scale(v3_add(T->v[0], v3_add(T->v[1], T->v[2])), 1.0 / 3);
-  tri_edges te = {0, B->r->model.tri_convex[t] >> 3, {out, out, out}};
-  for (int k = 0; k < 3; k++) {
-    const int u = B->r->model.tri_adj[3 * t + k];
-    if (u < 0) te.open |= 1 << k;
-    else if ((te.convex >> k) & 1) te.nb[k] = m3_mulv(&B->R, B->r->model.tri_normal[u]);
-  }
+  const tri_edges te = triangle_edges(B, t, out, 3);
   rigid_manifold tm;
   tm.count = 0;
   poly_pair(&tm, q->PA, T, q->PA->centre, centre, q->margin, &te);
-  if (!tm.count) return 0;
-  /* the manifold whose normal is this one's, else a new one, else the nearest */
-  int best = -1;
-  double bd = -2;
-  for (int i = 0; i < q->nc; i++) {
-    const double d = v3_dot(q->c[i].n, tm.n);
-    if (d > bd) bd = d, best = i;
+  if (tm.count) cluster_add(q, t, &tm);
+  return 0;
+}
+
+
+/* A sphere swept along [e0, e1] (a capsule; a sphere when e0 = e1) against triangle t: the
+ * triangle points nearest the two ends and the segment point nearest the triangle (alternating
+ * projections), each a contact within the radius plus the margin, its normal from the triangle
+ * point to the axis (through the triangle: its face on the axis's side). */
+static int mesh_triangle_rounded(int t, void *ctx) {
+  mesh_query *q = ctx;
+  vec3 v[3], out;
+  if (!world_triangle(q->B, t, v, &out)) return 0;
+  const vec3 front = out;
+  const vec3 mid = v3_scale(v3_add(q->e0, q->e1), 0.5);
+  if (v3_dot(out, v3_sub(mid, v[0])) < 0) out = v3_neg(out); /* the face on the axis's side */
+  const tri_edges te = triangle_edges(q->B, t, front, 0);
+  vec3 axis[3] = {q->e0, q->e1, mid};
+  int na = v3_dist2(q->e0, q->e1) > 0 ? 3 : 1;
+  if (na == 3) {
+    vec3 cs = geom_closest_on_segment(v3_scale(v3_add(v[0], v3_add(v[1], v[2])), 1.0 / 3), q->e0, q->e1, NULL);
+    for (int it = 0; it < 8; it++)
+      cs = geom_closest_on_segment(geom_closest_on_triangle(cs, v[0], v[1], v[2], NULL), q->e0, q->e1, NULL);
+    axis[2] = cs;
+  } else {
+    axis[0] = q->e0;
   }
-  if (bd < MESH_CLUSTER_COS && q->nc < q->cap) {
-    best = q->nc++;
-    q->c[best].n = tm.n;
-    q->c[best].count = 0;
-  }
-  mesh_cluster *c = &q->c[best];
-  const double same = 1e-4 * q->PA->g->radius; /* a point two triangles share (on their edge) */
-  for (int j = 0; j < tm.count; j++) {
-    int dup = -1;
-    for (int i = 0; i < c->count && dup < 0; i++)
-      if (v3_dist2(c->p[i].p, tm.pt[j].p) <= same * same) dup = i;
-    if (dup >= 0) {
-      c->sep[dup] = fmin(c->sep[dup], tm.pt[j].sep);
-      continue;
+  rigid_manifold tm;
+  for (int k = 0; k < na; k++) {
+    const vec3 c = axis[k];
+    double bary[3];
+    const vec3 p = geom_closest_on_triangle(c, v[0], v[1], v[2], bary);
+    const vec3 d = v3_sub(c, p);
+    const double dist = v3_len(d), sep = dist - q->r;
+    if (!(sep <= q->margin)) continue;
+    const vec3 n = dist > 1e-9 * q->r ? v3_scale(d, 1.0 / dist) : out;
+    /* on an edge (bary 0 opposite it) or a corner: a contact only where the mesh's surface has
+     * that point nearest — a boundary, or a convex fold with n in its cone; elsewhere a
+     * neighbour's face is nearer, and the point's distance, linearised, would brake a ball rolling
+     * across */
+    int zeros = 0, on_edge = -1;
+    for (int i = 0; i < 3; i++)
+      if (bary[i] == 0) zeros++, on_edge = (i + 1) % 3; /* edge (i + 1) -> (i + 2) is opposite corner i */
+    if (v3_dot(n, out) > 1 - 1e-9) zeros = 0; /* straight over the edge or corner: the face's contact */
+    if (zeros == 1 && !edge_touchable(front, &te, on_edge, n)) continue;
+    if (zeros == 2) {
+      int corner = 0;
+      for (int i = 0; i < 3; i++)
+        if (bary[i] != 0) corner = i;
+      if (!edge_touchable(front, &te, corner, n) && !edge_touchable(front, &te, (corner + 2) % 3, n)) continue;
     }
-    if (c->count == MESH_CLUSTER_POINTS) c->count = reduce(c->p, c->sep, c->count, c->n);
-    /* points of one triangle keep their ids apart from another's */
-    c->p[c->count].p = tm.pt[j].p;
-    c->p[c->count].id = tm.pt[j].id ^ ((uint32_t)t + 1u) * 0x9e3779b1u;
-    c->p[c->count].tri = t;
-    c->sep[c->count] = tm.pt[j].sep;
-    c->count++;
+    tm.count = 0;
+    tm.n = n;
+    add_point(&tm, v3_madd(c, n, -(q->r + 0.5 * sep)), sep, (uint32_t)k);
+    cluster_add(q, t, &tm);
   }
   return 0;
 }
@@ -523,39 +637,25 @@ static int poly_vs_mesh(rigid_manifold *m, int cap, const posed *A, const posed 
     hi = v3_max(hi, l);
   }
   const vec3 pad = v3(margin, margin, margin);
-  mesh_query q = {&PA, B, margin, &T, cl, cap < RIGID_PAIR_MANIFOLDS ? cap : RIGID_PAIR_MANIFOLDS, 0};
+  mesh_query q = {B, margin, 1e-4 * PA.g->radius, cl, cap < RIGID_PAIR_MANIFOLDS ? cap : RIGID_PAIR_MANIFOLDS, 0,
+                  &PA, &T, v3(0, 0, 0), v3(0, 0, 0), 0};
   bvh_query_box(&B->r->model.tree, v3_sub(lo, pad), v3_add(hi, pad), mesh_triangle, &q);
-  /* A point on a convex fold between two triangles of different manifolds is held by the one
-   * where it is deeper only: in both, each plane would hold it from sliding down the other side. */
-  const double same = 1e-4 * PA.g->radius;
-  for (int i = 0; i < q.nc; i++)
-    for (int j = i + 1; j < q.nc; j++)
-      for (int a = 0; a < cl[i].count; a++)
-        for (int b = 0; b < cl[j].count; b++) {
-          if (v3_dist2(cl[i].p[a].p, cl[j].p[b].p) > same * same) continue;
-          const int ta = cl[i].p[a].tri, tb = cl[j].p[b].tri;
-          int fold = 0;
-          for (int k = 0; k < 3; k++) fold |= B->r->model.tri_adj[3 * ta + k] == tb && ((B->r->model.tri_convex[ta] >> k) & 1);
-          if (!fold) continue;
-          mesh_cluster *drop = cl[j].sep[b] >= cl[i].sep[a] ? &cl[j] : &cl[i];
-          const int at = drop == &cl[j] ? b : a;
-          drop->p[at] = drop->p[drop->count - 1];
-          drop->sep[at] = drop->sep[drop->count - 1];
-          drop->count--;
-          if (drop == &cl[i]) { a--; break; }
-          b--;
-        }
-  int nm = 0;
-  for (int i = 0; i < q.nc; i++) {
-    mesh_cluster *c = &cl[i];
-    if (!c->count) continue;
-    const int k = reduce(c->p, c->sep, c->count, c->n);
-    m[nm].n = c->n;
-    m[nm].count = 0;
-    for (int j = 0; j < k; j++) add_point(&m[nm], c->p[j].p, c->sep[j], c->p[j].id);
-    nm++;
-  }
-  return nm;
+  return clusters_out(&q, m);
+}
+
+/* A sphere (hh = 0) or a capsule (the sphere of radius r swept along its axis) against a triangle
+ * mesh: every triangle near it (mesh_triangle_rounded), gathered by normal as a polytope's. */
+static int rounded_vs_mesh(rigid_manifold *m, int cap, const posed *A, double r, double hh, const posed *B, double margin) {
+  static _Thread_local mesh_cluster cl[RIGID_PAIR_MANIFOLDS];
+  const vec3 axis = v3(A->R.m[0][2], A->R.m[1][2], A->R.m[2][2]);
+  const vec3 e0 = v3_madd(A->p, axis, -hh), e1 = v3_madd(A->p, axis, hh);
+  const vec3 l0 = m3_tmulv(&B->R, v3_sub(e0, B->p)), l1 = m3_tmulv(&B->R, v3_sub(e1, B->p));
+  const double pad = r + margin;
+  mesh_query q = {B, margin, 1e-4 * r, cl, cap < RIGID_PAIR_MANIFOLDS ? cap : RIGID_PAIR_MANIFOLDS, 0,
+                  NULL, NULL, e0, e1, r};
+  bvh_query_box(&B->r->model.tree, v3_sub(v3_min(l0, l1), v3(pad, pad, pad)), v3_add(v3_max(l0, l1), v3(pad, pad, pad)),
+                mesh_triangle_rounded, &q);
+  return clusters_out(&q, m);
 }
 
 static int is_poly(const rigid_body *r) { return r->model.poly != NULL; }
@@ -579,7 +679,9 @@ int rigid_collide_all(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b
     rank_b = t;
   }
   int nm = 1;
-  if (rank_a == 0) {
+  if (rank_a <= 1 && rank_b == 3) {
+    nm = rounded_vs_mesh(m, cap, P, P->r->model.shape.radius, rank_a == 1 ? P->r->model.shape.half_h : 0, Q, margin);
+  } else if (rank_a == 0) {
     sphere_vs(m, P->p, P->r->model.shape.radius, Q, margin, 0);
   } else if (rank_a == 1) {
     capsule_vs(m, P, Q, margin);

@@ -501,13 +501,6 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
  * velocity relative to the body is removed by an impulse shared between the vertices (by
  * barycentric weights and inverse masses) and a dynamic body (through the contact buffer, solver 2,
  * applied in contact_rigid_couple), with Coulomb friction up to mu times it. */
-static vec3 closest_on_segment(vec3 p, vec3 a, vec3 b) {
-  const vec3 d = v3_sub(b, a);
-  const double l2 = v3_len2(d);
-  double t = l2 > 0 ? v3_dot(v3_sub(p, a), d) / l2 : 0;
-  t = t < 0 ? 0 : t > 1 ? 1 : t;
-  return v3_madd(a, d, t);
-}
 
 typedef struct shape_pair {
   loom_world *w;
@@ -586,10 +579,10 @@ static void rounded_vs_triangles(const shape_pair *c, quat q) {
     const vec3 a = P->x[f[0]], b = P->x[f[1]], cc = P->x[f[2]];
     if (!box_overlap(lo, hi, v3_min(a, v3_min(b, cc)), v3_max(a, v3_max(b, cc)))) continue;
     double bary[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
-    vec3 cs = closest_on_segment(v3_scale(v3_add(a, v3_add(b, cc)), 1.0 / 3), c0, c1), pt = cs;
+    vec3 cs = geom_closest_on_segment(v3_scale(v3_add(a, v3_add(b, cc)), 1.0 / 3), c0, c1, NULL), pt = cs;
     for (int it = 0; it < 8; it++) {
       pt = geom_closest_on_triangle(cs, a, b, cc, bary);
-      cs = closest_on_segment(pt, c0, c1);
+      cs = geom_closest_on_segment(pt, c0, c1, NULL);
     }
     const vec3 d = v3_sub(pt, cs);
     const double dist = v3_len(d);
@@ -637,7 +630,7 @@ static int order_around(vec3 *p, int k, vec3 c, vec3 n) {
  * nearest x. */
 static vec3 closest_on_feature(const vec3 *p, int k, vec3 c, vec3 x) {
   if (k == 1) return p[0];
-  if (k == 2) return closest_on_segment(x, p[0], p[1]);
+  if (k == 2) return geom_closest_on_segment(x, p[0], p[1], NULL);
   vec3 best = c;
   double bd = INFINITY;
   for (int i = 0; i < k; i++) {

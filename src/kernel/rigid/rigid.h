@@ -39,6 +39,7 @@ typedef struct rigid_model {
   mat3 inertia, inv_inertia;
   rigid_poly *poly; /* box and cylinder (prism): the polytope the narrow phase clips */
   geom_shape shape; /* analytic shapes */
+  double rounded;   /* spheres and capsules: the radius (their contact points lie that far from the axis), else 0 */
   loom_mesh *mesh;  /* LOOM_SHAPE_MESH: shape in body frame */
   bvh tree;         /* over mesh triangles, body frame */
   vec3 *tri_normal; /* unit normals of mesh triangles */

@@ -264,6 +264,7 @@ int rigid_create(loom_world *w, int slot, const void *vdef) {
     return rigid_build_features(r) || rigid_build_ccd(r) ? -1 : 0;
   case LOOM_SHAPE_CONVEX: return build_convex(r, def);
   }
+  if (def->shape == LOOM_SHAPE_SPHERE || def->shape == LOOM_SHAPE_CAPSULE) r->model.rounded = def->radius;
   vec3 e = geom_shape_extent(s);
   r->model.local_lo = v3_neg(e);
   r->model.local_hi = e;
