@@ -541,6 +541,31 @@ describe("solids and polytopes", function()
       assert.is_true(lo[3] > hi[3] - 0.12, ("%s: bottom %.3f m, cube top %.3f m"):format(name, lo[3], hi[3]))
     end
   end)
+
+  it("a coarse cube with penetration contacts falls on a mesh ridge between its vertices and is not cut", function()
+    -- a tent whose ridge (z = 0.5) lies between the cube's bottom vertices (cells of a third of a
+    -- metre): the vertices alone let the ridge cut 0.17 m into it
+    local w = loom.world { dt = 1 / 100 }
+    floor(w)
+    local v = { {-0.5, -1, 0}, {0, -1, 0.5}, {0.5, -1, 0}, {-0.5, 1, 0}, {0, 1, 0.5}, {0.5, 1, 0} }
+    local t = { {0, 1, 4}, {0, 4, 3}, {1, 2, 5}, {1, 5, 4} }
+    w:rigid { name = "tent", shape = loom.shape.mesh(loom.mesh.from_arrays(v, t)), static = true, friction = 1 }
+    local c = cube(w, "c", { size = {1, 1, 1}, cells = {3, 3, 3}, center = {0, 0, 1.1}, damping = 2, friction = 1,
+                             contact = "penetration" })
+    local lowest = math.huge
+    for _ = 1, 150 do
+      w:step()
+      assert.equal(0, w:interpenetrations(), ("t = %.2f s"):format(w.time))
+      local low = math.huge -- the lowest of the bottom vertices nearest the ridge
+      for k = 0, c.n - 1 do
+        if math.abs(c.x[k].x) < 0.2 and c.x[k].z < 1 then low = math.min(low, c.x[k].z) end
+      end
+      lowest = math.min(lowest, low)
+    end
+    -- landed on the ridge, the vertices beside it stay near its height (without the triangle
+    -- contacts they came down to the slopes, 0.33 m)
+    assert.is_true(lowest > 0.45, ("the ridge went %.3f m in"):format(0.5 - lowest))
+  end)
 end)
 
 describe("tet_fill limits", function()

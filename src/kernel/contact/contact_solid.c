@@ -767,6 +767,55 @@ static void polytope_vs_triangles(const shape_pair *c, quat q) {
   }
 }
 
+/* A triangle mesh obstacle's sharp features (rigid_features.c: corners, convex and boundary edges,
+ * the vertices of smooth convex regions) against the surface triangles of a solid with
+ * penetration contacts (the collision pipeline keeps other solids' surfaces off a mesh): each
+ * feature a sphere or capsule of radius 0 in rounded_vs_triangles' way, except that a triangle
+ * behind the feature (it came past: the feature pokes into the solid) is pushed back along its
+ * normal turned to the feature's outward hint. */
+static void mesh_features_vs_triangles(const shape_pair *c, quat q) {
+  const rigid_model *md = &c->r->model;
+  const particles *P = &c->S->p;
+  vec3 slo = v3(INFINITY, INFINITY, INFINITY), shi = v3(-INFINITY, -INFINITY, -INFINITY);
+  for (int t = 0; t < 3 * P->nt; t++) {
+    slo = v3_min(slo, P->x[P->tri[t]]);
+    shi = v3_max(shi, P->x[P->tri[t]]);
+  }
+  const double skin = P->thickness + c->r->params.thickness;
+  for (int i = 0; i < md->nfeat_pt + md->nfeat_seg; i++) {
+    const int seg = i >= md->nfeat_pt, k = seg ? i - md->nfeat_pt : i;
+    const double rad = seg ? md->feat_seg_r[k] : md->feat_pt_r[k], reach = skin + rad;
+    const vec3 f0 = v3_add(c->pos, q_rotate(q, seg ? md->feat_seg[2 * k] : md->feat_pt[k]));
+    const vec3 f1 = seg ? v3_add(c->pos, q_rotate(q, md->feat_seg[2 * k + 1])) : f0;
+    const vec3 hint = q_rotate(q, seg ? md->feat_seg_n[k] : md->feat_pt_n[k]);
+    const vec3 e = v3(reach, reach, reach), lo = v3_sub(v3_min(f0, f1), e), hi = v3_add(v3_max(f0, f1), e);
+    if (!box_overlap(lo, hi, slo, shi)) continue;
+    for (int t = 0; t < P->nt; t++) {
+      const int32_t *f = P->tri + 3 * t;
+      const vec3 a = P->x[f[0]], b = P->x[f[1]], cc = P->x[f[2]];
+      if (!box_overlap(lo, hi, v3_min(a, v3_min(b, cc)), v3_max(a, v3_max(b, cc)))) continue;
+      double bary[3];
+      vec3 cs = geom_closest_on_segment(v3_scale(v3_add(a, v3_add(b, cc)), 1.0 / 3), f0, f1, NULL), pt = cs;
+      for (int it = 0; it < 8; it++) {
+        pt = geom_closest_on_triangle(cs, a, b, cc, bary);
+        cs = geom_closest_on_segment(pt, f0, f1, NULL);
+      }
+      pt = geom_closest_on_triangle(cs, a, b, cc, bary);
+      const vec3 d = v3_sub(pt, cs);
+      const double dist = v3_len(d);
+      if (dist >= reach) continue;
+      vec3 nt = v3_normalize(v3_cross(v3_sub(b, a), v3_sub(cc, a)));
+      if (!v3_isfinite(nt)) continue;
+      if (v3_dot(nt, hint) < 0) nt = v3_neg(nt);
+      vec3 n;
+      double sep;
+      if (dist > 1e-9 * reach && v3_dot(d, hint) >= 0) n = v3_scale(d, 1.0 / dist), sep = dist;
+      else n = nt, sep = v3_dot(d, nt);
+      triangle_contact(c, t, bary, n, reach - sep, v3_madd(cs, n, rad));
+    }
+  }
+}
+
 void contact_solid_shapes(loom_world *w, const step_info *s) {
   for (int k = 0; k < w->npairs; k++) {
     int sa = w->pairs[k].a, sb = w->pairs[k].b;
@@ -779,7 +828,8 @@ void contact_solid_shapes(loom_world *w, const step_info *s) {
     rigid_body *r = rigid_of_slot(&w->bodies[sb]);
     const int st = r->model.shape_type;
     const int rounded = st == LOOM_SHAPE_SPHERE || st == LOOM_SHAPE_CAPSULE;
-    if ((!rounded && !r->model.poly) || S->p.frozen) continue;
+    const int mesh = st == LOOM_SHAPE_MESH && S->p.depth_contact;
+    if ((!rounded && !r->model.poly && !mesh) || S->p.frozen) continue;
     shape_pair c;
     memset(&c, 0, sizeof c);
     c.w = w;
@@ -793,6 +843,7 @@ void contact_solid_shapes(loom_world *w, const step_info *s) {
     c.dyn = rigid_is_dynamic(r);
     if (c.dyn) c.Iinv = rigid_world_inv_inertia(r, q);
     if (rounded) rounded_vs_triangles(&c, q);
+    else if (mesh) mesh_features_vs_triangles(&c, q);
     else polytope_vs_triangles(&c, q);
   }
 }
