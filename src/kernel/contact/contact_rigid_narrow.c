@@ -279,17 +279,41 @@ static void poly_pair(rigid_manifold *m, const wpoly *PA, const wpoly *PB, vec3 
   if (PA->g->hull && PB->g->hull) {
     /* hulls: only edge pairs whose arcs cross on the Gauss map can be a separating direction
      * (the cross product of the edges is then a face normal of the Minkowski difference) */
+    /* B's arcs once (struct of arrays: the inner loop is four dot products per pair) */
+    static _Thread_local double gb[9][RIGID_POLY_MAX_EDGES];
+    const int neb = PB->g->ne;
+    for (int j = 0; j < neb; j++) {
+      const vec3 nc = v3_neg(PB->fn[PB->g->edge_f[2 * j]]), nd = v3_neg(PB->fn[PB->g->edge_f[2 * j + 1]]);
+      const vec3 dxc = v3_cross(nd, nc);
+      gb[0][j] = nc.x, gb[1][j] = nc.y, gb[2][j] = nc.z;
+      gb[3][j] = nd.x, gb[4][j] = nd.y, gb[5][j] = nd.z;
+      gb[6][j] = dxc.x, gb[7][j] = dxc.y, gb[8][j] = dxc.z;
+    }
     for (int i = 0; i < PA->g->ne; i++) {
       const vec3 na = PA->fn[PA->g->edge_f[2 * i]], nb = PA->fn[PA->g->edge_f[2 * i + 1]];
       const vec3 pa0 = PA->v[PA->g->edge_v[2 * i]], pa1 = PA->v[PA->g->edge_v[2 * i + 1]];
       const vec3 bxa = v3_cross(nb, na);
-      for (int j = 0; j < PB->g->ne; j++) {
-        const vec3 nc = v3_neg(PB->fn[PB->g->edge_f[2 * j]]), nd = v3_neg(PB->fn[PB->g->edge_f[2 * j + 1]]);
-        const double cba = v3_dot(nc, bxa), dba = v3_dot(nd, bxa);
-        if (!(cba * dba < 0)) continue;
-        const vec3 dxc = v3_cross(nd, nc);
-        const double adc = v3_dot(na, dxc), bdc = v3_dot(nb, dxc);
-        if (!(adc * bdc < 0) || !(cba * bdc > 0)) continue;
+      /* the arcs' first test for all of B's edges in a branch-free pass, the crossing ones listed
+       * (the sums in v3_dot's order: the same values as with vectors) */
+      double cbas[RIGID_POLY_MAX_EDGES];
+      int pass[RIGID_POLY_MAX_EDGES], npass = 0;
+      for (int j = 0; j < neb; j++) {
+        const double cba = gb[0][j] * bxa.x + gb[1][j] * bxa.y + gb[2][j] * bxa.z;
+        const double dba = gb[3][j] * bxa.x + gb[4][j] * bxa.y + gb[5][j] * bxa.z;
+        cbas[j] = cba;
+        pass[npass] = j;
+        npass += cba * dba < 0;
+      }
+      int ncross = 0; /* the second test, the same way, over the listed ones */
+      for (int k = 0; k < npass; k++) {
+        const int j = pass[k];
+        const double adc = na.x * gb[6][j] + na.y * gb[7][j] + na.z * gb[8][j];
+        const double bdc = nb.x * gb[6][j] + nb.y * gb[7][j] + nb.z * gb[8][j];
+        pass[ncross] = j;
+        ncross += (adc * bdc < 0) & (cbas[j] * bdc > 0);
+      }
+      for (int k = 0; k < ncross; k++) {
+        const int j = pass[k];
         const vec3 pb0 = PB->v[PB->g->edge_v[2 * j]], pb1 = PB->v[PB->g->edge_v[2 * j + 1]];
         vec3 ax = v3_cross(v3_sub(pa1, pa0), v3_sub(pb1, pb0));
         double l = v3_len(ax);
