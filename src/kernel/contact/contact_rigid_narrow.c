@@ -1,9 +1,10 @@
-/* contact_rigid_narrow.c — the narrow phase between two rigid bodies: a manifold of up to four
- * points with one normal, pointing from body B towards body A (A is pushed along it).
+/* contact_rigid_narrow.c — the narrow phase between two rigid bodies: manifolds of up to four
+ * points with one normal each, pointing from body B towards body A (A is pushed along it); one
+ * manifold per pair, several against a triangle mesh.
  *
- *   sphere – anything   the centre's signed distance to the other shape (exact for sphere, box,
- *                       capsule and cylinder; unsigned for triangle meshes, so from outside)
- *   capsule – anything  both end spheres, and the segment point nearest the other shape (the signed
+ *   sphere – shape      the centre's signed distance to the other shape (exact for sphere, box,
+ *                       capsule, cylinder and hull)
+ *   capsule – shape     both end spheres, and the segment point nearest the other shape (the signed
  *                       distance of a convex shape is convex along the segment: ternary search)
  *   polytope – polytope boxes, cylinders (24-sided prisms) and convex hulls: separating axes over
  *                       the face normals of both and the cross products of their edge directions
@@ -11,7 +12,11 @@
  *                       axis gives the incident face clipped by the reference face's side planes
  *                       (Sutherland–Hodgman), reduced to 4 points; an edge axis the closest points
  *                       of the two edges
- *   polytope – mesh     the polytope's corners against the mesh (static triangle meshes)
+ *   polytope – mesh     each triangle near it as a flat polytope (poly_pair), normals the mesh's
+ *                       surface cannot have replaced by the triangle's face (inner edges, gentle
+ *                       folds); the triangles' manifolds gathered by normal
+ *   sphere, capsule – mesh  per triangle, the points nearest the axis, edge and corner points only
+ *                       where the surface has them nearest; gathered the same way
  *
  * Points are made within `margin` of touching (speculative contacts); each carries the separation
  * (negative: overlap) and a feature id that stays the same while the same features touch. */
