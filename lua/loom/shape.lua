@@ -16,13 +16,67 @@ local function positive(fname, n, v, what)
   end
 end
 
+-- The table forms, for those who write shapes as they write bodies: sphere{radius = r},
+-- box{half_extents = {hx, hy, hz}} or box{size = {sx, sy, sz}} (full lengths), capsule{radius = r,
+-- half_height = h} or {..., height = 2h}, cylinder the same. Unknown fields are refused.
+local function fields(fname, def, allowed)
+  for k in pairs(def) do
+    if not allowed[k] then
+      local names = {}
+      for name in pairs(allowed) do names[#names + 1] = name end
+      table.sort(names)
+      check.raise_n(1, fname, ("unknown field '%s' (%s)"):format(tostring(k), table.concat(names, ", ")))
+    end
+  end
+end
+
+local function three(fname, v, what)
+  if type(v) ~= "table" or #v ~= 3 then
+    check.raise_n(1, fname, ("'%s' must be three positive numbers {x, y, z}, got %s"):format(what, check.describe(v)))
+  end
+  return v[1], v[2], v[3]
+end
+
+-- radius and half height of a capsule or cylinder table
+local function round_def(fname, def)
+  fields(fname, def, {radius = true, half_height = true, height = true})
+  if def.height ~= nil and def.half_height ~= nil then check.raise_n(1, fname, "give 'half_height' or 'height', not both") end
+  local hh = def.half_height
+  if def.height ~= nil then
+    positive(fname, 1, def.height, "height")
+    hh = def.height / 2
+  end
+  if hh == nil then check.raise_n(1, fname, "give 'half_height' or 'height' (m)") end
+  positive(fname, 1, def.radius, "radius")
+  positive(fname, 1, hh, "half_height")
+  return def.radius, hh
+end
+
 function M.sphere(r)
+  if type(r) == "table" then
+    fields("sphere", r, {radius = true})
+    r = r.radius
+  end
   positive("sphere", 1, r, "radius")
   return setmetatable({kind = "sphere", radius = r}, Shape)
 end
 
 -- box(hx, hy, hz): half extents (m).
 function M.box(hx, hy, hz)
+  if type(hx) == "table" then
+    local def = hx
+    fields("box", def, {half_extents = true, size = true})
+    if (def.half_extents == nil) == (def.size == nil) then
+      check.raise_n(1, "box", "give 'half_extents' = {hx, hy, hz} or 'size' = {sx, sy, sz} (one of them)")
+    end
+    if def.size ~= nil then
+      local sx, sy, sz = three("box", def.size, "size")
+      for _, v in ipairs {sx, sy, sz} do positive("box", 1, v, "size") end
+      hx, hy, hz = sx / 2, sy / 2, sz / 2
+    else
+      hx, hy, hz = three("box", def.half_extents, "half_extents")
+    end
+  end
   positive("box", 1, hx, "hx")
   positive("box", 2, hy, "hy")
   positive("box", 3, hz, "hz")
@@ -31,6 +85,7 @@ end
 
 -- capsule(r, half_h): a segment of half length half_h along local z, radius r.
 function M.capsule(r, half_h)
+  if type(r) == "table" then r, half_h = round_def("capsule", r) end
   positive("capsule", 1, r, "radius")
   positive("capsule", 2, half_h, "half_height")
   return setmetatable({kind = "capsule", radius = r, half_height = half_h}, Shape)
@@ -38,6 +93,7 @@ end
 
 -- cylinder(r, half_h): along local z, flat caps.
 function M.cylinder(r, half_h)
+  if type(r) == "table" then r, half_h = round_def("cylinder", r) end
   positive("cylinder", 1, r, "radius")
   positive("cylinder", 2, half_h, "half_height")
   return setmetatable({kind = "cylinder", radius = r, half_height = half_h}, Shape)

@@ -308,6 +308,28 @@ describe("dynamic rigid bodies", function()
     assert.error(function() s:apply_impulse({1, 0, 0}) end, "static")
     assert.error(function() s:set("linear", 0) end, "dynamic")
   end)
+
+  it("take shapes with named fields as well, and name the field that is wrong", function()
+    local sh = loom.shape
+    local h = sh.box { size = {0.4, 0.2, 0.1} }.half_extents
+    assert.equal(0.2, h[1]) assert.equal(0.1, h[2]) assert.equal(0.05, h[3])
+    assert.equal(3, sh.box { half_extents = {1, 2, 3} }.half_extents[3])
+    assert.equal(0.3, sh.sphere { radius = 0.3 }.radius)
+    assert.equal(0.3, sh.capsule { radius = 0.1, height = 0.6 }.half_height)
+    assert.equal(0.2, sh.cylinder { radius = 0.1, half_height = 0.2 }.half_height)
+    assert.error(function() sh.box { size = {1, 2} } end, "three")
+    assert.error(function() sh.box { size = {1, 2, 3}, half_extents = {1, 1, 1} } end, "one of them")
+    assert.error(function() sh.box { sizes = {1, 2, 3} } end, "unknown field 'sizes'")
+    assert.error(function() sh.box { size = {1, -2, 3} } end, "size")
+    assert.error(function() sh.sphere { r = 1 } end, "unknown field 'r'")
+    assert.error(function() sh.capsule { radius = 0.1, height = 0.2, half_height = 0.1 } end, "not both")
+    assert.error(function() sh.cylinder { radius = 0.1 } end, "half_height")
+    -- a body made with them is the body made with the positional form
+    local W = loom.world { dt = 1 / 60 }
+    local a = W:rigid { name = "a", shape = sh.box { size = {0.2, 0.2, 0.2} }, density = 500 }
+    local b = W:rigid { name = "b", shape = sh.box(0.1, 0.1, 0.1), density = 500, position = {1, 0, 0} }
+    assert.equal(a.mass, b.mass)
+  end)
 end)
 
 describe("document 003's scenes", function()
