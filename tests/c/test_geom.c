@@ -1171,3 +1171,24 @@ TEST(triangle_overlaps_shape_edge_cases) {
   CHECK(!geom_triangle_overlaps_shape(&bx, v3(INFINITY, 0, 0), b, c, 0));
   CHECK(geom_triangle_overlaps_shape(&cp, a, b, c, NAN) == geom_triangle_overlaps_shape(&cp, a, b, c, 0));
 }
+
+/* Alternating projections between a segment and a triangle find their nearest points: a segment
+ * level with the triangle above it at height h (distance h, the triangle point below the
+ * segment), one through it (distance 0), one beside a corner (the corner), a point segment. */
+TEST(geom_segment_triangle_nearest_points) {
+  const vec3 a = v3(0, 0, 0), b = v3(1, 0, 0), c = v3(0, 1, 0);
+  double bary[3];
+  vec3 s;
+  vec3 t = geom_segment_triangle_nearest(v3(0.1, 0.2, 0.3), v3(0.5, 0.2, 0.3), a, b, c, 8, bary, &s);
+  CHECK_NEAR(v3_dist(t, s), 0.3, 1e-12);
+  CHECK_NEAR(t.z, 0, 1e-15);
+  CHECK_NEAR(bary[0] + bary[1] + bary[2], 1, 1e-12);
+  t = geom_segment_triangle_nearest(v3(0.2, 0.2, -1), v3(0.2, 0.2, 1), a, b, c, 8, NULL, &s);
+  CHECK_NEAR(v3_dist(t, s), 0, 1e-12);
+  CHECK_NEAR(s.x, 0.2, 1e-12);
+  t = geom_segment_triangle_nearest(v3(-1, -0.5, 0), v3(-0.5, -1, 0), a, b, c, 8, NULL, &s);
+  CHECK_NEAR(v3_dist(t, a), 0, 1e-12);
+  CHECK_NEAR(v3_dist(s, v3(-0.75, -0.75, 0)), 0, 1e-12);
+  t = geom_segment_triangle_nearest(v3(2, 2, 2), v3(2, 2, 2), a, b, c, 1, NULL, &s);
+  CHECK_NEAR(v3_dist(t, v3(0.5, 0.5, 0)), 0, 1e-12);
+}

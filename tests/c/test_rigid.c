@@ -73,22 +73,27 @@ TEST(rigid_capsule_and_cylinder_mass) {
   CHECK_NEAR(I.m[0][0], m * (3 * 0.01 + 0.36) / 12, 1e-12);
 }
 
+/* Makes the body d describes under a fresh name. */
+static rigid_body *create_body(loom_world *w, loom_rigid_def *d) {
+  static int serial;
+  char name[32];
+  snprintf(name, sizeof name, "b%d", serial++);
+  d->name = name;
+  int h = loom_rigid_create(w, d);
+  CHECK(h != 0);
+  return h ? rigid_of_slot(&w->bodies[handle_slot(h)]) : NULL;
+}
+
 static rigid_body *make_body(loom_world **w, int shape, vec3 half, double r, int motion) {
   if (!*w) *w = fx_world(1.0 / 60);
   loom_rigid_def d;
   loom_rigid_def_default(&d);
-  static int serial;
-  char name[32];
-  snprintf(name, sizeof name, "b%d", serial++);
-  d.name = name;
   d.shape = shape;
   d.half_extents = half;
   d.radius = r;
   d.half_height = 0.2;
   d.motion = motion;
-  int h = loom_rigid_create(*w, &d);
-  CHECK(h != 0);
-  return rigid_of_slot(&(*w)->bodies[handle_slot(h)]);
+  return create_body(*w, &d);
 }
 
 TEST(rigid_narrow_phase_normals_point_from_b_to_a) {
@@ -131,22 +136,21 @@ TEST(rigid_narrow_phase_normals_point_from_b_to_a) {
   loom_world_destroy(w);
 }
 
-static rigid_body *make_mesh_body(loom_world *w, const loom_vec3 *v, int nv, const int32_t *tri, int nt) {
-  loom_mesh *m = loom_mesh_from_arrays(v, nv, tri, nt);
+/* A body of shape `shape` (mesh or convex) made from mesh m, which it copies. */
+static rigid_body *make_mesh_shape(loom_world *w, int shape, loom_mesh *m, int motion) {
   CHECK(m != NULL);
   loom_rigid_def d;
   loom_rigid_def_default(&d);
-  static int serial;
-  char name[32];
-  snprintf(name, sizeof name, "mesh%d", serial++);
-  d.name = name;
-  d.shape = LOOM_SHAPE_MESH;
+  d.shape = shape;
   d.mesh = m;
-  d.motion = LOOM_STATIC;
-  int h = loom_rigid_create(w, &d);
+  d.motion = motion;
+  rigid_body *r = create_body(w, &d);
   loom_mesh_destroy(m);
-  CHECK(h != 0);
-  return rigid_of_slot(&w->bodies[handle_slot(h)]);
+  return r;
+}
+
+static rigid_body *make_mesh_body(loom_world *w, const loom_vec3 *v, int nv, const int32_t *tri, int nt) {
+  return make_mesh_shape(w, LOOM_SHAPE_MESH, loom_mesh_from_arrays(v, nv, tri, nt), LOOM_STATIC);
 }
 
 /* A polytope against a triangle mesh: separating axes per triangle, the mesh's inside edges left
@@ -241,17 +245,7 @@ TEST(rigid_polytope_against_mesh_ridges_grooves_and_inside_edges) {
 TEST(rigid_polytope_triangle_edge_pruning_matches_all_pairs) {
   loom_world *w = NULL;
   rigid_body *cyl = make_body(&w, LOOM_SHAPE_CYLINDER, v3(0, 0, 0), 0.1, LOOM_DYNAMIC);
-  loom_mesh *sph = loom_mesh_sphere(0.12, 7, 4);
-  loom_rigid_def d;
-  loom_rigid_def_default(&d);
-  d.name = "rock";
-  d.shape = LOOM_SHAPE_CONVEX;
-  d.mesh = sph;
-  d.motion = LOOM_DYNAMIC;
-  const int h = loom_rigid_create(w, &d);
-  loom_mesh_destroy(sph);
-  CHECK(h != 0);
-  rigid_body *rock = rigid_of_slot(&w->bodies[handle_slot(h)]);
+  rigid_body *rock = make_mesh_shape(w, LOOM_SHAPE_CONVEX, loom_mesh_sphere(0.12, 7, 4), LOOM_DYNAMIC);
   const int32_t tri[12] = {0, 1, 4, 0, 4, 3, 1, 2, 5, 1, 5, 4};
   const loom_vec3 tent_v[6] = {{-1, -1, 0}, {0, -1, 0.3}, {1, -1, 0}, {-1, 1, 0}, {0, 1, 0.3}, {1, 1, 0}};
   rigid_body *tent = make_mesh_body(w, tent_v, 6, tri, 4);

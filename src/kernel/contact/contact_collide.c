@@ -159,12 +159,11 @@ static double tree_area(const bvh *t) {
 
 /* Swept boxes of the triangles and edges, inflated by half the body's thickness; trees refit, or
  * rebuilt when refitting has doubled their summed node areas. */
-static int update_trees(collide_ctx *cx, cbody *cb) {
+static int update_trees(cbody *cb) {
   particles *p = cb->p;
   particle_collide *c = &p->col;
-  const double h = cx->h, r = cb->half + cb->margin;
+  const double r = cb->half + cb->margin;
   const vec3 e = v3(r, r, r);
-  (void)h;
   /* (the vertex path boxes in the search frame, filled by collect: ecol, ecol_hi) */
   for (int t = 0; t < p->nt; t++) {
     vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
@@ -438,7 +437,7 @@ static int collect(collide_ctx *cx) {
       p->col.ecol[i] = v3_min(s0, e);
       p->col.ecol_hi[i] = v3_max(s0, e);
     }
-    if (update_trees(cx, &cx->b[a])) return -1;
+    if (update_trees(&cx->b[a])) return -1;
   }
   for (int a = 0; a < cx->nb; a++) {
     if (cx->b[a].self) {

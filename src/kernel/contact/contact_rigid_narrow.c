@@ -610,10 +610,7 @@ static int mesh_triangle_rounded(int t, void *ctx) {
   vec3 axis[3] = {q->e0, q->e1, mid};
   int na = v3_dist2(q->e0, q->e1) > 0 ? 3 : 1;
   if (na == 3) {
-    vec3 cs = geom_closest_on_segment(v3_scale(v3_add(v[0], v3_add(v[1], v[2])), 1.0 / 3), q->e0, q->e1, NULL);
-    for (int it = 0; it < 8; it++)
-      cs = geom_closest_on_segment(geom_closest_on_triangle(cs, v[0], v[1], v[2], NULL), q->e0, q->e1, NULL);
-    axis[2] = cs;
+    geom_segment_triangle_nearest(q->e0, q->e1, v[0], v[1], v[2], 8, NULL, &axis[2]);
   } else {
     axis[0] = q->e0;
   }

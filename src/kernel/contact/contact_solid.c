@@ -578,12 +578,9 @@ static void rounded_vs_triangles(const shape_pair *c, quat q) {
     const int32_t *f = P->tri + 3 * t;
     const vec3 a = P->x[f[0]], b = P->x[f[1]], cc = P->x[f[2]];
     if (!box_overlap(lo, hi, v3_min(a, v3_min(b, cc)), v3_max(a, v3_max(b, cc)))) continue;
-    double bary[3] = {1.0 / 3, 1.0 / 3, 1.0 / 3};
-    vec3 cs = geom_closest_on_segment(v3_scale(v3_add(a, v3_add(b, cc)), 1.0 / 3), c0, c1, NULL), pt = cs;
-    for (int it = 0; it < 8; it++) {
-      pt = geom_closest_on_triangle(cs, a, b, cc, bary);
-      cs = geom_closest_on_segment(pt, c0, c1, NULL);
-    }
+    double bary[3];
+    vec3 cs;
+    const vec3 pt = geom_segment_triangle_nearest(c0, c1, a, b, cc, 8, bary, &cs);
     const vec3 d = v3_sub(pt, cs);
     const double dist = v3_len(d);
     if (dist >= reach) continue;
@@ -679,6 +676,16 @@ static int features_in_box(const rigid_poly *g, const vec3 *pv, vec3 lo, vec3 hi
   return 0;
 }
 
+/* The box of a solid's surface triangles where they are now. */
+static void surface_box(const particles *P, vec3 *lo, vec3 *hi) {
+  *lo = v3(INFINITY, INFINITY, INFINITY);
+  *hi = v3(-INFINITY, -INFINITY, -INFINITY);
+  for (int t = 0; t < 3 * P->nt; t++) {
+    *lo = v3_min(*lo, P->x[P->tri[t]]);
+    *hi = v3_max(*hi, P->x[P->tri[t]]);
+  }
+}
+
 static void polytope_vs_triangles(const shape_pair *c, quat q) {
   const rigid_body *r = c->r;
   const rigid_poly *g = r->model.poly;
@@ -697,11 +704,8 @@ static void polytope_vs_triangles(const shape_pair *c, quat q) {
   lo = v3_sub(lo, v3(reach, reach, reach));
   hi = v3_add(hi, v3(reach, reach, reach));
   const double size = v3_dist(lo, hi);
-  vec3 slo = v3(INFINITY, INFINITY, INFINITY), shi = v3(-INFINITY, -INFINITY, -INFINITY);
-  for (int t = 0; t < 3 * P->nt; t++) {
-    slo = v3_min(slo, P->x[P->tri[t]]);
-    shi = v3_max(shi, P->x[P->tri[t]]);
-  }
+  vec3 slo, shi;
+  surface_box(P, &slo, &shi);
   if (!features_in_box(g, pv, v3_sub(slo, v3(reach, reach, reach)), v3_add(shi, v3(reach, reach, reach)))) return;
   for (int t = 0; t < P->nt; t++) {
     const int32_t *f = P->tri + 3 * t;
@@ -776,11 +780,8 @@ static void polytope_vs_triangles(const shape_pair *c, quat q) {
 static void mesh_features_vs_triangles(const shape_pair *c, quat q) {
   const rigid_model *md = &c->r->model;
   const particles *P = &c->S->p;
-  vec3 slo = v3(INFINITY, INFINITY, INFINITY), shi = v3(-INFINITY, -INFINITY, -INFINITY);
-  for (int t = 0; t < 3 * P->nt; t++) {
-    slo = v3_min(slo, P->x[P->tri[t]]);
-    shi = v3_max(shi, P->x[P->tri[t]]);
-  }
+  vec3 slo, shi;
+  surface_box(P, &slo, &shi);
   const double skin = P->thickness + c->r->params.thickness;
   for (int i = 0; i < md->nfeat_pt + md->nfeat_seg; i++) {
     const int seg = i >= md->nfeat_pt, k = seg ? i - md->nfeat_pt : i;
@@ -795,12 +796,9 @@ static void mesh_features_vs_triangles(const shape_pair *c, quat q) {
       const vec3 a = P->x[f[0]], b = P->x[f[1]], cc = P->x[f[2]];
       if (!box_overlap(lo, hi, v3_min(a, v3_min(b, cc)), v3_max(a, v3_max(b, cc)))) continue;
       double bary[3];
-      vec3 cs = geom_closest_on_segment(v3_scale(v3_add(a, v3_add(b, cc)), 1.0 / 3), f0, f1, NULL), pt = cs;
-      for (int it = 0; it < 8; it++) {
-        pt = geom_closest_on_triangle(cs, a, b, cc, bary);
-        cs = geom_closest_on_segment(pt, f0, f1, NULL);
-      }
-      pt = geom_closest_on_triangle(cs, a, b, cc, bary);
+      vec3 cs;
+      geom_segment_triangle_nearest(f0, f1, a, b, cc, 8, bary, &cs);
+      const vec3 pt = geom_closest_on_triangle(cs, a, b, cc, bary);
       const vec3 d = v3_sub(pt, cs);
       const double dist = v3_len(d);
       if (dist >= reach) continue;

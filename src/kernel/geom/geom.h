@@ -35,6 +35,11 @@ vec3 geom_closest_on_segment(vec3 p, vec3 a, vec3 b, double *t);
  * closest of the three edges. Accuracy: rounding level for ordinary triangles; for slivers about
  * eps |p - a| / thinness, never worse than ~1e-8 of the longest edge. NaN in, NaN out. */
 vec3 geom_closest_on_triangle(vec3 p, vec3 a, vec3 b, vec3 c, double bary[3]);
+/* Nearest points of segment s0s1 and triangle abc by alternating projections, `rounds` times from
+ * the segment point nearest the triangle's centroid (both sets are convex: the distance falls
+ * every round, exactly at once for a point segment). Returns the triangle point (barycentric
+ * weights of the last projection in bary, may be NULL) and the segment point in *on_seg. */
+vec3 geom_segment_triangle_nearest(vec3 s0, vec3 s1, vec3 a, vec3 b, vec3 c, int rounds, double bary[3], vec3 *on_seg);
 /* Closest points between segments p0p1 and q0q1: parameters s, t in [0, 1] in *s, *t (may be
  * NULL); returns the squared distance. Handles parallel and degenerate segments. For nearly
  * parallel segments the parameters are ill-conditioned but the distance stays accurate (error

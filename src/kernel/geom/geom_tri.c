@@ -113,6 +113,16 @@ vec3 geom_closest_on_triangle(vec3 p, vec3 a, vec3 b, vec3 c, double bary[3]) {
   return v3_add(a, v3_add(v3_scale(ab, v), v3_scale(ac, w)));
 }
 
+vec3 geom_segment_triangle_nearest(vec3 s0, vec3 s1, vec3 a, vec3 b, vec3 c, int rounds, double bary[3], vec3 *on_seg) {
+  vec3 cs = geom_closest_on_segment(v3_scale(v3_add(a, v3_add(b, c)), 1.0 / 3), s0, s1, NULL), pt = cs;
+  for (int it = 0; it < rounds; it++) {
+    pt = geom_closest_on_triangle(cs, a, b, c, bary);
+    cs = geom_closest_on_segment(pt, s0, s1, NULL);
+  }
+  *on_seg = cs;
+  return pt;
+}
+
 double geom_segment_segment(vec3 p0, vec3 p1, vec3 q0, vec3 q1, double *s_out, double *t_out) {
   /* Ericson, Real-Time Collision Detection §5.1.9 (closest points of two segments). */
   vec3 d1 = v3_sub(p1, p0), d2 = v3_sub(q1, q0), r = v3_sub(p0, q0);
