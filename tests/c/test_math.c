@@ -291,3 +291,19 @@ TEST(math_vec_helpers) {
   CHECK(!v3_isfinite(v3(0, NAN, 0)) && !v3_isfinite(v3(INFINITY, 0, 0)) && v3_isfinite(a));
   CHECK(v3_comp(a, 0) == 1 && v3_comp(a, 1) == 2 && v3_comp(a, 2) == 3);
 }
+
+/* The scratch arena promises 32-byte alignment, overflow blocks included (the rigid solver keeps
+ * 4-wide vectors of doubles in it). */
+TEST(core_arena_allocations_are_32_byte_aligned) {
+  arena a;
+  CHECK(arena_init(&a, 4096) == 0);
+  arena_mark m = arena_get_mark(&a);
+  for (int i = 0; i < 12; i++) { /* past the base block: overflow blocks */
+    unsigned char *p = arena_alloc(&a, (size_t)(1000 + 77 * i), "test");
+    CHECK(p != NULL);
+    CHECK(((uintptr_t)p & 31) == 0);
+    memset(p, 0xab, (size_t)(1000 + 77 * i));
+  }
+  arena_release(&a, m);
+  arena_destroy(&a);
+}

@@ -21,7 +21,9 @@
  * RIGID_BOUNCE_MIN. Impulses are remembered per contact id for the next substep's warm start.
  * Bodies whose whole island stays below the sleep thresholds for RIGID_SLEEP_TIME fall asleep
  * (zero velocity, not integrated) until something awake touches them or a force is applied.
- * Order is deterministic: pairs in broad-phase order, points in manifold order. */
+ * Order is deterministic: pairs in broad-phase order, points in manifold order; the passes run
+ * manifolds that share no moving body side by side as the lanes of vectors, which gives the same
+ * numbers as that order (see "waves" below). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -287,13 +289,22 @@ static jrow make_row(const rbody *A, const rbody *B, vec3 ra, vec3 rb, vec3 d) {
   return r;
 }
 
+/* The velocities a constraint row reads and changes, copied out of the bodies for one manifold's
+ * rows so that they stay in registers through the chain of rows (A and B are distinct bodies). */
+typedef struct rvel {
+  vec3 v, w;
+  double im;
+} rvel;
+
+static inline rvel vel_of(const rbody *b) { return (rvel){b->v, b->w, b->im}; }
+
 /* Velocity of A relative to B along d at the row's point. */
-static inline double row_velocity(const jrow *r, const rbody *A, const rbody *B, vec3 d) {
+static inline double row_velocity(const jrow *r, const rvel *A, const rvel *B, vec3 d) {
   return v3_dot(d, v3_sub(A->v, B->v)) + v3_dot(r->ca, A->w) - v3_dot(r->cb, B->w);
 }
 
 /* An impulse lambda along d at the row's point: +A, -B. */
-static inline void row_apply(const jrow *r, rbody *A, rbody *B, vec3 d, double lambda) {
+static inline void row_apply(const jrow *r, rvel *A, rvel *B, vec3 d, double lambda) {
   A->v = v3_madd(A->v, d, lambda * A->im);
   A->w = v3_madd(A->w, r->wa, lambda);
   B->v = v3_madd(B->v, d, -lambda * B->im);
@@ -310,52 +321,13 @@ static soft make_soft(double hertz, double zeta, double h) {
   return (soft){omega / a1, a2 * a3, a3};
 }
 
-static void solve_normal(rcontact *c, rpoint *p, rbody *A, rbody *B, double hs, soft sf, int use_bias) {
-  const double sep = p->sep;
-  double bias = 0, mscale = 1, iscale = 0;
-  if (sep > 0) {
-    bias = sep / hs; /* speculative: the gap may close, no more */
-  } else if (use_bias) {
-    bias = d_max(sf.bias_rate * sep, -RIGID_MAX_PUSH);
-    mscale = sf.mass_scale;
-    iscale = sf.impulse_scale;
-  }
-  double vn = row_velocity(&p->rn, A, B, c->n);
-  double lambda = -p->rn.mass * mscale * (vn + bias) - iscale * p->ni;
-  double nv = d_max(p->ni + lambda, 0);
-  lambda = nv - p->ni;
-  p->ni = nv;
-  p->max_ni = d_max(p->max_ni, nv);
-  row_apply(&p->rn, A, B, c->n, lambda);
-  p->total = v3_madd(p->total, c->n, lambda);
-}
-
-static void solve_friction(rcontact *c, rpoint *p, rbody *A, rbody *B) {
-  if (p->ni == 0 && p->ti[0] == 0 && p->ti[1] == 0) return; /* no load, no friction (a gap) */
-  double l1 = p->ti[0] - p->rt[0].mass * row_velocity(&p->rt[0], A, B, c->t1);
-  double l2 = p->ti[1] - p->rt[1].mass * row_velocity(&p->rt[1], A, B, c->t2);
-  double lim = c->mu * p->ni, mag = sqrt(l1 * l1 + l2 * l2);
-  if (mag > lim) {
-    double k = lim / mag;
-    l1 *= k;
-    l2 *= k;
-  }
-  double d1 = l1 - p->ti[0], d2 = l2 - p->ti[1];
-  p->ti[0] = l1;
-  p->ti[1] = l2;
-  row_apply(&p->rt[0], A, B, c->t1, d1);
-  row_apply(&p->rt[1], A, B, c->t2, d2);
-  p->total = v3_madd(v3_madd(p->total, c->t1, d1), c->t2, d2);
-}
-
 static void apply_angular(rbody *A, rbody *B, vec3 L) {
   A->w = v3_add(A->w, m3_mulv(&A->iI, L));
   B->w = v3_sub(B->w, m3_mulv(&B->iI, L));
 }
 
-static void solve_spin(rcontact *c, const rpoint *pts, rbody *A, rbody *B) {
-  double total = 0;
-  for (int j = 0; j < c->count; j++) total += pts[j].ni;
+/* total: the manifold's normal impulse (the sum of its points', in order) */
+static void solve_spin(rcontact *c, double total, rbody *A, rbody *B) {
   const vec3 dw = v3_sub(A->w, B->w);
   const double about = v3_dot(c->n, dw);
   if (c->roll > 0) {
@@ -375,27 +347,360 @@ static void solve_spin(rcontact *c, const rpoint *pts, rbody *A, rbody *B) {
   }
 }
 
-/* One pass over the contacts: each manifold's normal points, then its friction (and rolling and
- * torsional resistance), in order. */
-static void solve(struct rigid_work *rw, rbody *bodies, double hs, soft sf, int use_bias) {
-  for (int ci = 0; ci < rw->ncontacts; ci++) {
-    rcontact *c = &rw->contacts[ci];
-    rbody *A = &bodies[c->a], *B = &bodies[c->b];
-    for (int j = 0; j < c->count; j++) solve_normal(c, &rw->points[c->first + j], A, B, hs, sf, use_bias);
-    for (int j = 0; j < c->count; j++) solve_friction(c, &rw->points[c->first + j], A, B);
-    if (c->roll > 0 || c->twist > 0) solve_spin(c, &rw->points[c->first], A, B);
+/* The order of a pass. Sequential impulses are Gauss-Seidel: each manifold's rows read the
+ * velocities the rows before them left, so a pass is one long chain of dependent arithmetic and
+ * the processor waits on it. Two manifolds that share no moving body commute, though: solving
+ * them in either order, or side by side, gives the same numbers. So the manifolds are grouped into
+ * waves: a manifold goes one wave after the last earlier manifold that shares a moving body with
+ * it. Within a wave nothing is shared, and RIGID_LANES manifolds at a time are solved as the lanes
+ * of vectors (their bodies' velocities gathered, the rows of their j-th points side by side, the
+ * velocities scattered back). A lane without a j-th point has zero rows, and a point without
+ * load has a zero friction limit: their impulses are zero. The result is the sequential order's
+ * (the same operations on each lane; the build does not contract floating point), up to the sign
+ * of a velocity that is exactly zero when a zero impulse is added to it. */
+#define RIGID_LANES 4
+/* The passes come in two builds, picked when the library loads: with AVX2 (a lane vector is one
+ * register) and without (two). Both do the same operations, so they give the same numbers. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define RIGID_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define RIGID_CLONES
+#endif
+/* (static functions only: how a vector is passed between them is this file's business) */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef double vd __attribute__((vector_size(8 * RIGID_LANES)));
+typedef long long vm __attribute__((vector_size(8 * RIGID_LANES)));
+
+static LOOM_INLINE vd vsel(vm m, vd a, vd b) { return (vd)(((vm)a & m) | ((vm)b & ~m)); }
+static LOOM_INLINE vd vmax(vd a, vd b) { return vsel(a > b, a, b); } /* d_max lane by lane */
+static inline vd vsplat(double x) {
+  vd r;
+  for (int l = 0; l < RIGID_LANES; l++) r[l] = x;
+  return r;
+}
+
+typedef struct wvec {
+  vd x, y, z;
+} wvec;
+
+typedef struct wrow {
+  wvec ca, cb, wa, wb;
+  vd mass;
+} wrow;
+
+/* The j-th points of a group's manifolds. */
+typedef struct wpoint {
+  wrow rn, rt[2];
+  vd ni, ti[2], max_ni, sep;
+  wvec total;
+  wvec la, lb; /* the point's anchors in A's and B's frames */
+  vd s0;       /* the separation found */
+  int point[RIGID_LANES]; /* index into the points, -1 for none */
+} wpoint;
+
+/* RIGID_LANES manifolds of one wave (fewer at a wave's end: the rest are padding, on the zero body). */
+typedef struct wgroup {
+  int a[RIGID_LANES], b[RIGID_LANES], contact[RIGID_LANES];
+  int first, count; /* its wpoints: first .. first + count, count the lanes' most points */
+  int spin;         /* some lane has rolling or torsional resistance */
+  wvec n, t1, t2;
+  vd mu, rounded;
+} wgroup;
+
+typedef struct wbody {
+  wvec v, w;
+  vd im;
+} wbody;
+
+typedef struct wide {
+  wgroup *groups;
+  wpoint *points;
+  int ngroups;
+} wide;
+
+static LOOM_INLINE vd wdot(wvec a, wvec b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static LOOM_INLINE wvec wmadd(wvec a, wvec b, vd s) { return (wvec){a.x + s * b.x, a.y + s * b.y, a.z + s * b.z}; }
+static inline void wset(wvec *w, int l, vec3 v) { w->x[l] = v.x, w->y[l] = v.y, w->z[l] = v.z; }
+static inline vec3 wget(const wvec *w, int l) { return v3(w->x[l], w->y[l], w->z[l]); }
+
+static void wrow_set(wrow *w, int l, const jrow *r) {
+  wset(&w->ca, l, r->ca);
+  wset(&w->cb, l, r->cb);
+  wset(&w->wa, l, r->wa);
+  wset(&w->wb, l, r->wb);
+  w->mass[l] = r->mass;
+}
+
+static LOOM_INLINE void gather(const rbody *bodies, const int *idx, wbody *o) {
+  for (int l = 0; l < RIGID_LANES; l++) {
+    const rbody *b = &bodies[idx[l]];
+    wset(&o->v, l, b->v);
+    wset(&o->w, l, b->w);
+    o->im[l] = b->im;
   }
 }
 
-/* Separations at the current poses (after each pose update). */
-static void update_separations(struct rigid_work *rw, const rbody *bodies) {
-  for (int ci = 0; ci < rw->ncontacts; ci++) {
+static LOOM_INLINE void scatter(rbody *bodies, const int *idx, const wbody *o) {
+  for (int l = 0; l < RIGID_LANES; l++) {
+    rbody *b = &bodies[idx[l]];
+    if (!b->dynamic) continue;
+    b->v = wget(&o->v, l);
+    b->w = wget(&o->w, l);
+  }
+}
+
+/* As row_velocity and row_apply, lane by lane. */
+static LOOM_INLINE vd wrow_velocity(const wrow *r, const wbody *A, const wbody *B, wvec d) {
+  const wvec dv = {A->v.x - B->v.x, A->v.y - B->v.y, A->v.z - B->v.z};
+  return wdot(d, dv) + wdot(r->ca, A->w) - wdot(r->cb, B->w);
+}
+
+static LOOM_INLINE void wrow_apply(const wrow *r, wbody *A, wbody *B, wvec d, vd lambda) {
+  A->v = wmadd(A->v, d, lambda * A->im);
+  A->w = wmadd(A->w, r->wa, lambda);
+  B->v = wmadd(B->v, d, -lambda * B->im);
+  B->w = wmadd(B->w, r->wb, -lambda);
+}
+
+/* A normal row with a soft constraint: a gap (sep > 0) may close, no more; an overlap is pushed
+ * out by the spring (bias) when use_bias, else only the approach is stopped (relax). A lane
+ * without a j-th point has zero rows and no impulse: its lambda is zero and changes nothing. */
+static LOOM_INLINE void wsolve_normal(const wgroup *g, wpoint *p, wbody *A, wbody *B, vd hs, soft sf, int use_bias) {
+  const vm gap = p->sep > 0;
+  const vd zero = vsplat(0), one = vsplat(1);
+  vd bias = vsel(gap, p->sep / hs, zero), mscale = one, iscale = zero;
+  if (use_bias) {
+    bias = vsel(gap, bias, vmax(vsplat(sf.bias_rate) * p->sep, vsplat(-RIGID_MAX_PUSH)));
+    mscale = vsel(gap, one, vsplat(sf.mass_scale));
+    iscale = vsel(gap, zero, vsplat(sf.impulse_scale));
+  }
+  const vd vn = wrow_velocity(&p->rn, A, B, g->n);
+  vd lambda = -p->rn.mass * mscale * (vn + bias) - iscale * p->ni;
+  const vd nv = vmax(p->ni + lambda, zero);
+  lambda = nv - p->ni;
+  p->ni = nv;
+  p->max_ni = vmax(p->max_ni, nv);
+  wrow_apply(&p->rn, A, B, g->n, lambda);
+  p->total = wmadd(p->total, g->n, lambda);
+}
+
+/* Coulomb friction in the tangent plane: at most mu times the point's normal impulse (a disc). A
+ * point with no load and no friction impulse (a gap) gets none: its limit is zero. */
+static LOOM_INLINE void wsolve_friction(const wgroup *g, wpoint *p, wbody *A, wbody *B) {
+  vd l1 = p->ti[0] - p->rt[0].mass * wrow_velocity(&p->rt[0], A, B, g->t1);
+  vd l2 = p->ti[1] - p->rt[1].mass * wrow_velocity(&p->rt[1], A, B, g->t2);
+  const vd lim = g->mu * p->ni, mag2 = l1 * l1 + l2 * l2;
+  const vm slide = mag2 > lim * lim;
+  for (int l = 0; l < RIGID_LANES; l++)
+    if (slide[l]) { /* (no square root while the points stick) */
+      double k = lim[l] / sqrt(mag2[l]);
+      l1[l] *= k;
+      l2[l] *= k;
+    }
+  const vd d1 = l1 - p->ti[0], d2 = l2 - p->ti[1];
+  p->ti[0] = l1;
+  p->ti[1] = l2;
+  wrow_apply(&p->rt[0], A, B, g->t1, d1);
+  wrow_apply(&p->rt[1], A, B, g->t2, d2);
+  p->total = wmadd(wmadd(p->total, g->t1, d1), g->t2, d2);
+}
+
+/* The groups: the manifolds wave by wave (a manifold one wave after the last earlier one sharing
+ * a moving body with it), RIGID_LANES at a time; their rows and warm-start impulses laid out as
+ * lanes. bodies[zero] is a body at rest that never moves (the padding's). */
+static int make_wide(loom_world *w, const struct rigid_work *rw, const rbody *bodies, int nb, int zero, wide *out) {
+  const int nc = rw->ncontacts;
+  int *last = ARENA_NEW(&w->scratch, int, (size_t)nb + 1, "rigid waves");
+  int *wave = ARENA_NEW(&w->scratch, int, (size_t)nc + 1, "rigid waves");
+  int *order = ARENA_NEW(&w->scratch, int, (size_t)nc + 1, "rigid waves");
+  int *first = ARENA_NEW(&w->scratch, int, (size_t)nc + 2, "rigid waves");
+  if (!last || !wave || !order || !first) return 0;
+  for (int i = 0; i < nb; i++) last[i] = -1;
+  int nw = 0;
+  for (int ci = 0; ci < nc; ci++) {
     const rcontact *c = &rw->contacts[ci];
-    const rbody *A = &bodies[c->a], *B = &bodies[c->b];
-    for (int j = 0; j < c->count; j++) {
-      rpoint *p = &rw->points[c->first + j];
-      vec3 xa = v3_add(A->p, m3_mulv(&A->R, p->la)), xb = v3_add(B->p, m3_mulv(&B->R, p->lb));
-      p->sep = p->s0 + v3_dot(c->n, v3_sub(xa, xb)) - c->rounded;
+    int k = 0;
+    if (bodies[c->a].dynamic) k = last[c->a] + 1;
+    if (bodies[c->b].dynamic && last[c->b] + 1 > k) k = last[c->b] + 1;
+    wave[ci] = k;
+    if (bodies[c->a].dynamic) last[c->a] = k;
+    if (bodies[c->b].dynamic) last[c->b] = k;
+    if (k + 1 > nw) nw = k + 1;
+  }
+  for (int k = 0; k <= nw; k++) first[k] = 0;
+  for (int ci = 0; ci < nc; ci++) first[wave[ci] + 1]++;
+  for (int k = 0; k < nw; k++) first[k + 1] += first[k];
+  int ngroups = 0, nwp = 0;
+  for (int k = 0; k < nw; k++) ngroups += (first[k + 1] - first[k] + RIGID_LANES - 1) / RIGID_LANES;
+  for (int ci = 0; ci < nc; ci++) order[first[wave[ci]]++] = ci; /* first[k] ends as first[k + 1] */
+  for (int k = nw; k > 0; k--) first[k] = first[k - 1];
+  first[0] = 0;
+  out->groups = ARENA_NEW(&w->scratch, wgroup, (size_t)ngroups + 1, "rigid lanes");
+  if (!out->groups) return 0;
+  int gi = 0;
+  for (int k = 0; k < nw; k++)
+    for (int i0 = first[k]; i0 < first[k + 1]; i0 += RIGID_LANES) {
+      wgroup *g = &out->groups[gi++];
+      memset(g, 0, sizeof *g);
+      g->first = nwp;
+      for (int l = 0; l < RIGID_LANES; l++) {
+        const rcontact *c = i0 + l < first[k + 1] ? &rw->contacts[order[i0 + l]] : NULL;
+        g->contact[l] = c ? order[i0 + l] : -1;
+        g->a[l] = c ? c->a : zero;
+        g->b[l] = c ? c->b : zero;
+        if (!c) continue;
+        if (c->count > g->count) g->count = c->count;
+        if (c->roll > 0 || c->twist > 0) g->spin = 1;
+        wset(&g->n, l, c->n);
+        wset(&g->t1, l, c->t1);
+        wset(&g->t2, l, c->t2);
+        g->mu[l] = c->mu;
+        g->rounded[l] = c->rounded;
+      }
+      nwp += g->count;
+    }
+  out->ngroups = ngroups;
+  out->points = ARENA_NEW(&w->scratch, wpoint, (size_t)nwp + 1, "rigid lanes");
+  if (!out->points) return 0;
+  memset(out->points, 0, sizeof(wpoint) * (size_t)nwp);
+  for (int g = 0; g < ngroups; g++) {
+    const wgroup *G = &out->groups[g];
+    for (int j = 0; j < G->count; j++) {
+      wpoint *p = &out->points[G->first + j];
+      for (int l = 0; l < RIGID_LANES; l++) {
+        const rcontact *c = G->contact[l] >= 0 ? &rw->contacts[G->contact[l]] : NULL;
+        if (!c || j >= c->count) {
+          p->point[l] = -1;
+          continue;
+        }
+        const rpoint *q = &rw->points[c->first + j];
+        p->point[l] = c->first + j;
+        wrow_set(&p->rn, l, &q->rn);
+        wrow_set(&p->rt[0], l, &q->rt[0]);
+        wrow_set(&p->rt[1], l, &q->rt[1]);
+        p->ni[l] = q->ni;
+        p->ti[0][l] = q->ti[0];
+        p->ti[1][l] = q->ti[1];
+        p->max_ni[l] = q->max_ni;
+        p->sep[l] = q->sep;
+        wset(&p->total, l, q->total);
+        wset(&p->la, l, q->la);
+        wset(&p->lb, l, q->lb);
+        p->s0[l] = q->s0;
+      }
+    }
+  }
+  return 1;
+}
+
+/* The rolling and torsional resistance of a group's lanes that have it (after their points). */
+static void wide_spin(struct rigid_work *rw, const wgroup *g, const wpoint *pts, rbody *bodies) {
+  for (int l = 0; l < RIGID_LANES; l++) {
+    if (g->contact[l] < 0) continue;
+    rcontact *c = &rw->contacts[g->contact[l]];
+    if (!(c->roll > 0 || c->twist > 0)) continue;
+    double total = 0;
+    for (int j = 0; j < c->count; j++) total += pts[j].ni[l];
+    solve_spin(c, total, &bodies[c->a], &bodies[c->b]);
+  }
+}
+
+/* One pass: each manifold's normal points, then its friction (and rolling and torsional
+ * resistance), in order. */
+RIGID_CLONES static void solve(struct rigid_work *rw, const wide *wd, rbody *bodies, double hs, soft sf, int use_bias) {
+  const vd vhs = vsplat(hs);
+  for (int gi = 0; gi < wd->ngroups; gi++) {
+    const wgroup *g = &wd->groups[gi];
+    wpoint *pts = &wd->points[g->first];
+    wbody A, B;
+    gather(bodies, g->a, &A);
+    gather(bodies, g->b, &B);
+    for (int j = 0; j < g->count; j++) wsolve_normal(g, &pts[j], &A, &B, vhs, sf, use_bias);
+    for (int j = 0; j < g->count; j++) wsolve_friction(g, &pts[j], &A, &B);
+    scatter(bodies, g->a, &A);
+    scatter(bodies, g->b, &B);
+    if (g->spin) wide_spin(rw, g, pts, bodies);
+  }
+}
+
+/* The warm start: the impulses remembered from the last substep, applied again. */
+RIGID_CLONES static void warm_start(struct rigid_work *rw, const wide *wd, rbody *bodies) {
+  for (int gi = 0; gi < wd->ngroups; gi++) {
+    const wgroup *g = &wd->groups[gi];
+    wpoint *pts = &wd->points[g->first];
+    wbody A, B;
+    gather(bodies, g->a, &A);
+    gather(bodies, g->b, &B);
+    for (int j = 0; j < g->count; j++) {
+      wpoint *p = &pts[j];
+      wrow_apply(&p->rn, &A, &B, g->n, p->ni);
+      wrow_apply(&p->rt[0], &A, &B, g->t1, p->ti[0]);
+      wrow_apply(&p->rt[1], &A, &B, g->t2, p->ti[1]);
+      const wvec add = {g->n.x * p->ni + (g->t1.x * p->ti[0] + g->t2.x * p->ti[1]),
+                        g->n.y * p->ni + (g->t1.y * p->ti[0] + g->t2.y * p->ti[1]),
+                        g->n.z * p->ni + (g->t1.z * p->ti[0] + g->t2.z * p->ti[1])};
+      p->total = (wvec){p->total.x + add.x, p->total.y + add.y, p->total.z + add.z};
+    }
+    scatter(bodies, g->a, &A);
+    scatter(bodies, g->b, &B);
+    if (!g->spin) continue;
+    for (int l = 0; l < RIGID_LANES; l++) {
+      if (g->contact[l] < 0) continue;
+      const rcontact *c = &rw->contacts[g->contact[l]];
+      if (c->roll > 0 || c->twist > 0) apply_angular(&bodies[c->a], &bodies[c->b], v3_madd(c->lroll, c->n, c->ltwist));
+    }
+  }
+}
+
+/* The lanes' impulses back into the points (for restitution, the cache and the contact buffer). */
+static void wide_store(struct rigid_work *rw, const wide *wd) {
+  for (int gi = 0; gi < wd->ngroups; gi++) {
+    const wgroup *g = &wd->groups[gi];
+    for (int j = 0; j < g->count; j++) {
+      const wpoint *p = &wd->points[g->first + j];
+      for (int l = 0; l < RIGID_LANES; l++) {
+        if (p->point[l] < 0) continue;
+        rpoint *q = &rw->points[p->point[l]];
+        q->ni = p->ni[l];
+        q->ti[0] = p->ti[0][l];
+        q->ti[1] = p->ti[1][l];
+        q->max_ni = p->max_ni[l];
+        q->sep = p->sep[l];
+        q->total = wget(&p->total, l);
+      }
+    }
+  }
+}
+
+/* Separations at the current poses (after each pose update), into the lanes. */
+typedef struct wpose {
+  wvec p, r[3]; /* position and the rows of the rotation matrix */
+} wpose;
+
+static LOOM_INLINE void gather_pose(const rbody *bodies, const int *idx, wpose *o) {
+  for (int l = 0; l < RIGID_LANES; l++) {
+    const rbody *b = &bodies[idx[l]];
+    wset(&o->p, l, b->p);
+    for (int i = 0; i < 3; i++) wset(&o->r[i], l, v3(b->R.m[i][0], b->R.m[i][1], b->R.m[i][2]));
+  }
+}
+
+/* p + R x, as v3_add(p, m3_mulv(R, x)) */
+static LOOM_INLINE wvec wpose_apply(const wpose *t, wvec x) {
+  return (wvec){t->p.x + wdot(t->r[0], x), t->p.y + wdot(t->r[1], x), t->p.z + wdot(t->r[2], x)};
+}
+
+RIGID_CLONES static void update_separations(const wide *wd, const rbody *bodies) {
+  for (int gi = 0; gi < wd->ngroups; gi++) {
+    const wgroup *g = &wd->groups[gi];
+    wpose A, B;
+    gather_pose(bodies, g->a, &A);
+    gather_pose(bodies, g->b, &B);
+    for (int j = 0; j < g->count; j++) {
+      wpoint *p = &wd->points[g->first + j];
+      const wvec xa = wpose_apply(&A, p->la), xb = wpose_apply(&B, p->lb);
+      const wvec d = {xa.x - xb.x, xa.y - xb.y, xa.z - xb.z};
+      p->sep = p->s0 + wdot(g->n, d) - g->rounded;
     }
   }
 }
@@ -435,7 +740,7 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
   if (!ndyn) return;
   const int nc = rw && rw->contacts ? rw->ncontacts : 0;
   arena_mark mark = arena_get_mark(&w->scratch);
-  rbody *bodies = ARENA_NEW(&w->scratch, rbody, (size_t)ndyn + 2 * (size_t)nc, "rigid solver bodies");
+  rbody *bodies = ARENA_NEW(&w->scratch, rbody, (size_t)ndyn + 2 * (size_t)nc + 1, "rigid solver bodies");
   if (!bodies) {
     world_message(w, LOOM_ERROR, -1, "rigid solver: out of memory in step; rigid bodies did not move");
     return;
@@ -534,6 +839,14 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
     }
   }
   const soft sf = make_soft(0.25 / hs, RIGID_ZETA, hs);
+  /* the lanes (bodies[nb]: the padding's body, at rest, never moved) */
+  memset(&bodies[nb], 0, sizeof bodies[nb]);
+  wide wd;
+  if (!make_wide(w, rw, bodies, nb, nb, &wd)) {
+    world_message(w, LOOM_ERROR, -1, "rigid solver: out of memory in step; rigid bodies did not move");
+    arena_release(&w->scratch, mark);
+    return;
+  }
   const double a_span = s->a1 - s->a0;
   for (int it = 0; it < inner; it++) {
     for (int i = 0; i < nb; i++) {
@@ -548,19 +861,8 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
       B->v = r->state.vel;
       B->w = r->state.omega;
     }
-    for (int ci = 0; ci < nc; ci++) { /* warm start */
-      rcontact *c = &rw->contacts[ci];
-      for (int j = 0; j < c->count; j++) {
-        rpoint *p = &rw->points[c->first + j];
-        rbody *A = &bodies[c->a], *B = &bodies[c->b];
-        row_apply(&p->rn, A, B, c->n, p->ni);
-        row_apply(&p->rt[0], A, B, c->t1, p->ti[0]);
-        row_apply(&p->rt[1], A, B, c->t2, p->ti[1]);
-        p->total = v3_add(p->total, v3_add(v3_scale(c->n, p->ni), v3_add(v3_scale(c->t1, p->ti[0]), v3_scale(c->t2, p->ti[1]))));
-      }
-      if (c->roll > 0 || c->twist > 0) apply_angular(&bodies[c->a], &bodies[c->b], v3_madd(c->lroll, c->n, c->ltwist));
-    }
-    for (int k = 0; k < RIGID_ITERATIONS; k++) solve(rw, bodies, hs, sf, 1);
+    warm_start(rw, &wd, bodies);
+    for (int k = 0; k < RIGID_ITERATIONS; k++) solve(rw, &wd, bodies, hs, sf, 1);
     for (int i = 0; i < nb; i++) {
       rbody *B = &bodies[i];
       if (B->dynamic) {
@@ -576,9 +878,10 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
       }
       B->R = q_to_mat3(B->q);
     }
-    update_separations(rw, bodies);
-    solve(rw, bodies, hs, sf, 0);
+    update_separations(&wd, bodies);
+    solve(rw, &wd, bodies, hs, sf, 0);
   }
+  wide_store(rw, &wd);
   /* restitution */
   for (int ci = 0; ci < nc; ci++) {
     rcontact *c = &rw->contacts[ci];
@@ -587,12 +890,14 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
     for (int j = 0; j < c->count; j++) {
       rpoint *p = &rw->points[c->first + j];
       if (p->vn0 > -RIGID_BOUNCE_MIN || p->max_ni == 0) continue;
-      double vn = row_velocity(&p->rn, A, B, c->n);
+      rvel a = vel_of(A), b = vel_of(B);
+      double vn = row_velocity(&p->rn, &a, &b, c->n);
       double lambda = -p->rn.mass * (vn + c->e * p->vn0);
       double nv = d_max(p->ni + lambda, 0);
       lambda = nv - p->ni;
       p->ni = nv;
-      row_apply(&p->rn, A, B, c->n, lambda);
+      row_apply(&p->rn, &a, &b, c->n, lambda);
+      A->v = a.v, A->w = a.w, B->v = b.v, B->w = b.w;
       p->total = v3_madd(p->total, c->n, lambda);
     }
   }

@@ -170,7 +170,7 @@ void *arena_alloc(arena *a, size_t bytes, const char *name) {
     if (a->used + a->overflow_bytes > a->high_water) a->high_water = a->used + a->overflow_bytes;
     return p;
   }
-  arena_block *b = malloc(sizeof(arena_block) + bytes);
+  arena_block *b = aligned_alloc(32, align32(sizeof(arena_block) + bytes)); /* (data 32-byte aligned too) */
   if (!b) {
     loom_fail("out of memory (scratch '%s', %zu bytes)", name ? name : "?", bytes);
     return NULL;
