@@ -361,7 +361,7 @@ static void solve_spin(rcontact *c, double total, rbody *A, rbody *B) {
 #define RIGID_LANES 4
 /* The passes come in two builds, picked when the library loads: with AVX2 (a lane vector is one
  * register) and without (two). Both do the same operations, so they give the same numbers. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(LOOM_NO_CLONES)
 #define RIGID_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define RIGID_CLONES

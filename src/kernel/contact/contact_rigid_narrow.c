@@ -280,7 +280,7 @@ static void poly_pair(rigid_manifold *m, const wpoly *PA, const wpoly *PB, vec3 
   int ea = -1, eb = -1;
   vec3 eaxis = v3(0, 0, 1);
   vec3 a0 = ca, a1 = ca, b0 = cb, b1 = cb;
-  int ida = 0, idb = 0;
+  int ida = 0, idb = 0, supports = 0;
   if (PA->g->hull && PB->g->hull) {
     /* hulls: only edge pairs whose arcs cross on the Gauss map can be a separating direction
      * (the cross product of the edges is then a face normal of the Minkowski difference) */
@@ -381,10 +381,7 @@ static void poly_pair(rigid_manifold *m, const wpoly *PA, const wpoly *PB, vec3 
         if (s > margin) return;
         if (s > se) se = s, ea = i, eb = j, eaxis = ax;
       }
-    if (ea >= 0) {
-      support_edge(PA, PA->dir[ea], eaxis, 1, &a0, &a1, &ida);
-      support_edge(PB, PB->dir[eb], eaxis, -1, &b0, &b1, &idb);
-    }
+    supports = 1; /* the edges themselves are found below, if an edge wins */
   }
   const double tol = 0.1 * RIGID_SPECULATIVE * 0.1; /* prefer faces: they give whole manifolds */
   double sf = sa >= sb - tol ? sa : sb;
@@ -394,6 +391,10 @@ static void poly_pair(rigid_manifold *m, const wpoly *PA, const wpoly *PB, vec3 
     fb = v3_dot(PB->fn[0], ca) - PB->fd[0] >= 0 ? 0 : 1; /* the face on A's side */
   }
   if (use_edge) {
+    if (supports) {
+      support_edge(PA, PA->dir[ea], eaxis, 1, &a0, &a1, &ida);
+      support_edge(PB, PB->dir[eb], eaxis, -1, &b0, &b1, &idb);
+    }
     double s, t;
     geom_segment_segment(a0, a1, b0, b1, &s, &t);
     vec3 pa = v3_lerp(a0, a1, s), pb = v3_lerp(b0, b1, t);

@@ -57,8 +57,11 @@ void rigid_integrate_velocity(const loom_world *w, rigid_body *r, double h) {
     st->vel = v3(0, 0, 0);
   }
   if (r->params.angular) {
-    mat3 Iw = rigid_world_inv_inertia(r, st->q);
-    vec3 om = v3_madd(st->omega, m3_mulv(&Iw, v3_add(st->torque, r->cloth_torque)), h);
+    vec3 om = st->omega, tau = v3_add(st->torque, r->cloth_torque);
+    if (tau.x != 0 || tau.y != 0 || tau.z != 0) { /* (most bodies in most steps have no torque) */
+      mat3 Iw = rigid_world_inv_inertia(r, st->q);
+      om = v3_madd(om, m3_mulv(&Iw, tau), h);
+    }
     om = gyroscopic(r, st->q, om, h);
     st->omega = v3_scale(om, 1.0 / (1 + h * r->params.angular_damping));
   } else {
