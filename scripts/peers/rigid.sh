@@ -11,8 +11,14 @@
 # ms per step over the first 2 s (median) and the largest distance a box moved from where it was
 # placed after 10 s. Then `loom bench terrain_60` (60 boxes, cylinders and rocks on a 3 200-triangle
 # mesh terrain) beside Bullet's (bullet_terrain.cpp): ms per step over the first 2 s, bodies still
-# awake after 20 s. Installs libbullet-dev, libode-dev, libmujoco-dev, g++ and pkg-config when
-# missing. Not part of `make test` or `make bench`; compare ratios of one run.
+# awake after 20 s. Then the piles of `loom bench rain_500 hull_pile_200` (500 spheres, 200 convex
+# hulls into a bin), exported by export_scene.lua and built body for body by bullet_scene.cpp,
+# ode_scene.c and mujoco_scene.c, at dt = 1/60 and 1/500: ms per step over the first 2 s, and after
+# 10 s the largest distance a body moved in the last second and the bodies still awake (MuJoCo,
+# which does not sleep: moving faster than 1 cm/s; MuJoCo only at 1/60 and only the timed 2 s, its
+# piles take minutes per simulated second). Installs libbullet-dev, libode-dev,
+# libmujoco-dev, g++ and pkg-config when missing. Not part of `make test` or `make bench`; compare
+# ratios of one run.
 set -eu
 cd "$(dirname "$0")/../.."
 RUNS=3
@@ -21,7 +27,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --runs) RUNS=${2:?--runs needs a number}; shift 2 ;;
     --mujoco-runs) MRUNS=${2:?--mujoco-runs needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "rigid.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -32,6 +38,9 @@ ODE=build/peers/ode_stack
 MUJOCO=build/peers/mujoco_stack
 compile_bullet scripts/peers/bullet_stack.cpp "$BULLET"
 compile_bullet scripts/peers/bullet_terrain.cpp build/peers/bullet_terrain
+compile_bullet scripts/peers/bullet_scene.cpp build/peers/bullet_scene
+compile_c scripts/peers/ode_scene.c build/peers/ode_scene "$(pkg-config --cflags ode)" "$(pkg-config --libs ode) -lm"
+compile_c scripts/peers/mujoco_scene.c build/peers/mujoco_scene "" "-lmujoco -lm"
 compile_c scripts/peers/ode_stack.c "$ODE" "$(pkg-config --cflags ode)" "$(pkg-config --libs ode) -lm"
 compile_c scripts/peers/mujoco_stack.c "$MUJOCO" "" "-lmujoco -lm"
 make --no-print-directory deps >/dev/null
@@ -64,3 +73,15 @@ for case in tower pyramid; do
 done
 build/peers/bullet_terrain --runs "$RUNS"
 build/loom bench terrain_60 --runs "$RUNS" | tail -n 1
+# the piles: scenes/rain.lua and scenes/hull_pile.lua exported as bodies, in each peer at both steps
+for case in rain_500:scenes/rain.lua hull_pile_200:scenes/hull_pile.lua; do
+  name=${case%%:*}
+  file=${case#*:}
+  build/loom exec scripts/peers/export_scene.lua "$file" "build/peers/$name.txt" >/dev/null
+  for dt in 60 500; do
+    build/peers/bullet_scene "build/peers/$name.txt" "$dt" --runs "$RUNS" --name "$name"
+    build/peers/ode_scene "build/peers/$name.txt" "$dt" --runs "$RUNS" --name "$name"
+    [ "$dt" = 60 ] && build/peers/mujoco_scene "build/peers/$name.txt" "$dt" --runs "$MRUNS" --name "$name" --settle 0
+  done
+  build/loom bench "$name" --runs "$RUNS" | tail -n 1
+done
