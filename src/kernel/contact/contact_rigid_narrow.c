@@ -268,6 +268,19 @@ static int triangle_feature_touchable(const wpoly *T, const tri_edges *te, vec3 
  * edge between coplanar or concave faces, a convex fold outside its normal cone) is made with
  * the triangle's face on PA's side instead — such normals come from inside the mesh's surface
  * and would stop a body sliding across (internal edges) or tilt the push at a fold. */
+/* 4 doubles as one vector (an AVX2 register in the AVX2 build of poly_pair, picked at load when the
+ * processor has it; two SSE2 registers otherwise); loaded from anywhere */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef double v4 __attribute__((vector_size(32)));
+static inline v4 v4_at(const double *p) {
+  v4 r;
+  memcpy(&r, p, sizeof r);
+  return r;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(LOOM_NO_CLONES)
+__attribute__((target_clones("avx2", "default"))) /* (the arc tests run as vectors; the same numbers) */
+#endif
 static void poly_pair(rigid_manifold *m, const wpoly *PA, const wpoly *PB, vec3 ca, vec3 cb, double margin,
                       const tri_edges *te) {
   int fa, fb;
@@ -285,7 +298,7 @@ static void poly_pair(rigid_manifold *m, const wpoly *PA, const wpoly *PB, vec3 
     /* hulls: only edge pairs whose arcs cross on the Gauss map can be a separating direction
      * (the cross product of the edges is then a face normal of the Minkowski difference) */
     /* B's arcs once (struct of arrays: the inner loop is four dot products per pair) */
-    static _Thread_local double gb[9][RIGID_POLY_MAX_EDGES];
+    static _Thread_local double gb[9][RIGID_POLY_MAX_EDGES + 4]; /* (+4: whole vectors past the end) */
     const int neb = PB->g->ne;
     for (int j = 0; j < neb; j++) {
       const vec3 nc = v3_neg(PB->fn[PB->g->edge_f[2 * j]]), nd = v3_neg(PB->fn[PB->g->edge_f[2 * j + 1]]);
@@ -300,14 +313,19 @@ static void poly_pair(rigid_manifold *m, const wpoly *PA, const wpoly *PB, vec3 
       const vec3 bxa = v3_cross(nb, na);
       /* the arcs' first test for all of B's edges in a branch-free pass, the crossing ones listed
        * (the sums in v3_dot's order: the same values as with vectors) */
-      double cbas[RIGID_POLY_MAX_EDGES];
+      double cbas[RIGID_POLY_MAX_EDGES + 4], prod[RIGID_POLY_MAX_EDGES + 4];
       int pass[RIGID_POLY_MAX_EDGES], npass = 0;
+      const v4 bx = {bxa.x, bxa.x, bxa.x, bxa.x}, by = {bxa.y, bxa.y, bxa.y, bxa.y}, bz = {bxa.z, bxa.z, bxa.z, bxa.z};
+      for (int j = 0; j < neb; j += 4) { /* four edges of B at a time (lanes past neb unused) */
+        const v4 cba = v4_at(gb[0] + j) * bx + v4_at(gb[1] + j) * by + v4_at(gb[2] + j) * bz;
+        const v4 dba = v4_at(gb[3] + j) * bx + v4_at(gb[4] + j) * by + v4_at(gb[5] + j) * bz;
+        const v4 pr = cba * dba;
+        memcpy(cbas + j, &cba, sizeof cba);
+        memcpy(prod + j, &pr, sizeof pr);
+      }
       for (int j = 0; j < neb; j++) {
-        const double cba = gb[0][j] * bxa.x + gb[1][j] * bxa.y + gb[2][j] * bxa.z;
-        const double dba = gb[3][j] * bxa.x + gb[4][j] * bxa.y + gb[5][j] * bxa.z;
-        cbas[j] = cba;
         pass[npass] = j;
-        npass += cba * dba < 0;
+        npass += prod[j] < 0;
       }
       int ncross = 0; /* the second test, the same way, over the listed ones */
       for (int k = 0; k < npass; k++) {
