@@ -290,8 +290,8 @@ static jrow make_row(const rbody *A, const rbody *B, vec3 ra, vec3 rb, vec3 d) {
   return r;
 }
 
-/* The velocities a constraint row reads and changes, copied out of the bodies for one manifold's
- * rows so that they stay in registers through the chain of rows (A and B are distinct bodies). */
+/* The velocities a constraint row reads and changes, copied out of the two (distinct) bodies: the
+ * scalar rows of the restitution pass (the passes of the inner steps work on lanes, below). */
 typedef struct rvel {
   vec3 v, w;
   double im;
