@@ -5,9 +5,10 @@
 // z = 1, pinned at (-0.5, -0.5, 1) and (0.5, -0.5, 1), total mass 1 kg, optionally falling on a
 // static sphere r = 0.3 at (0, 0, 0.6); z up, gravity -9.81, dt = 1/240.
 //
-// Bullet settings (the fair configuration the reference peer figures used): CreatePatch with diagonal links, structural
-// kLST 1, distance-2 bending links with kLST 0.4, 10 position iterations, friction 0.5, collision
-// margin 0.3 x grid spacing, sparse-SDF voxel 0.025 m. Everything else is Bullet's default.
+// Bullet settings (the fair configuration the reference peer figures used): CreatePatch with
+// diagonal links, structural kLST 1, distance-2 bending links with kLST 0.4, 10 position
+// iterations, friction 0.5, collision margin 0.3 x grid spacing, sparse-SDF voxel 0.025 m.
+// Everything else is Bullet's default.
 //
 // Usage: bullet_cloth N sphere|free [--steps S] [--iterations I] [--runs R]
 //
