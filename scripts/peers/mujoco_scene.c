@@ -116,13 +116,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "mujoco_scene: DT_INVERSE > 0 and 1 <= R <= 100\n");
     return 2;
   }
-  char path[] = "/tmp/mujoco_scene_XXXXXX"; /* mkstemp's template: a fresh file for the model */
-  const int fd = mkstemp(path);
-  if (fd >= 0) close(fd); /* (written by name below, as mj_loadXML reads it) */
+  char path[4096];
+  /* the model is written to a file by name, as mj_loadXML reads it */
+  const int made = peer_model_file(path, sizeof path, "mujoco_scene");
   int ndyn = 0;
-  if (fd < 0 || convert(argv[1], path, dt, &ndyn) != 0) {
+  if (made < 0 || convert(argv[1], path, dt, &ndyn) != 0) {
     fprintf(stderr, "mujoco_scene: cannot convert %s\n", argv[1]);
-    if (fd >= 0) remove(path);
+    if (made == 0) remove(path);
     return 1;
   }
   char err[1000] = "";

@@ -69,11 +69,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "mujoco_stack: DT_INVERSE > 0 and 1 <= R <= 100\n");
     return 2;
   }
-  char path[] = "/tmp/mujoco_stack_XXXXXX"; /* mkstemp's template: a fresh file for the model */
-  const int fd = mkstemp(path);
-  if (fd >= 0) close(fd); /* (written by name below, as mj_loadXML reads it) */
-  if (fd < 0 || write_model(path, tower, dt, solver) != 0) {
+  char path[4096];
+  /* the model is written to a file by name, as mj_loadXML reads it */
+  const int made = peer_model_file(path, sizeof path, "mujoco_stack");
+  if (made < 0 || write_model(path, tower, dt, solver) != 0) {
     fprintf(stderr, "mujoco_stack: cannot write the model\n");
+    if (made == 0) remove(path);
     return 1;
   }
   char err[1000] = "";

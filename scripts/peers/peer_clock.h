@@ -1,9 +1,14 @@
-/* peer_clock.h — what the C peer programs (ode_stack.c, mujoco_stack.c) share: a monotonic clock
- * in seconds and the comparison that sorts run times for their median. */
+/* peer_clock.h — what the C peer programs (ode_stack.c, ode_scene.c, mujoco_stack.c,
+ * mujoco_scene.c) share: a monotonic clock in seconds, the comparison that sorts run times for their
+ * median, and a fresh file for a generated model. */
 #ifndef PEER_CLOCK_H
 #define PEER_CLOCK_H
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void) {
   struct timespec t;
@@ -14,6 +19,19 @@ static double now(void) {
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
+}
+
+/* A new, empty file for a model the program writes and MuJoCo then reads by name: in $TMPDIR (or
+ * /tmp), named after the program and the process, created exclusively (never someone else's file).
+ * Its path in path; 0, or -1 when none could be made. */
+static inline int peer_model_file(char *path, size_t n, const char *program) {
+  const char *dir = getenv("TMPDIR");
+  for (int k = 0; k < 100; k++) {
+    snprintf(path, n, "%s/%s_%ld_%d.xml", dir && *dir ? dir : "/tmp", program, (long)getpid(), k);
+    const int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0) return close(fd);
+  }
+  return -1;
 }
 
 #endif
