@@ -48,7 +48,7 @@ typedef struct jrow {
 typedef struct rpoint {
   vec3 c, la, lb, ra, rb;
   jrow rn, rt[2];
-  double s0, sep; /* separation found, and now (after the last pose update) */
+  double s0; /* the separation found (the lanes keep the current one) */
   double ni, ti[2];
   double vn0, max_ni;
   vec3 total; /* impulse given to A over the substep */
@@ -583,7 +583,7 @@ static int make_wide(loom_world *w, const struct rigid_work *rw, const rbody *bo
         p->ti[0][l] = q->ti[0];
         p->ti[1][l] = q->ti[1];
         p->max_ni[l] = q->max_ni;
-        p->sep[l] = q->sep;
+        p->sep[l] = q->s0;
         wset(&p->total, l, q->total);
         wset(&p->la, l, q->la);
         wset(&p->lb, l, q->lb);
@@ -666,7 +666,6 @@ static void wide_store(struct rigid_work *rw, const wide *wd) {
         q->ti[0] = p->ti[0][l];
         q->ti[1] = p->ti[1][l];
         q->max_ni = p->max_ni[l];
-        q->sep = p->sep[l];
         q->total = wget(&p->total, l);
       }
     }
@@ -829,7 +828,6 @@ void contact_rigid_respond(loom_world *w, const step_info *s) {
       p->rn = make_row(A, B, p->ra, p->rb, c->n);
       p->rt[0] = make_row(A, B, p->ra, p->rb, c->t1);
       p->rt[1] = make_row(A, B, p->ra, p->rb, c->t2);
-      p->sep = p->s0;
       p->vn0 = v3_dot(rel_velocity(A, B, p->ra, p->rb), c->n);
       const rcache *k = rw->cache ? cache_find(rw, cache_key(c->slot_a, c->slot_b, p->id)) : NULL;
       if (k) {
