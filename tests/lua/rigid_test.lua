@@ -405,6 +405,26 @@ describe("document 003's scenes", function()
     end
     assert.is_true(outside <= 1, outside .. " of 500 spheres left the bin")
   end)
+
+  it("the rain and the hull pile come to rest at dt = 1/60: after 10 s every body in the bin is still", function()
+    for _, file in ipairs {"scenes/rain.lua", "scenes/hull_pile.lua"} do
+      local W = scene(file)
+      W.dt = 1 / 60
+      W:run(10)
+      local inside, moving = 0, 0
+      for _, b in ipairs(W:bodies()) do
+        if b.kind == "rigid" and b.mass > 0 and not b.frozen and b.position.z > -1 then
+          inside = inside + 1
+          local v, w = b.velocity, b.angular_velocity
+          if not b.asleep and (math.sqrt(v.x ^ 2 + v.y ^ 2 + v.z ^ 2) > 0.01 or math.sqrt(w.x ^ 2 + w.y ^ 2 + w.z ^ 2) > 0.05) then
+            moving = moving + 1
+          end
+        end
+      end
+      assert.is_true(inside >= (file:match("rain") and 499 or 200), file .. ": " .. inside .. " bodies left in the bin")
+      assert.equal(0, moving, file .. ": bodies still moving after 10 s")
+    end
+  end)
 end)
 
 describe("convex hulls", function()
