@@ -38,7 +38,9 @@ struct loom_tet_mesh {
 };
 
 /* Signed volume of tet (a, b, c, d): (b - a) . ((c - a) x (d - a)) / 6. */
-double tet_signed_volume(vec3 a, vec3 b, vec3 c, vec3 d);
+static inline double tet_signed_volume(vec3 a, vec3 b, vec3 c, vec3 d) {
+  return v3_dot(v3_sub(b, a), v3_cross(v3_sub(c, a), v3_sub(d, a))) / 6.0;
+}
 /* Barycentric coordinates of p in tet (a, b, c, d) (w sums to 1; all >= 0 inside). */
 void tet_barycentric(vec3 p, vec3 a, vec3 b, vec3 c, vec3 d, double w[4]);
 /* The tet that contains p (the one whose smallest barycentric coordinate is largest), or when

@@ -19,10 +19,6 @@ LOOM_API void loom_tet_mesh_destroy(loom_tet_mesh *m) {
   core_free(m);
 }
 
-double tet_signed_volume(vec3 a, vec3 b, vec3 c, vec3 d) {
-  return v3_dot(v3_sub(b, a), v3_cross(v3_sub(c, a), v3_sub(d, a))) / 6.0;
-}
-
 /* ---- sorting helpers ----------------------------------------------------------------------- */
 
 typedef struct face_key {

@@ -42,6 +42,8 @@ typedef struct solid_state {
   vec3 *cn;          /* per vertex: the normal of the obstacle it touched in the last substep (zero:
                       * none); the implicit solve holds its normal velocity (a constraint) */
   double *cvn;       /* per vertex: that obstacle's normal velocity there (a moving press), m/s */
+  vec3 *damp_prev;   /* per vertex: the velocity change of the last substep's damping solve (its
+                      * first guess in the next, teschner_damp), m/s */
 } solid_state;
 
 typedef struct solid_derived {
@@ -73,9 +75,8 @@ typedef struct solid_scratch {
   double *diag_inv;  /* n x 9: inverse diagonal blocks */
   double *row_bound; /* n: Gershgorin row sums (explicit substep estimate), the damping's Jacobi */
   double *ism;       /* n: 1 / sqrt(m) for the bound (teschner_omega2_now) */
-  vec3 *edge_u;      /* ne: edge directions in the damping solve (arena) */
+  vec3 *edge_u;      /* ne: edge directions times sqrt(h d_C / l0^2), the damping solve (arena) */
   vec3 *v0;          /* n: velocities before the damping solve (arena) */
-  double *edge_c;    /* ne: h d_C / l0^2 */
   int cg_iterations;
   double cg_residual;
 } solid_scratch;

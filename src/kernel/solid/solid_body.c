@@ -104,6 +104,7 @@ static void solid_free(void *data) {
   core_free(b->state.rest);
   core_free(b->state.cn);
   core_free(b->state.cvn);
+  core_free(b->state.damp_prev);
   core_free(b->scratch.row_bound);
   core_free(b->scratch.ism);
   core_free(b->surface.x);
@@ -169,7 +170,8 @@ static int solid_create(loom_world *w, int slot, const void *vdef) {
   b->state.rest = core_alloc((size_t)n, sizeof(vec3));
   b->state.cn = core_calloc((size_t)n, sizeof(vec3));
   b->state.cvn = core_calloc((size_t)n, sizeof(double));
-  if (!b->state.cvn) return -1;
+  b->state.damp_prev = core_calloc((size_t)n, sizeof(vec3));
+  if (!b->state.cvn || !b->state.damp_prev) return -1;
   b->scratch.row_bound = core_alloc((size_t)n, sizeof(double));
   b->scratch.ism = core_alloc((size_t)n, sizeof(double));
   if (!b->scratch.row_bound || !b->scratch.ism) return -1;
@@ -328,6 +330,7 @@ static const state_field solid_state_fields[] = {
   {"rest", offsetof(solid_body, state.rest), sizeof(vec3), 1},
   {"contact_normal", offsetof(solid_body, state.cn), sizeof(vec3), 1},
   {"contact_speed", offsetof(solid_body, state.cvn), sizeof(double), 1},
+  {"damping_change", offsetof(solid_body, state.damp_prev), sizeof(vec3), 1},
 };
 
 static uint64_t solid_model_hash(const body_slot *s, uint64_t h) {
@@ -355,7 +358,7 @@ static int solid_transplant(body_slot *dst, const body_slot *src) {
 
 static size_t solid_scratch_bytes(const body_slot *s) {
   const solid_body *b = solid_of(s);
-  size_t bytes = (size_t)b->p.n * sizeof(vec3) * 10 + (size_t)b->model.ne * (sizeof(vec3) + sizeof(double)) + 8192;
+  size_t bytes = (size_t)b->p.n * sizeof(vec3) * 10 + (size_t)b->model.ne * sizeof(vec3) + 8192;
   if (b->params.integrator == LOOM_INTEGRATOR_IMPLICIT)
     bytes += (size_t)b->model.nnz * 9 * sizeof(double) + (size_t)b->p.n * 9 * sizeof(double);
   /* document 002's contacts (contact_solid.c): the point hash (table, chains, stamps, owners and
@@ -454,9 +457,8 @@ static void solid_begin(loom_world *w, body_slot *s, const step_info *si) {
   sc->q = ARENA_NEW(A, vec3, n, "cg q");
   sc->s = ARENA_NEW(A, vec3, n, "cg s");
   sc->edge_u = ARENA_NEW(A, vec3, b->model.ne, "edge directions");
-  sc->edge_c = ARENA_NEW(A, double, b->model.ne, "edge damping");
   sc->v0 = ARENA_NEW(A, vec3, n, "velocities before damping");
-  int ok = sc->F && sc->u && sc->r && sc->d && sc->q && sc->s && sc->edge_u && sc->edge_c && sc->v0;
+  int ok = sc->F && sc->u && sc->r && sc->d && sc->q && sc->s && sc->edge_u && sc->v0;
   if (b->params.integrator == LOOM_INTEGRATOR_IMPLICIT) {
     sc->rhs = ARENA_NEW(A, vec3, n, "rhs");
     sc->dv = ARENA_NEW(A, vec3, n, "dv");

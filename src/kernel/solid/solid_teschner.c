@@ -116,18 +116,29 @@ static inline vec3 damp_filter(const solid_body *b, int i, vec3 a) {
 
 /* y = (M + h D) p over the free vertices (pinned ones: y = p, they do not take part), D the
  * damping matrix of the distance constraints: sum over edges of (d / l0^2) u u^T on the edge's
- * difference; eu holds each edge's unit vector u and ec its h d / l0^2. */
-static void damp_apply(const solid_body *b, const vec3 *eu, const double *ec, const vec3 *p, vec3 *y) {
+ * difference; ew holds each edge's u scaled by the square root of its h d / l0^2. `held`: some
+ * vertex is pinned (without, the loop needs no mask). */
+static void damp_apply(const solid_body *b, const vec3 *ew, int held, const vec3 *p, vec3 *y) {
   const double *im = b->p.inv_m;
   for (int i = 0; i < b->p.n; i++) y[i] = im[i] > 0 ? v3_scale(p[i], b->p.m[i]) : p[i];
   const int32_t *e = b->model.edge;
+  if (!held) {
+    for (int k = 0; k < b->model.ne; k++) {
+      const int i = e[2 * k], j = e[2 * k + 1];
+      const vec3 w = ew[k];
+      const double c = w.x * (p[j].x - p[i].x) + w.y * (p[j].y - p[i].y) + w.z * (p[j].z - p[i].z);
+      y[j] = v3_madd(y[j], w, c);
+      y[i] = v3_madd(y[i], w, -c);
+    }
+    return;
+  }
   for (int k = 0; k < b->model.ne; k++) {
     const int i = e[2 * k], j = e[2 * k + 1];
     const double pi = im[i] > 0, pj = im[j] > 0;
     const vec3 dp = v3_sub(v3_scale(p[j], pj), v3_scale(p[i], pi));
-    const double c = ec[k] * v3_dot(eu[k], dp);
-    y[j] = v3_madd(y[j], eu[k], c * pj);
-    y[i] = v3_madd(y[i], eu[k], -c * pi);
+    const double c = v3_dot(ew[k], dp);
+    y[j] = v3_madd(y[j], ew[k], c * pj);
+    y[i] = v3_madd(y[i], ew[k], -c * pi);
   }
 }
 
@@ -147,41 +158,69 @@ void teschner_damp(const solid_body *b, const vec3 *x, vec3 *v, double h) {
   const double *im = b->p.inv_m;
   /* the edges' directions and coefficients; Jacobi: m_i + h sum over i's edges of d / l0^2 (the
    * diagonal of D, bounded by that) */
-  double *dg = sc->row_bound, *ec = sc->edge_c;
-  vec3 *eu = sc->edge_u;
-  for (int i = 0; i < n; i++) dg[i] = b->p.m[i];
+  double *dg = sc->row_bound;
+  vec3 *ew = sc->edge_u;
+  int held = 0;
+  for (int i = 0; i < n; i++) {
+    dg[i] = b->p.m[i];
+    held |= im[i] == 0;
+  }
   const int32_t *e = b->model.edge;
+  const double shd = sqrt(h * dc);
   for (int k = 0; k < b->model.ne; k++) {
     const vec3 d = v3_sub(x[e[2 * k + 1]], x[e[2 * k]]);
-    const double l = v3_len(d);
-    eu[k] = l > 0 ? v3_scale(d, 1.0 / l) : v3(0, 0, 0);
-    ec[k] = h * dc / (b->restq.len0[k] * b->restq.len0[k]);
-    dg[e[2 * k]] += ec[k];
-    dg[e[2 * k + 1]] += ec[k];
+    const double l = v3_len(d), s = shd / b->restq.len0[k], c = s * s; /* c = h d_C / l0^2 */
+    ew[k] = l > 0 ? v3_scale(d, s / l) : v3(0, 0, 0);
+    dg[e[2 * k]] += c;
+    dg[e[2 * k + 1]] += c;
   }
+  for (int i = 0; i < n; i++) dg[i] = 1.0 / dg[i]; /* the preconditioner: the inverse */
   /* the momentum before, when nothing holds a vertex */
   int all_free = 1;
   vec3 p0 = v3(0, 0, 0);
-  vec3 *v0 = sc->v0;
+  vec3 *v0 = sc->v0, *dp = b->state.damp_prev;
   for (int i = 0; i < n; i++) {
     v0[i] = v[i];
     const vec3 cn = b->state.cn[i];
     if (im[i] == 0 || cn.x != 0 || cn.y != 0 || cn.z != 0) all_free = 0;
     p0 = v3_madd(p0, v[i], b->p.m[i]);
   }
-  /* r = M u - (M + h D) u = -h D u (u is the first guess) */
-  damp_apply(b, eu, ec, v, q);
-  double rz = 0, rr0 = 0;
+  /* the first guess: u, or u plus the last substep's change when that leaves the smaller
+   * residual (the change is state, so a restored checkpoint goes on bit-identically). The damping
+   * field changes little from one substep to the next, so the solve usually starts near its
+   * answer; a motion without relative velocity (u's residual -h D u vanishes) stays exact. The
+   * stopping test stays relative to M u. */
+  damp_apply(b, ew, held, v, q);
+  double rr0 = 0, rr = 0;
   for (int i = 0; i < n; i++) {
     r[i] = im[i] > 0 ? damp_filter(b, i, v3_sub(v3_scale(v[i], b->p.m[i]), q[i])) : v3(0, 0, 0);
-    z[i] = damp_filter(b, i, v3_scale(r[i], 1.0 / dg[i]));
-    p[i] = z[i];
-    rz += v3_dot(r[i], z[i]);
+    rr += v3_len2(r[i]);
     rr0 += im[i] > 0 ? b->p.m[i] * b->p.m[i] * v3_len2(v[i]) : 0;
   }
-  double rr = rr0;
+  if (rr > 1e-6 * rr0) {
+    for (int i = 0; i < n; i++) p[i] = im[i] > 0 ? damp_filter(b, i, dp[i]) : v3(0, 0, 0);
+    damp_apply(b, ew, held, p, z);
+    double rw = 0;
+    for (int i = 0; i < n; i++) {
+      q[i] = im[i] > 0 ? v3_sub(r[i], damp_filter(b, i, z[i])) : v3(0, 0, 0);
+      rw += v3_len2(q[i]);
+    }
+    if (rw < rr) {
+      for (int i = 0; i < n; i++) {
+        v[i] = v3_add(v[i], p[i]);
+        r[i] = q[i];
+      }
+      rr = rw;
+    }
+  }
+  double rz = 0;
+  for (int i = 0; i < n; i++) {
+    z[i] = damp_filter(b, i, v3_scale(r[i], dg[i]));
+    p[i] = z[i];
+    rz += v3_dot(r[i], z[i]);
+  }
   for (int it = 0; it < 50 && rr > 1e-6 * rr0 && rz > 0; it++) {
-    damp_apply(b, eu, ec, p, q);
+    damp_apply(b, ew, held, p, q);
     double pq = 0;
     for (int i = 0; i < n; i++) {
       q[i] = damp_filter(b, i, q[i]);
@@ -195,7 +234,7 @@ void teschner_damp(const solid_body *b, const vec3 *x, vec3 *v, double h) {
       if (im[i] == 0) continue;
       v[i] = v3_madd(v[i], p[i], alpha);
       r[i] = v3_madd(r[i], q[i], -alpha);
-      z[i] = damp_filter(b, i, v3_scale(r[i], 1.0 / dg[i]));
+      z[i] = damp_filter(b, i, v3_scale(r[i], dg[i]));
       rz1 += v3_dot(r[i], z[i]);
       rr += v3_len2(r[i]);
     }
@@ -203,6 +242,7 @@ void teschner_damp(const solid_body *b, const vec3 *x, vec3 *v, double h) {
     rz = rz1;
     for (int i = 0; i < n; i++) p[i] = im[i] > 0 ? v3_madd(z[i], p[i], beta) : v3(0, 0, 0);
   }
+  for (int i = 0; i < n; i++) dp[i] = v3_sub(v[i], v0[i]);
   /* the exact solution keeps the momentum of the free vertices (D's rows sum to zero); the
    * iterate keeps it to the tolerance, so the drift goes back evenly (none when a vertex is held:
    * pins and obstacles take momentum) */
@@ -274,14 +314,15 @@ double teschner_omega2_now(const solid_body *b) {
       const double V = tet_signed_volume(x[q[0]], x[q[1]], x[q[2]], x[q[3]]);
       const double geo = kv * fabs(V - V0) / (V0 * V0) *
                          (v3_len(v3_sub(x[q[1]], x[q[0]])) + v3_len(v3_sub(x[q[2]], x[q[0]])) + v3_len(v3_sub(x[q[3]], x[q[0]]))) / 6.0;
-      double gl[4];
-      for (int a = 0; a < 4; a++) gl[a] = v3_len(g[a]);
-      const double kv0 = kv / (V0 * V0);
+      /* row a: sum over c of (k_V/V0^2 |g_a| |g_c| + geo [a != c]) / sqrt(m_a m_c) */
+      double gl[4], sg = 0, sm = 0;
       for (int a = 0; a < 4; a++) {
-        double sum = 0;
-        for (int c = 0; c < 4; c++) sum += (kv0 * gl[a] * gl[c] + (a != c ? geo : 0)) * ism[q[c]];
-        row[q[a]] += sum * ism[q[a]];
+        gl[a] = v3_len(g[a]);
+        sg += gl[a] * ism[q[a]];
+        sm += ism[q[a]];
       }
+      const double kv0 = kv / (V0 * V0);
+      for (int a = 0; a < 4; a++) row[q[a]] += (kv0 * gl[a] * sg + geo * (sm - ism[q[a]])) * ism[q[a]];
     }
   double mx = 0;
   for (int i = 0; i < n; i++)
