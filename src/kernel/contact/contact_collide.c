@@ -278,7 +278,8 @@ static int boxes_overlap(const cbody *a, const cbody *b) {
 /* Sorts the candidates by (type, bodies, features): the set the trees report is exact whatever
  * their shape, but the order of a traversal depends on when a tree was last rebuilt, and the
  * Gauss-Seidel and Jacobi sums depend on the order. Sorting makes a step depend on the state
- * only (a restored checkpoint continues bit for bit). LSD radix sort, 4 passes of 16 bits. */
+ * only (a restored checkpoint continues bit for bit). LSD radix sort; a digit all keys share
+ * (the type's and bodies' bits mostly) is skipped. */
 static uint64_t pair_key(const collide_pair *q) {
   return ((uint64_t)q->type << 60) | ((uint64_t)q->a << 54) | ((uint64_t)q->b << 48) | ((uint64_t)q->fa << 24) |
          (uint64_t)q->fb;
@@ -290,23 +291,27 @@ static int sort_pairs(loom_world *w) {
   arena_mark mark = arena_get_mark(&w->scratch);
   uint64_t *k0 = ARENA_NEW(&w->scratch, uint64_t, n, "candidate keys");
   uint64_t *k1 = ARENA_NEW(&w->scratch, uint64_t, n, "candidate keys");
-  uint32_t *count = ARENA_NEW(&w->scratch, uint32_t, 65536, "radix counts");
+  /* digits of 16 bits for long lists, of 8 for short ones (the count table's clearing and sums
+   * would cost more than the keys) */
+  const int bits = n >= 16384 ? 16 : 8, buckets = 1 << bits;
+  const uint64_t mask = (uint64_t)buckets - 1;
+  uint32_t *count = ARENA_NEW(&w->scratch, uint32_t, buckets, "radix counts");
   if (!k0 || !k1 || !count) {
     arena_release(&w->scratch, mark);
     return -1;
   }
   for (int i = 0; i < n; i++) k0[i] = pair_key(&w->cpairs[i]);
-  for (int pass = 0; pass < 4; pass++) {
-    const int shift = 16 * pass;
-    memset(count, 0, sizeof(uint32_t) * 65536);
-    for (int i = 0; i < n; i++) count[(k0[i] >> shift) & 0xffff]++;
+  for (int shift = 0; shift < 64; shift += bits) {
+    memset(count, 0, sizeof(uint32_t) * (size_t)buckets);
+    for (int i = 0; i < n; i++) count[(k0[i] >> shift) & mask]++;
+    if (count[(k0[0] >> shift) & mask] == (uint32_t)n) continue; /* one digit for all: in order */
     uint32_t sum = 0;
-    for (int d = 0; d < 65536; d++) {
+    for (int d = 0; d < buckets; d++) {
       const uint32_t c = count[d];
       count[d] = sum;
       sum += c;
     }
-    for (int i = 0; i < n; i++) k1[count[(k0[i] >> shift) & 0xffff]++] = k0[i];
+    for (int i = 0; i < n; i++) k1[count[(k0[i] >> shift) & mask]++] = k0[i];
     uint64_t *t = k0;
     k0 = k1;
     k1 = t;
