@@ -251,6 +251,18 @@ describe("solids touching solids (document 002's contacts)", function()
     assert.is_true(late < 0.8 * early, ("sway %.4f m/s at 4-7 s, %.4f m/s at 10-13 s"):format(early, late))
   end)
 
+  it("the three cubes in the collision pipeline (contact = pipeline) never cross", function()
+    local w = loom.load_scene("scenes/solids_3cubes.lua", {contact = "pipeline"}):instantiate()
+    for _ = 1, 8 do
+      w:step(50)
+      assert.equal(0, w:interpenetrations(), ("t = %.1f s"):format(w.time))
+    end
+    -- and they landed on each other (not apart, not through): the top cube's bottom lies two cube
+    -- heights (2.5 m each, a little compressed) above the floor
+    local top_lo = w:body("cube3"):aabb()
+    assert.is_true(top_lo[3] > 4.6 and top_lo[3] < 5.05, ("top cube's bottom at %.3f m"):format(top_lo[3]))
+  end)
+
   it("document 002's scene files: defaults, transform order rotate -> scale -> translate, y up", function()
     local w, bodies, warnings = loom.import.tet_scene("../data/tet/defaults.scene")
     local d = bodies["N/A"]
