@@ -259,6 +259,11 @@ LOOM_API int loom_world_set_gravity(loom_world *w, const loom_vec3 *g);
  * combination of the two bodies' own values) and whether they collide at all (collide = 0: their
  * contacts are never made). Replaces an earlier override of the same pair. Returns 0 or -1. */
 LOOM_API int loom_world_pair(loom_world *w, int body_a, int body_b, double friction, double restitution, int collide);
+/* Threads a step may use: 1, or 2 (the default on a machine with two cores or more): the implicit
+ * cloth's matrix assembly and products are split in two halves, the second on a helper thread.
+ * The results are bit-identical either way. Returns 0 or -1. */
+LOOM_API int loom_world_set_threads(loom_world *w, int threads);
+LOOM_API int loom_world_threads(const loom_world *w);
 LOOM_API void loom_world_wind(const loom_world *w, loom_vec3 *out);
 LOOM_API int loom_world_set_wind(loom_world *w, const loom_vec3 *wind);
 /* Zeroes every soft body's external force accumulator f (the first stage of a step). */

@@ -121,6 +121,8 @@ int loom_world_set_dt(loom_world *w, double dt);
 void loom_world_gravity(const loom_world *w, loom_vec3 *out);
 int loom_world_set_gravity(loom_world *w, const loom_vec3 *g);
 int loom_world_pair(loom_world *w, int body_a, int body_b, double friction, double restitution, int collide);
+int loom_world_set_threads(loom_world *w, int threads);
+int loom_world_threads(const loom_world *w);
 void loom_world_wind(const loom_world *w, loom_vec3 *out);
 int loom_world_set_wind(loom_world *w, const loom_vec3 *wind);
 void loom_world_clear_forces(loom_world *w);

@@ -134,6 +134,8 @@ typedef struct cloth_mg {
   mg_level lv[MG_MAX_LEVELS];
   int32_t *fine_map; /* per block of the solver's matrix: its block in level 0, -1 if lumped */
   int32_t *marker;   /* Gustavson accumulator: position of each coarse column in the row being built */
+  int32_t *marker2;  /* the same for the second half's rows (built beside the first's) */
+  core_par *par;     /* the world's helper thread (set by the solver each substep; NULL: inline) */
   double *chol;      /* dense Cholesky factor of the coarsest level (lower, row-major), NULL if too big */
   double *work;      /* dense vector of the coarsest level */
   mat3 *acc;         /* double accumulators of the set-up's sums (the largest P or coarse matrix) */
@@ -155,6 +157,14 @@ typedef struct cloth_solver {
   int32_t *tri_blocks;    /* per BW triangle: the 3 x 3 block indices */
   int32_t *hinge_blocks;  /* per hinge: 4 x 4 */
   int32_t *spring_blocks; /* per spring: (i,i) (i,j) (j,i) (j,j) */
+  /* the two halves (rows below and from `half`): the elements whose vertices all lie in one half
+   * fill only that half's rows and can be assembled beside the other half's; the rest (the band
+   * across) come after both. Per kind, the elements in that order, and where each group starts
+   * (part 0, part 1, band, end). */
+  int half;
+  int32_t *tri_order, *hinge_order, *spring_order;
+  int tri_part[4], hinge_part[4], spring_part[4];
+  core_par *par; /* the world's helper thread during a substep (NULL: inline) */
   vec3 *dv, *rhs, *r, *c, *q, *z, *f0;
   mat3 *pinv;     /* inverse diagonal blocks (the block-Jacobi preconditioner) */
   cloth_mg mg;    /* the multigrid preconditioner */
@@ -271,6 +281,7 @@ typedef struct cloth_implicit_ctx {
   int grab_vertex; /* -1: none */
   vec3 grab_target;
   double grab_k, grab_c;
+  core_par *par; /* the world's helper thread for the two halves (NULL: both inline) */
 } cloth_implicit_ctx;
 int cloth_solver_build(cloth_body *b);
 void cloth_solver_free(cloth_solver *s);

@@ -58,6 +58,36 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Orders elements (count of them, `per` vertices each, through vert(e, k)) into the part whose
+ * rows hold all their vertices (0: below half, 1: from half) and the band across, keeping their
+ * order within a group; part[] gets where each group starts. */
+static int32_t *partition(int count, int per, int half, int32_t (*vert)(const cloth_body *, int, int),
+                          const cloth_body *b, int part[4]) {
+  int32_t *order = core_alloc((size_t)(count > 0 ? count : 1), sizeof(int32_t));
+  if (!order) return NULL;
+  int m = 0;
+  for (int g = 0; g < 3; g++) {
+    part[g] = m;
+    for (int e = 0; e < count; e++) {
+      int lo = 0, hi = 0;
+      for (int k = 0; k < per; k++) {
+        const int v = vert(b, e, k);
+        lo += v < half;
+        hi += v >= half;
+      }
+      const int grp = lo == per ? 0 : hi == per ? 1 : 2;
+      if (grp == g) order[m++] = e;
+    }
+  }
+  part[3] = m;
+  return order;
+}
+static int32_t tri_vert(const cloth_body *b, int e, int k) { return b->model.bw[e].v[k]; }
+static int32_t hinge_vert(const cloth_body *b, int e, int k) { return b->model.hinges[e].v[k]; }
+static int32_t spring_vert(const cloth_body *b, int e, int k) {
+  return k == 0 ? b->model.springs[e].i : b->model.springs[e].j;
+}
+
 int cloth_solver_build(cloth_body *b) {
   cloth_solver *s = &b->solver;
   const int n = b->p.n;
@@ -164,6 +194,11 @@ int cloth_solver_build(cloth_body *b) {
     s->spring_blocks[4 * q + 2] = find_block(s, sp->j, sp->i);
     s->spring_blocks[4 * q + 3] = find_block(s, sp->j, sp->j);
   }
+  s->half = n / 2;
+  s->tri_order = partition(b->model.nbw, 3, s->half, tri_vert, b, s->tri_part);
+  s->hinge_order = partition(b->model.nh, 4, s->half, hinge_vert, b, s->hinge_part);
+  s->spring_order = partition(nsp, 2, s->half, spring_vert, b, s->spring_part);
+  if (!s->tri_order || !s->hinge_order || !s->spring_order) goto done;
   /* the multigrid hierarchy keeps the couplings of the stretch and shear elements (triangles or
    * structural and shear springs); bending couplings are lumped (cloth_multigrid.c) */
   keep = core_calloc((size_t)(nb > 0 ? nb : 1), sizeof(uint8_t));
@@ -191,6 +226,9 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->tri_blocks);
   core_free(s->hinge_blocks);
   core_free(s->spring_blocks);
+  core_free(s->tri_order);
+  core_free(s->hinge_order);
+  core_free(s->spring_order);
   core_free(s->dv);
   core_free(s->rhs);
   core_free(s->r);
@@ -421,26 +459,68 @@ static void assemble_hinge(cloth_body *b, int hh, const vec3 *x, const vec3 *v, 
   }
 }
 
-/* Fills A = M - h df/dv - h^2 df/dx and y = df/dx v0 (in s->q). Baraff-Witkin element forces
- * (triangles and hinges) are added to s->f0 here, from the quantities their Jacobians need anyway
- * (the same formulas as bw_tri_forces and bw_hinge_forces); the springs' come from the explicit
- * integrators' routine. */
-static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, double drag, double grab_k,
-                     double grab_c, int grab_vertex) {
+/* One spring into A and y (its Jacobian's four blocks). */
+static void assemble_spring(cloth_body *b, int q, const vec3 *x, const vec3 *v, double h, vec3 *y) {
   cloth_solver *s = &b->solver;
-  const int n = b->p.n;
-  memset(s->val, 0, sizeof(mat3) * (size_t)s->nb);
+  const spring *sp = &b->model.springs[q];
+  mat3 X, V, nX, nV;
+  spring_jacobian(b, q, x, 0, &X, &V);
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) {
+      nX.m[r][c] = -X.m[r][c];
+      nV.m[r][c] = -V.m[r][c];
+    }
+  const int32_t *blk = &s->spring_blocks[4 * q];
+  scatter(&s->val[blk[0]], &nX, &nV, h, &y[sp->i], v[sp->i]);
+  scatter(&s->val[blk[1]], &X, &V, h, &y[sp->i], v[sp->j]);
+  scatter(&s->val[blk[2]], &X, &V, h, &y[sp->j], v[sp->i]);
+  scatter(&s->val[blk[3]], &nX, &nV, h, &y[sp->j], v[sp->j]);
+}
+
+typedef struct assemble_ctx {
+  cloth_body *b;
+  const vec3 *x, *v;
+  double h, drag, grab_k, grab_c;
+  int grab_vertex;
+  int bad[2], bad_vertex[2]; /* refused damping blocks per part, and the first one's vertex */
+} assemble_ctx;
+
+/* The elements of group g (0, 1: a half; 2: the band) into A, y and f0. */
+static void assemble_group(assemble_ctx *a, int g) {
+  cloth_body *b = a->b;
+  cloth_solver *s = &b->solver;
   vec3 *y = s->q;
-  memset(y, 0, sizeof(vec3) * (size_t)n);
-  for (int i = 0; i < n; i++) {
+  if (b->params.model == LOOM_MODEL_BARAFF_WITKIN) {
+    if (b->params.stretch > 0 || b->params.shear > 0)
+      for (int k = s->tri_part[g]; k < s->tri_part[g + 1]; k++) assemble_tri(b, s->tri_order[k], a->x, a->v, a->h, y, s->f0);
+    if (b->params.bend > 0)
+      for (int k = s->hinge_part[g]; k < s->hinge_part[g + 1]; k++)
+        assemble_hinge(b, s->hinge_order[k], a->x, a->v, a->h, y, s->f0);
+  } else {
+    for (int k = s->spring_part[g]; k < s->spring_part[g + 1]; k++) assemble_spring(b, s->spring_order[k], a->x, a->v, a->h, y);
+  }
+}
+
+/* Half `part` of the assembly: its rows cleared, their mass, drag, external damping and grab
+ * terms, then the elements that lie in it. */
+static void assemble_half(void *ctx, int part) {
+  assemble_ctx *a = ctx;
+  cloth_body *b = a->b;
+  cloth_solver *s = &b->solver;
+  const int n = b->p.n, lo = part ? s->half : 0, hi = part ? n : s->half;
+  const double h = a->h;
+  memset(s->val + s->row[lo], 0, sizeof(mat3) * (size_t)(s->row[hi] - s->row[lo]));
+  vec3 *y = s->q;
+  memset(y + lo, 0, sizeof(vec3) * (size_t)(hi - lo));
+  for (int i = lo; i < hi; i++) {
     /* mass and air drag (df/dv = -drag m I) */
-    add_identity(&s->val[s->diag[i]], b->p.m[i] * (1.0 + h * drag));
+    add_identity(&s->val[s->diag[i]], b->p.m[i] * (1.0 + h * a->drag));
   }
   /* the external forces' velocity Jacobian (loom_body_damping): D_i = -df_i/dv_i joins A_ii as h D_i.
    * Only finite, symmetric positive semi-definite blocks are taken (every principal minor >= 0), so
    * A stays positive definite; the others are counted and reported. */
-  s->bad_damping = 0;
-  for (int i = 0; i < n; i++) {
+  a->bad[part] = 0;
+  for (int i = lo; i < hi; i++) {
     const double *d = &b->p.damp[6 * i];
     if (d[0] == 0 && d[1] == 0 && d[2] == 0 && d[3] == 0 && d[4] == 0 && d[5] == 0) continue;
     const double xx = d[0], yy = d[1], zz = d[2], xy = d[3], xz = d[4], yz = d[5];
@@ -450,7 +530,7 @@ static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, doub
     const int finite = isfinite(xx) && isfinite(yy) && isfinite(zz) && isfinite(xy) && isfinite(xz) && isfinite(yz);
     if (!finite || xx < 0 || yy < 0 || zz < 0 || xx * yy - xy * xy < -e2 || xx * zz - xz * xz < -e2 ||
         yy * zz - yz * yz < -e2 || det < -e3) {
-      if (s->bad_damping++ == 0) s->bad_damping_vertex = i;
+      if (a->bad[part]++ == 0) a->bad_vertex[part] = i;
       continue;
     }
     mat3 *A = &s->val[s->diag[i]];
@@ -464,40 +544,42 @@ static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, doub
     A->m[1][2] += h * yz;
     A->m[2][1] += h * yz;
   }
-  if (grab_vertex >= 0) {
+  if (a->grab_vertex >= lo && a->grab_vertex < hi) {
     /* the mouse spring: df/dx = -k I, df/dv = -c I */
-    add_identity(&s->val[s->diag[grab_vertex]], h * grab_c + h * h * grab_k);
-    y[grab_vertex] = v3_madd(y[grab_vertex], v[grab_vertex], -grab_k);
+    const int gv = a->grab_vertex;
+    add_identity(&s->val[s->diag[gv]], h * a->grab_c + h * h * a->grab_k);
+    y[gv] = v3_madd(y[gv], a->v[gv], -a->grab_k);
   }
-  if (b->params.model == LOOM_MODEL_BARAFF_WITKIN) {
-    if (b->params.stretch > 0 || b->params.shear > 0)
-      for (int t = 0; t < b->model.nbw; t++) assemble_tri(b, t, x, v, h, y, s->f0);
-    if (b->params.bend > 0)
-      for (int hh = 0; hh < b->model.nh; hh++) assemble_hinge(b, hh, x, v, h, y, s->f0);
-  } else {
-    const int nsp = b->model.fam_start[FAM_COUNT];
-    for (int q = 0; q < nsp; q++) {
-      const spring *sp = &b->model.springs[q];
-      mat3 X, V, nX, nV;
-      spring_jacobian(b, q, x, 0, &X, &V);
-      for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) {
-          nX.m[r][c] = -X.m[r][c];
-          nV.m[r][c] = -V.m[r][c];
-        }
-      const int32_t *blk = &s->spring_blocks[4 * q];
-      scatter(&s->val[blk[0]], &nX, &nV, h, &y[sp->i], v[sp->i]);
-      scatter(&s->val[blk[1]], &X, &V, h, &y[sp->i], v[sp->j]);
-      scatter(&s->val[blk[2]], &X, &V, h, &y[sp->j], v[sp->i]);
-      scatter(&s->val[blk[3]], &nX, &nV, h, &y[sp->j], v[sp->j]);
-    }
-  }
+  assemble_group(a, part);
+}
+
+/* Fills A = M - h df/dv - h^2 df/dx and y = df/dx v0 (in s->q). Baraff-Witkin element forces
+ * (triangles and hinges) are added to s->f0 here, from the quantities their Jacobians need anyway
+ * (the same formulas as bw_tri_forces and bw_hinge_forces); the springs' come from the explicit
+ * integrators' routine. The two halves of the rows are filled side by side (the second on the
+ * world's helper thread when it has one), then the elements across them: every block sums its
+ * terms in the same order either way. */
+static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, double drag, double grab_k,
+                     double grab_c, int grab_vertex) {
+  cloth_solver *s = &b->solver;
+  assemble_ctx a = {b, x, v, h, drag, grab_k, grab_c, grab_vertex, {0, 0}, {-1, -1}};
+  core_par_run(s->par, assemble_half, &a);
+  assemble_group(&a, 2);
+  s->bad_damping = a.bad[0] + a.bad[1];
+  s->bad_damping_vertex = a.bad[0] ? a.bad_vertex[0] : a.bad_vertex[1];
 }
 
 /* ---- the filtered PCG ----------------------------------------------------------------------------- */
 
-static void spmv(const cloth_solver *s, int n, const vec3 *restrict p, vec3 *restrict out) {
-  for (int i = 0; i < n; i++) {
+typedef struct spmv_ctx {
+  const cloth_solver *s;
+  int n;
+  const vec3 *p;
+  vec3 *out;
+} spmv_ctx;
+
+static void spmv_rows(const cloth_solver *s, int lo, int hi, const vec3 *restrict p, vec3 *restrict out) {
+  for (int i = lo; i < hi; i++) {
     double ox = 0, oy = 0, oz = 0;
     for (int k = s->row[i]; k < s->row[i + 1]; k++) {
       const mat3 *A = &s->val[k];
@@ -508,6 +590,17 @@ static void spmv(const cloth_solver *s, int n, const vec3 *restrict p, vec3 *res
     }
     out[i] = v3(ox, oy, oz);
   }
+}
+
+static void spmv_half(void *ctx, int part) {
+  const spmv_ctx *c = ctx;
+  spmv_rows(c->s, part ? c->s->half : 0, part ? c->n : c->s->half, c->p, c->out);
+}
+
+/* out = A p, the two halves of the rows side by side */
+static void spmv(const cloth_solver *s, int n, const vec3 *p, vec3 *out) {
+  spmv_ctx c = {s, n, p, out};
+  core_par_run(s->par, spmv_half, &c);
 }
 
 /* The vertices the multigrid hierarchy decouples: pinned ones and contacts constrained in all
@@ -561,6 +654,7 @@ static double rhs_scale(const cloth_solver *s, int n) {
 /* ---- contacts in the solve ------------------------------------------------------------------------ */
 
 #define CONTACT_PASSES 4
+#define CLOTH_PAR_VERTICES 256
 
 /* The constrained part N_i a of a contact vertex's vector (all of it when sticking, the normal
  * when sliding) and the free part S_i a = a - N_i a the filter keeps. */
@@ -905,7 +999,11 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
 
 void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   cloth_solver *s = &b->solver;
+  /* two halves side by side only when they are worth a hand-over (a few tens of microseconds of
+   * work each); the results are the same either way */
   const int n = b->p.n;
+  s->par = n >= CLOTH_PAR_VERTICES ? c->par : NULL;
+  s->mg.par = s->par;
   const double h = c->h;
   vec3 *x = b->p.x, *v = b->p.v;
   /* f0: internal + drag + grab + external + gravity, at x0, v0 */

@@ -196,6 +196,7 @@ void cloth_mg_free(cloth_mg *g) {
   for (int l = 0; l < MG_MAX_LEVELS; l++) level_free(&g->lv[l]);
   core_free(g->fine_map);
   core_free(g->marker);
+  core_free(g->marker2);
   core_free(g->chol);
   core_free(g->work);
   core_free(g->acc);
@@ -266,11 +267,12 @@ int cloth_mg_build(cloth_mg *g, int n, const int32_t *row, const int32_t *col, c
   const int32_t nb = row[n];
   g->fine_map = core_alloc((size_t)(nb > 0 ? nb : 1), sizeof(int32_t));
   g->marker = core_alloc((size_t)(n > 0 ? n : 1), sizeof(int32_t));
+  g->marker2 = core_alloc((size_t)(n > 0 ? n : 1), sizeof(int32_t));
   count = core_alloc((size_t)(n > 0 ? n : 1), sizeof(int32_t));
   mg_level *L = &g->lv[0];
   L->n = n;
   L->row = core_alloc((size_t)n + 1, sizeof(int32_t));
-  if (!g->fine_map || !g->marker || !count || !L->row) goto done;
+  if (!g->fine_map || !g->marker || !g->marker2 || !count || !L->row) goto done;
   /* level 0: the kept blocks (the diagonal always) */
   int32_t nz = 0;
   for (int i = 0; i < n; i++) {
@@ -387,8 +389,8 @@ static inline void m3_acc_tmul(mat3 *restrict C, const mat3f *restrict A, const 
   }
 }
 
-static void invert_diagonal(mg_level *L) {
-  for (int i = 0; i < L->n; i++) {
+static void invert_diagonal(mg_level *L, int lo, int hi) {
+  for (int i = lo; i < hi; i++) {
     const mat3 d = m3_of(&L->val[L->diag[i]]);
     mat3 inv;
     if (!m3_inverse(&d, &inv)) inv = m3_identity();
@@ -396,8 +398,8 @@ static void invert_diagonal(mg_level *L) {
   }
 }
 
-static void level_spmv(const mg_level *L, const vec3 *restrict p, vec3 *restrict out) {
-  for (int i = 0; i < L->n; i++) {
+static void level_spmv_rows(const mg_level *L, int lo, int hi, const vec3 *restrict p, vec3 *restrict out) {
+  for (int i = lo; i < hi; i++) {
     double ox = 0, oy = 0, oz = 0;
     for (int k = L->row[i]; k < L->row[i + 1]; k++) {
       const mat3f *A = &L->val[k];
@@ -410,9 +412,52 @@ static void level_spmv(const mg_level *L, const vec3 *restrict p, vec3 *restrict
   }
 }
 
+/* ---- the two halves ----------------------------------------------------------------------------
+ * Row loops split at the middle row, the second half on the world's helper thread (core_par):
+ * every row's result is computed the same way whichever thread runs it. Levels below PAR_ROWS
+ * rows are not worth a hand-over. */
+enum { PAR_ROWS = 1024 };
+
+typedef struct half_ctx {
+  cloth_mg *g;
+  mg_level *L, *C;
+  const vec3 *p;
+  vec3 *out;
+  double omega;
+  /* level 0's fill */
+  const int32_t *row, *col;
+  const mat3 *val;
+  const uint8_t *fixed;
+  void (*rows)(struct half_ctx *c, int lo, int hi, int part);
+  int n;
+} half_ctx;
+
+static void half_run(void *ctx, int part) {
+  half_ctx *c = ctx;
+  const int mid = c->n / 2;
+  c->rows(c, part ? mid : 0, part ? c->n : mid, part);
+}
+
+/* c->rows over rows [0, n), in two halves when n is large enough */
+static void split_rows(cloth_mg *g, half_ctx *c, int n) {
+  c->n = n;
+  if (n >= PAR_ROWS) core_par_run(g->par, half_run, c);
+  else c->rows(c, 0, n, 0);
+}
+
+static void spmv_part(half_ctx *c, int lo, int hi, int part) {
+  (void)part;
+  level_spmv_rows(c->L, lo, hi, c->p, c->out);
+}
+
+static void level_spmv(cloth_mg *g, mg_level *L, const vec3 *p, vec3 *out) {
+  half_ctx c = {.g = g, .L = L, .p = p, .out = out, .rows = spmv_part};
+  split_rows(g, &c, L->n);
+}
+
 /* Largest eigenvalue of D^-1 A by a few power steps from a fixed start (Rayleigh quotient in the
  * D inner product: a lower bound that converges from below). */
-static double spectral_radius(mg_level *L, int steps) {
+static double spectral_radius(cloth_mg *g, mg_level *L, int steps) {
   vec3 *v = L->x, *w = L->r;
   for (int i = 0; i < L->n; i++) {
     const unsigned h = (unsigned)i * 2654435761u;
@@ -420,7 +465,7 @@ static double spectral_radius(mg_level *L, int steps) {
   }
   double lambda = 1;
   for (int s = 0; s < steps; s++) {
-    level_spmv(L, v, w);
+    level_spmv(g, L, v, w);
     double vav = 0, vdv = 0;
     for (int i = 0; i < L->n; i++) {
       vav += v3_dot(v[i], w[i]);
@@ -439,19 +484,18 @@ static double spectral_radius(mg_level *L, int steps) {
   return lambda;
 }
 
-/* P = (I - omega D^-1 A) T, A P, and the coarse matrix P^T (A P); sums in double (g->acc), the
- * results stored in single precision. */
-static void galerkin(cloth_mg *g, mg_level *L, mg_level *C) {
-  const int n = L->n;
-  mat3 *acc = g->acc;
-  memset(acc, 0, sizeof(mat3) * (size_t)L->prow[n]);
-  const double rho = spectral_radius(L, MG_POWER_STEPS), omega = rho > 0 ? 4.0 / 3.0 / rho : 0;
-  for (int i = 0; i < n; i++) {
-    /* S_iJ = sum of A_ij over j in aggregate J, then P_iJ = delta - omega D_i^-1 S_iJ */
+/* P rows [lo, hi): S_iJ = sum of A_ij over j in aggregate J, then P_iJ = delta - omega D_i^-1 S_iJ */
+static void prolongator_rows(half_ctx *c, int lo, int hi, int part) {
+  (void)part;
+  mg_level *L = c->L;
+  mat3 *acc = c->g->acc;
+  const double omega = c->omega;
+  memset(acc + L->prow[lo], 0, sizeof(mat3) * (size_t)(L->prow[hi] - L->prow[lo]));
+  for (int i = lo; i < hi; i++) {
     for (int k = L->row[i]; k < L->row[i + 1]; k++) {
       mat3 *S = &acc[L->a2p[k]];
       for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++) S->m[r][c] += L->val[k].m[r][c];
+        for (int q = 0; q < 3; q++) S->m[r][q] += L->val[k].m[r][q];
     }
     const mat3f *Di = &L->dinv[i];
     for (int p = L->prow[i]; p < L->prow[i + 1]; p++) {
@@ -460,27 +504,36 @@ static void galerkin(cloth_mg *g, mg_level *L, mg_level *C) {
       const int own = L->pcol[p] == L->agg[i];
       for (int r = 0; r < 3; r++) {
         const double d0 = Di->m[r][0], d1 = Di->m[r][1], d2 = Di->m[r][2];
-        for (int c = 0; c < 3; c++) {
-          const double q = d0 * S->m[0][c] + d1 * S->m[1][c] + d2 * S->m[2][c];
-          P->m[r][c] = (float)((own && r == c ? 1.0 : 0.0) - omega * q);
+        for (int q = 0; q < 3; q++) {
+          const double v = d0 * S->m[0][q] + d1 * S->m[1][q] + d2 * S->m[2][q];
+          P->m[r][q] = (float)((own && r == q ? 1.0 : 0.0) - omega * v);
         }
       }
     }
   }
-  /* A P, row by row through the marker */
-  int32_t *mk = g->marker;
-  memset(L->apval, 0, sizeof(mat3) * (size_t)L->aprow[n]);
-  for (int i = 0; i < n; i++) {
+}
+
+/* A P rows [lo, hi), through the marker of the half */
+static void ap_rows(half_ctx *c, int lo, int hi, int part) {
+  mg_level *L = c->L;
+  int32_t *mk = part ? c->g->marker2 : c->g->marker;
+  memset(L->apval + L->aprow[lo], 0, sizeof(mat3) * (size_t)(L->aprow[hi] - L->aprow[lo]));
+  for (int i = lo; i < hi; i++) {
     for (int q = L->aprow[i]; q < L->aprow[i + 1]; q++) mk[L->apcol[q]] = q;
     for (int k = L->row[i]; k < L->row[i + 1]; k++) {
       const int j = L->col[k];
       for (int p = L->prow[j]; p < L->prow[j + 1]; p++) m3_acc_mul(&L->apval[mk[L->pcol[p]]], &L->val[k], &L->pval[p]);
     }
   }
-  /* P^T (A P), coarse row by coarse row */
-  const int32_t cnz = C->row[C->n];
-  memset(acc, 0, sizeof(mat3) * (size_t)cnz);
-  for (int I = 0; I < C->n; I++) {
+}
+
+/* P^T (A P), coarse rows [lo, hi) */
+static void rap_rows(half_ctx *c, int lo, int hi, int part) {
+  mg_level *L = c->L, *C = c->C;
+  int32_t *mk = part ? c->g->marker2 : c->g->marker;
+  mat3 *acc = c->g->acc;
+  memset(acc + C->row[lo], 0, sizeof(mat3) * (size_t)(C->row[hi] - C->row[lo]));
+  for (int I = lo; I < hi; I++) {
     for (int q = C->row[I]; q < C->row[I + 1]; q++) mk[C->col[q]] = q;
     for (int e = L->rrow[I]; e < L->rrow[I + 1]; e++) {
       const int i = L->rfine[e];
@@ -488,7 +541,19 @@ static void galerkin(cloth_mg *g, mg_level *L, mg_level *C) {
       for (int q = L->aprow[i]; q < L->aprow[i + 1]; q++) m3_acc_tmul(&acc[mk[L->apcol[q]]], Pt, &L->apval[q]);
     }
   }
-  for (int32_t q = 0; q < cnz; q++) C->val[q] = m3f_of(&acc[q]);
+  for (int32_t q = C->row[lo]; q < C->row[hi]; q++) C->val[q] = m3f_of(&acc[q]);
+}
+
+/* P = (I - omega D^-1 A) T, A P, and the coarse matrix P^T (A P); sums in double (g->acc), the
+ * results stored in single precision. */
+static void galerkin(cloth_mg *g, mg_level *L, mg_level *C) {
+  const double rho = spectral_radius(g, L, MG_POWER_STEPS), omega = rho > 0 ? 4.0 / 3.0 / rho : 0;
+  half_ctx c = {.g = g, .L = L, .C = C, .omega = omega, .rows = prolongator_rows};
+  split_rows(g, &c, L->n);
+  c.rows = ap_rows;
+  split_rows(g, &c, L->n);
+  c.rows = rap_rows;
+  split_rows(g, &c, C->n);
 }
 
 /* Dense Cholesky of the coarsest level (lower factor, row-major). Returns 0 on success. */
@@ -519,11 +584,16 @@ static int factor_coarsest(cloth_mg *g) {
   return 0;
 }
 
-void cloth_mg_setup(cloth_mg *g, int n, const int32_t *row, const int32_t *col, const mat3 *val,
-                    const uint8_t *fixed) {
+/* Level 0 rows [lo, hi): the filtered matrix, bending couplings lumped on the diagonal, and the
+ * inverse diagonal. */
+static void level0_rows(half_ctx *c, int lo, int hi, int part) {
+  (void)part;
+  cloth_mg *g = c->g;
   mg_level *L = &g->lv[0];
-  /* level 0: the filtered matrix, bending couplings lumped on the diagonal */
-  for (int i = 0; i < n; i++) {
+  const int32_t *row = c->row, *col = c->col;
+  const mat3 *val = c->val;
+  const uint8_t *fixed = c->fixed;
+  for (int i = lo; i < hi; i++) {
     double lump = 0;
     int kd = row[i];
     for (int k = row[i]; k < row[i + 1]; k++) {
@@ -536,7 +606,7 @@ void cloth_mg_setup(cloth_mg *g, int n, const int32_t *row, const int32_t *col, 
       } else if (!cut) {
         double f = 0;
         for (int r = 0; r < 3; r++)
-          for (int c = 0; c < 3; c++) f += val[k].m[r][c] * val[k].m[r][c];
+          for (int q = 0; q < 3; q++) f += val[k].m[r][q] * val[k].m[r][q];
         lump += sqrt(f);
       }
     }
@@ -545,8 +615,23 @@ void cloth_mg_setup(cloth_mg *g, int n, const int32_t *row, const int32_t *col, 
     for (int r = 0; r < 3; r++) D.m[r][r] += lump;
     L->val[L->diag[i]] = m3f_of(&D);
   }
+  invert_diagonal(L, lo, hi);
+}
+
+static void dinv_rows(half_ctx *c, int lo, int hi, int part) {
+  (void)part;
+  invert_diagonal(c->L, lo, hi);
+}
+
+void cloth_mg_setup(cloth_mg *g, int n, const int32_t *row, const int32_t *col, const mat3 *val,
+                    const uint8_t *fixed) {
+  half_ctx c = {.g = g, .L = &g->lv[0], .row = row, .col = col, .val = val, .fixed = fixed, .rows = level0_rows};
+  split_rows(g, &c, n);
   for (int l = 0; l < g->nlevels; l++) {
-    invert_diagonal(&g->lv[l]);
+    if (l > 0) {
+      half_ctx d = {.g = g, .L = &g->lv[l], .rows = dinv_rows};
+      split_rows(g, &d, g->lv[l].n);
+    }
     if (l + 1 < g->nlevels) galerkin(g, &g->lv[l], &g->lv[l + 1]);
   }
   g->chol_ok = g->chol && factor_coarsest(g) == 0;
@@ -655,6 +740,30 @@ static void coarse_solve(cloth_mg *g, mg_level *L) {
   }
 }
 
+/* b_c = P^T r, coarse rows [lo, hi) */
+static void restrict_rows(half_ctx *c, int lo, int hi, int part) {
+  (void)part;
+  const mg_level *L = c->L;
+  mg_level *C = c->C;
+  for (int I = lo; I < hi; I++) {
+    vec3 bc = v3(0, 0, 0);
+    for (int e = L->rrow[I]; e < L->rrow[I + 1]; e++) bc = v3_add(bc, m3f_tmulv(&L->pval[L->rent[e]], L->r[L->rfine[e]]));
+    C->b[I] = bc;
+  }
+}
+
+/* x += P x_c, fine rows [lo, hi) */
+static void prolong_rows(half_ctx *c, int lo, int hi, int part) {
+  (void)part;
+  mg_level *L = c->L;
+  const mg_level *C = c->C;
+  for (int i = lo; i < hi; i++) {
+    vec3 x = L->x[i];
+    for (int p = L->prow[i]; p < L->prow[i + 1]; p++) x = v3_add(x, m3f_mulv(&L->pval[p], C->x[L->pcol[p]]));
+    L->x[i] = x;
+  }
+}
+
 /* x = V(b) on level l: forward Gauss-Seidel, coarse correction, backward Gauss-Seidel (the adjoint
  * of the first sweep), so V is symmetric. */
 static void vcycle(cloth_mg *g, int l) {
@@ -665,18 +774,11 @@ static void vcycle(cloth_mg *g, int l) {
   }
   mg_level *C = &g->lv[l + 1];
   gauss_seidel_first(L);
-  /* b_c = P^T r */
-  for (int I = 0; I < C->n; I++) {
-    vec3 bc = v3(0, 0, 0);
-    for (int e = L->rrow[I]; e < L->rrow[I + 1]; e++) bc = v3_add(bc, m3f_tmulv(&L->pval[L->rent[e]], L->r[L->rfine[e]]));
-    C->b[I] = bc;
-  }
+  half_ctx c = {.g = g, .L = L, .C = C, .rows = restrict_rows};
+  split_rows(g, &c, C->n);
   vcycle(g, l + 1);
-  for (int i = 0; i < L->n; i++) {
-    vec3 x = L->x[i];
-    for (int p = L->prow[i]; p < L->prow[i + 1]; p++) x = v3_add(x, m3f_mulv(&L->pval[p], C->x[L->pcol[p]]));
-    L->x[i] = x;
-  }
+  c.rows = prolong_rows;
+  split_rows(g, &c, L->n);
   gauss_seidel(L, 0);
 }
 

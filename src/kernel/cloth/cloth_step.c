@@ -171,7 +171,7 @@ static void substep_implicit(const step_ctx *c, vec3 *pin_v) {
   cloth_body *b = c->b;
   memcpy(pin_v, b->p.v, sizeof(vec3) * (size_t)b->p.n);
   pins_velocities(c->w, c->slot, c->dt, pin_v);
-  cloth_implicit_ctx ic = {c->h, c->g, c->wind, pin_v, c->grab_vertex, c->grab_target, 0, 0};
+  cloth_implicit_ctx ic = {c->h, c->g, c->wind, pin_v, c->grab_vertex, c->grab_target, 0, 0, world_par(c->w)};
   if (c->grab_vertex >= 0) {
     const double M = b->p.total_mass;
     ic.grab_k = M * c->grab_omega * c->grab_omega;

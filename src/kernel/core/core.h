@@ -42,6 +42,16 @@ void core_free(void *p);
 /* Copies a NUL-terminated string (NULL on failure). */
 char *core_strdup(const char *s);
 
+/* A helper thread for two-way data-parallel loops (core_par.c): core_par_run calls fn(ctx, 0) on
+ * the calling thread and fn(ctx, 1) on the helper, and returns when both are done; with p == NULL
+ * it calls both in order. The parts must write disjoint data and compute the same bits whichever
+ * thread runs them. One per world (no globals); NULL from create when no thread can be made. */
+typedef struct core_par core_par;
+typedef void (*core_par_fn)(void *ctx, int part);
+core_par *core_par_create(void);
+void core_par_destroy(core_par *p);
+void core_par_run(core_par *p, core_par_fn fn, void *ctx);
+
 /* Mark/release scratch arena. Allocations are 32-byte aligned and come from one base block;
  * a request that does not fit gets its own overflow block (and grow_count is incremented) so it
  * never fails while memory lasts. release() rewinds to a mark and frees overflow blocks made after

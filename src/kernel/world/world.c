@@ -1,5 +1,7 @@
 /* world.c — worlds, body slots and handles, messages, statistics, the particle arrays every
  * particle kind shares. Nothing here knows a particular kind: kinds come through body_kind. */
+#include <unistd.h>
+
 #include "world/world.h"
 
 #include <stdarg.h>
@@ -41,12 +43,34 @@ LOOM_API loom_world *loom_world_create(const loom_world_def *def) {
   w->gravity = d.gravity;
   w->wind = d.wind;
   w->grab_slot = -1;
+  w->threads = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
   if (arena_init(&w->scratch, 1 << 16) != 0) {
     core_free(w);
     return NULL;
   }
   return w;
 }
+
+core_par *world_par(loom_world *w) {
+  if (w->threads < 2) return NULL;
+  if (!w->par) {
+    w->par = core_par_create();
+    if (!w->par) w->threads = 1; /* no thread to be had: inline from now on */
+  }
+  return w->par;
+}
+
+LOOM_API int loom_world_set_threads(loom_world *w, int threads) {
+  if (threads != 1 && threads != 2) return loom_fail("threads: must be 1 or 2, got %d", threads);
+  w->threads = threads;
+  if (threads == 1 && w->par) {
+    core_par_destroy(w->par);
+    w->par = NULL;
+  }
+  return 0;
+}
+
+LOOM_API int loom_world_threads(const loom_world *w) { return w->threads; }
 
 static void free_body(body_slot *b) {
   if (b->ops && b->data) b->ops->free(b->data);
@@ -77,6 +101,7 @@ LOOM_API void loom_world_destroy(loom_world *w) {
   core_free(w->cadj);
   core_free(w->cseen);
   arena_destroy(&w->scratch);
+  core_par_destroy(w->par);
   core_free(w);
 }
 

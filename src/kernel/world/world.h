@@ -275,6 +275,8 @@ struct loom_world {
   double tangle_warned_until;  /* and its warning about crossings already there */
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
   struct rigid_work *rigid; /* the rigid contact solver's manifolds and warm-start impulses */
+  int threads;        /* 1 or 2: loops split in two run on a helper thread too (same results) */
+  core_par *par;      /* that helper, made at its first use (world_par) */
   pair_override *overrides; /* world:pair */
   int noverrides, override_cap;
   loom_stats stats;
@@ -361,5 +363,9 @@ typedef struct pin_margin {
 int pins_in_margin(const loom_world *w, int slot, int group, int other, pin_margin *out);
 /* The same as a warning message naming both bodies, the distance and the margin. */
 void pins_warn_margin(loom_world *w, int slot, int group, int other);
+
+/* The world's helper thread for two-way loops (made on first use), or NULL to run both parts
+ * inline (threads = 1, or no thread could be made). */
+core_par *world_par(loom_world *w);
 
 #endif
