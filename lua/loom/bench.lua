@@ -1,7 +1,7 @@
 -- loom.bench — the benchmark suite behind `loom bench` / `make bench`. Every case warms up first,
 -- runs several times and reports the median, min and max with the machine it ran on. Cases load
 -- the scenes in scenes/ (one source for demo, test and benchmark).
---   loom bench [CASE-PREFIX ...] [--json] [--runs N]
+--   loom bench [CASE-PREFIX ...] [--json] [--runs N] [--threads 1|2]
 local ffi = require "ffi"
 local loom = require "loom"
 local C = loom.C
@@ -857,6 +857,14 @@ function M.main(args)
         io.stderr:write("loom bench: --runs needs a positive whole number\n")
         return 2
       end
+    elseif a == "--threads" then
+      local t = tonumber(args[i + 1])
+      i = i + 1
+      if t ~= 1 and t ~= 2 then
+        io.stderr:write("loom bench: --threads needs 1 or 2\n")
+        return 2
+      end
+      require("loom.world").default_threads = t
     elseif a:sub(1, 2) == "--" then
       io.stderr:write("loom bench: unknown option " .. a .. "\n")
       return 2

@@ -41,7 +41,10 @@ M.is_world = is_world
 
 -- loom.world{dt = 1/240, gravity = {0, 0, -9.81}, wind = {0, 0, 0}, threads = 1 | 2}
 -- threads: 2 (the default with two cores or more) splits the implicit cloth's matrix work in two
--- halves, one on a helper thread; the results are bit-identical to threads = 1.
+-- halves, one on a helper thread; the results are bit-identical to threads = 1. A program may set
+-- require("loom.world").default_threads for the worlds it makes without the field (loom bench
+-- --threads does).
+M.default_threads = nil
 function M.new(def)
   local d, err = check.fields(def or {}, {
     dt = {"number", default = 1 / 240, min = 0, open_min = true, max = 1},
@@ -57,7 +60,8 @@ function M.new(def)
   wd.wind.x, wd.wind.y, wd.wind.z = d.wind[1], d.wind[2], d.wind[3]
   local ptr = C.loom_world_create(wd)
   if ptr == nil then caller.error("loom.world: " .. last_error()) end
-  if d.threads then C.loom_world_set_threads(ptr, d.threads) end
+  local threads = d.threads or M.default_threads
+  if threads then C.loom_world_set_threads(ptr, threads) end
   local W = {
     _w = ffi.gc(ptr, C.loom_world_destroy),
     _bodies = {},        -- name -> wrapper
