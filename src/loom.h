@@ -529,6 +529,9 @@ LOOM_API int loom_solid_create(loom_world *w, const loom_solid_def *def);
 LOOM_API double loom_solid_volume(const loom_world *w, int body);
 /* Tets of a solid (count x 4) and their number in *count; valid until the body is destroyed. */
 LOOM_API const int32_t *loom_solid_tets(const loom_world *w, int body, int *count);
+/* How deep point p lies inside the solid now: its distance to the nearest surface triangle when a
+ * tet contains it, 0 outside; -1 with a message for a bad body or a non-finite point. */
+LOOM_API double loom_solid_depth(const loom_world *w, int body, const loom_vec3 *p);
 /* Embeds a fine triangle mesh (copied) in the solid: each vertex gets barycentric coordinates in
  * the tet that contains it (or the nearest tet, counted in the return value and warned about) and
  * follows the lattice from then on. Returns the number of vertices outside every tet, or -1. */

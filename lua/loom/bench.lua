@@ -355,63 +355,12 @@ case("hammock_24", function(runs)
   return {size = "24x24 cloth, 1 ball", median = med, min = lo, max = hi, ball_speed = ("%.4f"):format(speed),
           pins_over_weight = ("%.5f"):format(load)}
 end)
--- How deep the surface of solid A reaches into solid B: the deepest of 9 points along each of A's
--- surface edges that lies inside a tet of B, measured to B's nearest surface triangle (m). Edges
--- reach where vertices do not (a corner drooping over the rim of the body below).
+-- How deep the surface of solid A reaches into solid B: the deepest of 11 points along each of A's
+-- surface edges, by B:depth (inside a tet of B: the distance to B's surface) (m). Edges reach
+-- where vertices do not (a corner drooping over the rim of the body below).
 local function edge_depth(A, B)
-  local function sub(a, b) return a.x - b.x, a.y - b.y, a.z - b.z end
-  local function orient(a, b, c, d)
-    local bx, by, bz = sub(b, a)
-    local cx, cy, cz = sub(c, a)
-    local dx, dy, dz = sub(d, a)
-    return bx * (cy * dz - cz * dy) - by * (cx * dz - cz * dx) + bz * (cx * dy - cy * dx)
-  end
-  local tets, nt = B:tets()
-  local lo, hi = B:aabb()
-  local function inside(p)
-    if p.x < lo[1] or p.y < lo[2] or p.z < lo[3] or p.x > hi[1] or p.y > hi[2] or p.z > hi[3] then return false end
-    for t = 0, nt - 1 do
-      local a, b, c, d = B.x[tets[4 * t]], B.x[tets[4 * t + 1]], B.x[tets[4 * t + 2]], B.x[tets[4 * t + 3]]
-      local v = orient(a, b, c, d)
-      if v ~= 0 and orient(p, b, c, d) / v >= 0 and orient(a, p, c, d) / v >= 0 and orient(a, b, p, d) / v >= 0
-         and orient(a, b, c, p) / v >= 0 then return true end
-    end
-    return false
-  end
-  local btri, bnt = B:triangles()
-  local function to_surface(p) -- distance to the nearest triangle (Ericson's closest point)
-    local best = math.huge
-    for t = 0, bnt - 1 do
-      local a, b, c = B.x[btri[3 * t]], B.x[btri[3 * t + 1]], B.x[btri[3 * t + 2]]
-      local abx, aby, abz = sub(b, a)
-      local acx, acy, acz = sub(c, a)
-      local apx, apy, apz = sub(p, a)
-      local d1, d2 = abx * apx + aby * apy + abz * apz, acx * apx + acy * apy + acz * apz
-      local bpx, bpy, bpz = sub(p, b)
-      local d3, d4 = abx * bpx + aby * bpy + abz * bpz, acx * bpx + acy * bpy + acz * bpz
-      local cpx, cpy, cpz = sub(p, c)
-      local d5, d6 = abx * cpx + aby * cpy + abz * cpz, acx * cpx + acy * cpy + acz * cpz
-      local vc, vb, va = d1 * d4 - d3 * d2, d5 * d2 - d1 * d6, d3 * d6 - d5 * d4
-      local qx, qy, qz
-      if d1 <= 0 and d2 <= 0 then qx, qy, qz = a.x, a.y, a.z
-      elseif d3 >= 0 and d4 <= d3 then qx, qy, qz = b.x, b.y, b.z
-      elseif d6 >= 0 and d5 <= d6 then qx, qy, qz = c.x, c.y, c.z
-      elseif vc <= 0 and d1 >= 0 and d3 <= 0 then local v = d1 / (d1 - d3) qx, qy, qz = a.x + v * abx, a.y + v * aby, a.z + v * abz
-      elseif vb <= 0 and d2 >= 0 and d6 <= 0 then local v = d2 / (d2 - d6) qx, qy, qz = a.x + v * acx, a.y + v * acy, a.z + v * acz
-      elseif va <= 0 and d4 - d3 >= 0 and d5 - d6 >= 0 then
-        local v = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-        qx, qy, qz = b.x + v * (c.x - b.x), b.y + v * (c.y - b.y), b.z + v * (c.z - b.z)
-      else
-        local den = 1 / (va + vb + vc)
-        local v, u = vb * den, vc * den
-        qx, qy, qz = a.x + abx * v + acx * u, a.y + aby * v + acy * u, a.z + abz * v + acz * u
-      end
-      best = math.min(best, math.sqrt((qx - p.x) ^ 2 + (qy - p.y) ^ 2 + (qz - p.z) ^ 2))
-    end
-    return best
-  end
   local tri, n = A:triangles()
-  local seen, worst = {}, 0
+  local seen, worst, p = {}, 0, {0, 0, 0}
   for t = 0, n - 1 do
     for k = 0, 2 do
       local i, j = tri[3 * t + k], tri[3 * t + (k + 1) % 3]
@@ -421,8 +370,8 @@ local function edge_depth(A, B)
         local p0, p1 = A.x[i], A.x[j]
         for m = 0, 10 do
           local f = m / 10
-          local p = {x = p0.x + f * (p1.x - p0.x), y = p0.y + f * (p1.y - p0.y), z = p0.z + f * (p1.z - p0.z)}
-          if inside(p) then worst = math.max(worst, to_surface(p)) end
+          p[1], p[2], p[3] = p0.x + f * (p1.x - p0.x), p0.y + f * (p1.y - p0.y), p0.z + f * (p1.z - p0.z)
+          worst = math.max(worst, B:depth(p))
         end
       end
     end

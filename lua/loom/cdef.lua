@@ -273,6 +273,7 @@ void loom_solid_def_default(loom_solid_def *def, int model);
 int loom_solid_create(loom_world *w, const loom_solid_def *def);
 double loom_solid_volume(const loom_world *w, int body);
 const int32_t *loom_solid_tets(const loom_world *w, int body, int *count);
+double loom_solid_depth(const loom_world *w, int body, const loom_vec3 *p);
 int loom_solid_embed(loom_world *w, int body, const loom_mesh *surface);
 const loom_vec3 *loom_solid_surface_vertices(const loom_world *w, int body, int *nv);
 const int32_t *loom_solid_surface_triangles(const loom_world *w, int body, int *nt);

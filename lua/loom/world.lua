@@ -1027,6 +1027,19 @@ function Body:tets()
   return t, n[0]
 end
 
+-- solid:depth(p) → how deep point p lies inside the solid now: its distance to the nearest surface
+-- triangle when a tet contains it, 0 outside (m)
+local depth_p = ffi.new("loom_vec3[1]")
+function Body:depth(p)
+  need_solid(self, "depth")
+  local x, y, z = check.vec3(p, "p")
+  if not x then check.raise_n(1, "depth", y) end
+  depth_p[0].x, depth_p[0].y, depth_p[0].z = x, y, z
+  local d = C.loom_solid_depth(self.world._w, self.handle, depth_p)
+  if d < 0 then caller.error("depth: " .. last_error()) end
+  return d
+end
+
 -- solid:embed(fine_mesh) → the number of its vertices outside every tet (they follow the nearest)
 function Body:embed(m)
   need_solid(self, "embed")

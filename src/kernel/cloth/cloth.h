@@ -157,11 +157,10 @@ typedef struct cloth_solver {
   int32_t *tri_blocks;    /* per BW triangle: the 3 x 3 block indices */
   int32_t *hinge_blocks;  /* per hinge: 4 x 4 */
   int32_t *spring_blocks; /* per spring: (i,i) (i,j) (j,i) (j,j) */
-  /* the two halves (rows below and from `half`): the elements whose vertices all lie in one half
-   * fill only that half's rows and can be assembled beside the other half's; the rest (the band
-   * across) come after both. Per kind, the elements in that order, and where each group starts
-   * (part 0, part 1, band, end). */
-  int half;
+  /* the two halves (rows below n / 2 and from it, as core_par_rows splits): the elements whose
+   * vertices all lie in one half fill only that half's rows and can be assembled beside the other
+   * half's; the rest (the band across) come after both. Per kind, the elements in that order, and
+   * where each group starts (part 0, part 1, band, end). */
   int32_t *tri_order, *hinge_order, *spring_order;
   int tri_part[4], hinge_part[4], spring_part[4];
   core_par *par; /* the world's helper thread during a substep (NULL: inline) */

@@ -194,10 +194,10 @@ int cloth_solver_build(cloth_body *b) {
     s->spring_blocks[4 * q + 2] = find_block(s, sp->j, sp->i);
     s->spring_blocks[4 * q + 3] = find_block(s, sp->j, sp->j);
   }
-  s->half = n / 2;
-  s->tri_order = partition(b->model.nbw, 3, s->half, tri_vert, b, s->tri_part);
-  s->hinge_order = partition(b->model.nh, 4, s->half, hinge_vert, b, s->hinge_part);
-  s->spring_order = partition(nsp, 2, s->half, spring_vert, b, s->spring_part);
+  /* the halves core_par_rows makes: rows below n / 2 and from it */
+  s->tri_order = partition(b->model.nbw, 3, n / 2, tri_vert, b, s->tri_part);
+  s->hinge_order = partition(b->model.nh, 4, n / 2, hinge_vert, b, s->hinge_part);
+  s->spring_order = partition(nsp, 2, n / 2, spring_vert, b, s->spring_part);
   if (!s->tri_order || !s->hinge_order || !s->spring_order) goto done;
   /* the multigrid hierarchy keeps the couplings of the stretch and shear elements (triangles or
    * structural and shear springs); bending couplings are lumped (cloth_multigrid.c) */
@@ -503,11 +503,10 @@ static void assemble_group(assemble_ctx *a, int g) {
 
 /* Half `part` of the assembly: its rows cleared, their mass, drag, external damping and grab
  * terms, then the elements that lie in it. */
-static void assemble_half(void *ctx, int part) {
+static void assemble_half(void *ctx, int lo, int hi, int part) {
   assemble_ctx *a = ctx;
   cloth_body *b = a->b;
   cloth_solver *s = &b->solver;
-  const int n = b->p.n, lo = part ? s->half : 0, hi = part ? n : s->half;
   const double h = a->h;
   memset(s->val + s->row[lo], 0, sizeof(mat3) * (size_t)(s->row[hi] - s->row[lo]));
   vec3 *y = s->q;
@@ -563,7 +562,7 @@ static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, doub
                      double grab_c, int grab_vertex) {
   cloth_solver *s = &b->solver;
   assemble_ctx a = {b, x, v, h, drag, grab_k, grab_c, grab_vertex, {0, 0}, {-1, -1}};
-  core_par_run(s->par, assemble_half, &a);
+  core_par_rows(s->par, b->p.n, assemble_half, &a);
   assemble_group(&a, 2);
   s->bad_damping = a.bad[0] + a.bad[1];
   s->bad_damping_vertex = a.bad[0] ? a.bad_vertex[0] : a.bad_vertex[1];
@@ -573,7 +572,6 @@ static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, doub
 
 typedef struct spmv_ctx {
   const cloth_solver *s;
-  int n;
   const vec3 *p;
   vec3 *out;
 } spmv_ctx;
@@ -592,15 +590,16 @@ static void spmv_rows(const cloth_solver *s, int lo, int hi, const vec3 *restric
   }
 }
 
-static void spmv_half(void *ctx, int part) {
+static void spmv_half(void *ctx, int lo, int hi, int part) {
+  (void)part;
   const spmv_ctx *c = ctx;
-  spmv_rows(c->s, part ? c->s->half : 0, part ? c->n : c->s->half, c->p, c->out);
+  spmv_rows(c->s, lo, hi, c->p, c->out);
 }
 
 /* out = A p, the two halves of the rows side by side */
 static void spmv(const cloth_solver *s, int n, const vec3 *p, vec3 *out) {
-  spmv_ctx c = {s, n, p, out};
-  core_par_run(s->par, spmv_half, &c);
+  spmv_ctx c = {s, p, out};
+  core_par_rows(s->par, n, spmv_half, &c);
 }
 
 /* The vertices the multigrid hierarchy decouples: pinned ones and contacts constrained in all

@@ -429,19 +429,16 @@ typedef struct half_ctx {
   const mat3 *val;
   const uint8_t *fixed;
   void (*rows)(struct half_ctx *c, int lo, int hi, int part);
-  int n;
 } half_ctx;
 
-static void half_run(void *ctx, int part) {
+static void half_rows(void *ctx, int lo, int hi, int part) {
   half_ctx *c = ctx;
-  const int mid = c->n / 2;
-  c->rows(c, part ? mid : 0, part ? c->n : mid, part);
+  c->rows(c, lo, hi, part);
 }
 
 /* c->rows over rows [0, n), in two halves when n is large enough */
 static void split_rows(cloth_mg *g, half_ctx *c, int n) {
-  c->n = n;
-  if (n >= PAR_ROWS) core_par_run(g->par, half_run, c);
+  if (n >= PAR_ROWS) core_par_rows(g->par, n, half_rows, c);
   else c->rows(c, 0, n, 0);
 }
 

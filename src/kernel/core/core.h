@@ -51,6 +51,10 @@ typedef void (*core_par_fn)(void *ctx, int part);
 core_par *core_par_create(void);
 void core_par_destroy(core_par *p);
 void core_par_run(core_par *p, core_par_fn fn, void *ctx);
+/* Rows [0, n) in two halves: fn(ctx, 0, n/2, 0) here and fn(ctx, n/2, n, 1) on the helper (through
+ * core_par_run). */
+typedef void (*core_rows_fn)(void *ctx, int lo, int hi, int part);
+void core_par_rows(core_par *p, int n, core_rows_fn fn, void *ctx);
 
 /* Mark/release scratch arena. Allocations are 32-byte aligned and come from one base block;
  * a request that does not fit gets its own overflow block (and grow_count is incremented) so it

@@ -129,3 +129,20 @@ void core_par_run(core_par *p, core_par_fn fn, void *ctx) {
     if (k % PAR_YIELD == 0) sched_yield();
   }
 }
+
+typedef struct rows_job {
+  core_rows_fn fn;
+  void *ctx;
+  int n;
+} rows_job;
+
+static void rows_half(void *ctx, int part) {
+  const rows_job *j = ctx;
+  const int mid = j->n / 2;
+  j->fn(j->ctx, part ? mid : 0, part ? j->n : mid, part);
+}
+
+void core_par_rows(core_par *p, int n, core_rows_fn fn, void *ctx) {
+  rows_job j = {fn, ctx, n};
+  core_par_run(p, rows_half, &j);
+}

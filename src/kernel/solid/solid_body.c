@@ -708,6 +708,28 @@ LOOM_API const int32_t *loom_solid_tets(const loom_world *w, int body, int *coun
   return b ? b->model.tet : NULL;
 }
 
+LOOM_API double loom_solid_depth(const loom_world *w, int body, const loom_vec3 *p) {
+  const solid_body *b = solid_handle(w, body, "depth");
+  if (!b) return -1;
+  const vec3 q = v3(p->x, p->y, p->z);
+  if (!v3_isfinite(q)) return loom_fail("solid '%s': depth: the point must be finite", loom_body_name(w, body));
+  const vec3 *x = b->p.x;
+  int inside = 0;
+  for (int t = 0; t < b->model.nt && !inside; t++) {
+    const int32_t *k = b->model.tet + 4 * t;
+    double wt[4];
+    tet_barycentric(q, x[k[0]], x[k[1]], x[k[2]], x[k[3]], wt);
+    inside = wt[0] >= 0 && wt[1] >= 0 && wt[2] >= 0 && wt[3] >= 0;
+  }
+  if (!inside) return 0;
+  double best = INFINITY;
+  for (int t = 0; t < b->p.nt; t++) {
+    const int32_t *f = b->p.tri + 3 * t;
+    best = fmin(best, v3_dist(geom_closest_on_triangle(q, x[f[0]], x[f[1]], x[f[2]], NULL), q));
+  }
+  return best;
+}
+
 LOOM_API int loom_solid_embed(loom_world *w, int body, const loom_mesh *m) {
   solid_body *b = solid_handle(w, body, "embed");
   if (!b) return -1;
