@@ -4,19 +4,19 @@
 -- passing into each other.
 --   --param distance=60 (k_D, J), --param volume=15 (k_V, J), --param damping=2 (d_C, J s),
 --   --param node_mass=0.05 (kg), --param friction=0.5, --param size=5 (m; 002 used unit cells)
---   --param contact=pipeline: the collision pipeline instead of document 002's contacts (vertices
---   inside the other body's tets, Heidelberger's penetration depth). 002's method sees only
---   vertices: where a corner overhangs the cube below, its edges droop over that cube's rim
---   (centimetres deep at 2.5 m) and the resting faces sit about a millimetre into each other.
---   The pipeline keeps every surface a thickness apart, but its resting contacts creep under the
---   stack's slow sway (docs/benchmarks.md).
+--   The cubes meet through the collision pipeline (the default for solids): every surface stays
+--   a thickness apart and resting contacts hold (docs/architecture.md, "Resting contact").
+--   --param contact=penetration: document 002's contacts instead (vertices inside the other
+--   body's tets, Heidelberger's penetration depth). 002's method sees only vertices: where a
+--   corner overhangs the cube below, its edges droop over that cube's rim (centimetres deep at
+--   2.5 m) and the resting faces sit about a millimetre into each other (docs/benchmarks.md).
 local loom = require "loom"
 
 local scene = loom.scene {
   title  = "Three stacked cubes (document 002)",
   dt     = 1 / 100,
   params = { distance = 60, volume = 15, damping = 2, node_mass = 0.05, friction = 0.5, offset = 0.02, size = 2.5, gap = 0.05,
-             contact = "penetration" },
+             contact = "pipeline" },
   camera = { target = {0, 0, 7}, distance = 30, azimuth = 30, elevation = 15 },
 }
 

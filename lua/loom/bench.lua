@@ -381,13 +381,14 @@ end
 M.edge_depth = edge_depth
 
 -- solids_3cubes: document 002's benchmark scene (scenes/solids_3cubes.lua: three 5 x 5 x 5 cubes,
--- 648 nodes and 1875 tets, 002's model and contacts), steps per second over t = 2 .. 4 s (they
--- have landed and rest on each other); 002 ran it at 31 FPS on a 2007 PC. At the end: the top
+-- 648 nodes and 1875 tets, 002's model, meeting through the collision pipeline), steps per second
+-- over t = 2 .. 4 s (they have landed and rest on each other); 002 ran it at 31 FPS on a 2007 PC.
+-- At the end: the top
 -- cube's bottom vertex farthest below the middle cube's vertex nearest it (top_cube_depth_m: at
 -- an overhanging corner that is a droop beside the rim, not a depth), how deep any cube's surface
 -- edges reach into the cube under or over it (edge_depth_m, measured), and the crossing triangle
 -- pairs world:interpenetrations() counts.
---   solids_3cubes_pipeline: the same with contact = "pipeline" (the collision pipeline).
+--   solids_3cubes_penetration: the same with contact = "penetration" (document 002's contacts).
 local function cubes_case(contact)
   return function(runs)
     local sc = loom.load_scene("scenes/solids_3cubes.lua", {contact = contact})
@@ -416,8 +417,8 @@ local function cubes_case(contact)
             edge_depth_m = ("%.4f"):format(edges), crossings = W:interpenetrations()}
   end
 end
-case("solids_3cubes", cubes_case("penetration"))
-case("solids_3cubes_pipeline", cubes_case("pipeline"))
+case("solids_3cubes", cubes_case("pipeline"))
+case("solids_3cubes_penetration", cubes_case("penetration"))
 
 -- neohookean_bar_N: a Neo-Hookean bar (1 x 0.1 x 0.1 m, N x N/10 x N/10 cells, E = 1 MPa, nu = 0.45)
 -- pinned at one end and sagging under gravity at dt = 1/60 s, ms per step (one implicit solve).

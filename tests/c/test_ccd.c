@@ -243,6 +243,28 @@ TEST(ccd_repulsion_impulse) {
   CHECK_NEAR(dv.x, -0.01, 1e-15);
 }
 
+TEST(ccd_resting_pair_arrives_at_the_thickness) {
+  /* a point 6 mm over a triangle (thickness 4 mm) falling at 0.5 m/s: over h = 10 ms it would end
+   * 1 mm inside; the change makes it end exactly at the thickness */
+  const vec3 n = v3(0, 0, 1);
+  const double h = 0.01, thick = 0.004, dist = 0.006;
+  vec3 dv;
+  CHECK_EQ_INT(contact_resting(n, v3(0, 0, -0.5), dist, thick, 0, h, &dv), 1);
+  CHECK_NEAR(dist + h * (-0.5 + dv.z), thick, 1e-15);
+  /* one that stops short of the thickness, or separates, or is already within it: nothing */
+  CHECK_EQ_INT(contact_resting(n, v3(0, 0, -0.1), dist, thick, 0, h, &dv), 0);
+  CHECK_EQ_INT(contact_resting(n, v3(0, 0, 0.1), dist, thick, 0, h, &dv), 0);
+  CHECK_EQ_INT(contact_resting(n, v3(0, 0, -0.5), 0.003, thick, 0, h, &dv), 0);
+  CHECK_EQ_INT(contact_resting(n, v3(0, 0, NAN), dist, thick, 0, h, &dv), 0);
+  /* Coulomb: the tangential change is at most mu times the normal one, and stops slow sliding */
+  CHECK_EQ_INT(contact_resting(n, v3(2, 0, -0.5), dist, thick, 0.3, h, &dv), 1);
+  CHECK_NEAR(dv.z, 0.3, 1e-12);
+  CHECK_NEAR(-dv.x, 0.3 * dv.z, 1e-12);
+  CHECK_EQ_INT(contact_resting(n, v3(0.01, 0, -0.5), dist, thick, 0.3, h, &dv), 1);
+  CHECK_NEAR(dv.x, -0.01, 1e-15);
+  CHECK_NEAR(dv.y, 0, 0);
+}
+
 TEST(ccd_inelastic_target) {
   /* the impulse asks for the velocity that ends the substep 0.1 thick apart along n */
   const double w[4] = {-0.2, -0.3, -0.5, 1};

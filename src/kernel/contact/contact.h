@@ -45,6 +45,10 @@ int contact_collide_respond(loom_world *w, const step_info *s); /* vertices it c
  * the limit allows), else 0. */
 int contact_repulsion(const double w[4], const double inv_m[4], const double m[4], vec3 n, vec3 vrel, double dist,
                       double thick, double k, double mu, double h, vec3 *dvrel);
+/* A resting pair at dist >= thick whose relative velocity would bring it within the thickness
+ * over the substep h: the change that makes it arrive there exactly (normal) with Coulomb friction
+ * of at most mu times that (tangential), in *dvrel; 1 if it applies, else 0. */
+int contact_resting(vec3 n, vec3 vrel, double dist, double thick, double mu, double h, vec3 *dvrel);
 /* The relative normal velocity change an inelastic CCD impulse asks for: the pair ends the substep
  * 0.1 thick apart along n (0: it already separates at least that fast). */
 double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], vec3 n, double thick, double h);

@@ -25,6 +25,12 @@
 
 #define CCD_ITERATIONS 6
 #define ZONE_ITERATIONS 48
+/* resting pairs (docs/architecture.md, "Resting contact"): sweeps after the first, the largest
+ * relative velocity change (m/s) that still calls for another, and how far apart (in thicknesses)
+ * a point and a triangle may start to be engaged before they reach the thickness */
+#define RESTING_SWEEPS 4
+#define RESTING_TOLERANCE 1e-6
+#define RESTING_REACH 2.0
 #define MIN_THICKNESS 1e-5 /* m: separations below this are not resolvable in double precision paths */
 
 typedef struct cbody {
@@ -35,6 +41,7 @@ typedef struct cbody {
   double margin; /* extra inflation of the collection boxes (a list serves while paths stay within it) */
   unsigned char self;
   unsigned char obstacle; /* a rigid body's faces, convex edges and corners (rigid_build_ccd) */
+  unsigned char resting;  /* particles.resting */
   const uint8_t *points;  /* the vertices tested against triangles (NULL: all) */
 } cbody;
 
@@ -55,6 +62,7 @@ typedef struct collide_ctx {
   uint8_t *tangled; /* per global vertex (NULL: none): left out of the pipeline this run */
   double dmax;      /* the largest of disp */
   double tmax;      /* the largest pair thickness (sum of two halves) */
+  int resting;      /* some body has resting pairs (cbody.resting) */
   double *moved;    /* per global vertex: how far its start moved since the previous run (NULL:
                      * unknown; start distances are then all computed afresh) */
   /* the frame of the candidate search: every position seen from a frame that moves at vref,
@@ -608,6 +616,20 @@ int contact_repulsion(const double w[4], const double inv_m[4], const double m[4
   return 1;
 }
 
+int contact_resting(vec3 n, vec3 vrel, double dist, double thick, double mu, double h, vec3 *dvrel) {
+  *dvrel = v3(0, 0, 0);
+  const double vn = v3_dot(vrel, n);
+  const double target = (thick - dist) / h;
+  if (!(dist >= thick) || !(vn < target)) return 0;
+  const double dvn = target - vn;
+  const vec3 vt = v3_madd(vrel, n, -vn);
+  const double lt = v3_len(vt);
+  vec3 out = v3_scale(n, dvn);
+  if (lt > 0) out = v3_madd(out, vt, -fmin(mu * dvn, lt) / lt);
+  *dvrel = out;
+  return 1;
+}
+
 /* The gap between the boxes of the pair's two features (nodes 0..1 and 2..3 of an edge pair; the
  * triangle, nodes 0..2, and the point, node 3, of a point-triangle pair) over the positions y0 and,
  * if given, y1: a lower bound of the features' distance anywhere on the linear motion between. */
@@ -665,21 +687,86 @@ static void start_distances(collide_ctx *cx) {
 
 static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, int *count);
 
-/* Gauss-Seidel over the pairs within the thickness at the start, in candidate order. */
+/* Whether a resting pair dist0 apart (or more) can come within the thickness over the substep:
+ * its features' points are convex combinations of their nodes, so their distance shrinks at most
+ * by the largest displacement of a node of one side relative to a node of the other (bodies that
+ * sway together barely move relative to each other). */
+static int within_reach(const feat4 *f, double dist0, double h) {
+  const int split = f->ee ? 2 : 3;
+  double rel2 = 0;
+  for (int i = 0; i < split; i++)
+    for (int j = split; j < 4; j++) rel2 = d_max(rel2, v3_len2(v3_sub(f->v[i], f->v[j])));
+  return dist0 - h * sqrt(rel2) < f->thick;
+}
+
+/* A resting pair's state over the proximity sweeps (in relative velocity, m/s). */
+typedef struct rest_pair {
+  int32_t c;
+  int rec;       /* its record in the contact buffer, -1 if the buffer was full */
+  double wt[4];  /* the features' weights at the start */
+  vec3 n;        /* the normal, from b towards a */
+  double target; /* the normal relative velocity the pair keeps at least */
+  double ln;     /* the normal change so far (>= 0) */
+  vec3 lt;       /* the friction change so far (|lt| <= mu ln) */
+} rest_pair;
+
+/* Later sweeps over the resting pairs: each pair's accumulated normal change is moved so that its
+ * normal relative velocity is the target again (never below zero: a pair does not pull), and its
+ * friction so that the tangential relative velocity vanishes, within mu times the normal change
+ * (projected Gauss-Seidel); until no pair changes by more than the tolerance. */
+static void resting_sweeps(collide_ctx *cx, rest_pair *rp, int nrest) {
+  loom_world *w = cx->w;
+  for (int sweep = 0; sweep < RESTING_SWEEPS; sweep++) {
+    double largest = 0;
+    for (int j = 0; j < nrest; j++) {
+      rest_pair *r = &rp[j];
+      const collide_pair *q = &w->cpairs[r->c];
+      feat4 f;
+      gather(cx, q, &f);
+      complete(&f, cx, q);
+      const vec3 vrel = rel(r->wt, f.v);
+      const double vn = v3_dot(vrel, r->n);
+      const double ln = fmax(r->ln + r->target - vn, 0);
+      vec3 lt = v3_sub(r->lt, v3_madd(vrel, r->n, -vn));
+      const double cap = f.mu * ln, len = v3_len(lt);
+      if (len > cap) lt = len > 0 ? v3_scale(lt, cap / len) : v3(0, 0, 0);
+      const vec3 dv = v3_add(v3_scale(r->n, ln - r->ln), v3_sub(lt, r->lt));
+      const double change = v3_len(dv);
+      if (!(change > 0)) continue;
+      largest = d_max(largest, change);
+      const vec3 imp = apply_now(&f, r->wt, dv);
+      r->ln = ln;
+      r->lt = lt;
+      if (r->rec >= 0) {
+        loom_contact *rec = &w->contacts.items[r->rec];
+        rec->impulse = (loom_vec3){rec->impulse.x + imp.x, rec->impulse.y + imp.y, rec->impulse.z + imp.z};
+      }
+    }
+    if (!(largest > RESTING_TOLERANCE)) break;
+  }
+}
+
+/* Gauss-Seidel over the pairs within the thickness at the start, in candidate order; resting pairs
+ * (a body with particles.resting) also when their motion brings them within it, then further
+ * sweeps over those. */
 static void proximity(collide_ctx *cx) {
   loom_world *w = cx->w;
   arena_mark mark = arena_get_mark(&w->scratch);
-  int nlist = 0;
+  int nlist = 0, nrest = 0;
   const int32_t *chosen = select_pairs(cx, 1, 0, 0, &nlist);
+  rest_pair *rp = cx->resting && nlist ? ARENA_NEW(&w->scratch, rest_pair, nlist, "resting pairs") : NULL;
   for (int j = 0; j < nlist; j++) {
     const int c = chosen[j];
     const collide_pair *q = &w->cpairs[c];
+    const int resting = rp && (cx->b[q->a].resting | cx->b[q->b].resting);
     feat4 f;
     gather(cx, q, &f);
+    if (!(w->cdist[c] < f.thick) && !within_reach(&f, w->cdist[c], cx->h)) continue;
     double wt[4];
     vec3 n;
     const double dist = geom_proximity(f.ee, f.x, wt, &n);
-    if (!(dist < f.thick)) continue;
+    const int near = dist < f.thick;
+    if (!near && !(resting && !f.ee && dist > 0)) continue;
     if (q->a == q->b) {
       /* features of one body that are this close at rest are the mesh's own business */
       vec3 r[4];
@@ -693,14 +780,29 @@ static void proximity(collide_ctx *cx) {
     double inv[4];
     effective(&f, wt, n, inv);
     if (!(wsum2(inv, wt) > 0)) continue;
-    const double k = 0.5 * (cx->b[q->a].p->stiffness + cx->b[q->b].p->stiffness);
     vec3 dv;
-    if (contact_repulsion(wt, inv, f.m, n, vrel, dist, f.thick, k, f.mu, cx->h, &dv)) {
-      w->stats.proximity++;
-      const vec3 imp = apply_now(&f, wt, dv);
-      record(cx, q, &f, wt, n, f.thick - dist, -1, imp, 3);
+    if (near) {
+      const double k = 0.5 * (cx->b[q->a].p->stiffness + cx->b[q->b].p->stiffness);
+      if (!contact_repulsion(wt, inv, f.m, n, vrel, dist, f.thick, k, f.mu, cx->h, &dv)) continue;
+    } else if (!contact_resting(n, vrel, dist, f.thick, f.mu, cx->h, &dv)) {
+      continue;
+    }
+    w->stats.proximity++;
+    const int before = w->contacts.count;
+    const vec3 imp = apply_now(&f, wt, dv);
+    record(cx, q, &f, wt, n, d_max(f.thick - dist, 0), -1, imp, 3);
+    if (resting) {
+      rest_pair *r = &rp[nrest++];
+      r->c = c;
+      r->rec = w->contacts.count > before ? before : -1;
+      memcpy(r->wt, wt, sizeof wt);
+      r->n = n;
+      r->ln = v3_dot(dv, n);
+      r->target = v3_dot(vrel, n) + r->ln;
+      r->lt = v3_madd(dv, n, -r->ln);
     }
   }
+  if (nrest) resting_sweeps(cx, rp, nrest);
   arena_release(&w->scratch, mark);
 }
 
@@ -785,9 +887,18 @@ static int keep_pair(const collide_ctx *cx, int c, int ccd) {
     if (ta && tb) return 0; /* both features in the tangle */
   }
   const double thick = cx->b[q->a].half + cx->b[q->b].half;
-  /* proximity to obstacles is the obstacle passes' business; the pipeline adds their paths */
-  if (!ccd) return w->cdist[c] < thick && !cx->b[q->b].obstacle && !cx->b[q->a].obstacle;
   double ma, mb;
+  if (!ccd) {
+    /* proximity to obstacles is the obstacle passes' business; the pipeline adds their paths */
+    if (cx->b[q->b].obstacle || cx->b[q->a].obstacle) return 0;
+    if (w->cdist[c] < thick) return 1;
+    /* a resting point-triangle pair also when its motion could bring it within the thickness
+     * (edge-edge pairs of resting faces are many and add nothing the points do not hold) */
+    if (!(cx->b[q->a].resting | cx->b[q->b].resting) || (q->type & 1)) return 0;
+    if (!(w->cdist[c] < RESTING_REACH * thick)) return 0;
+    side_moves(q, cx->disp, &ma, &mb);
+    return (w->cdist[c] - ma) - mb < thick;
+  }
   side_moves(q, cx->disp, &ma, &mb);
   return !(w->cdist[c] - ma - mb > 0.01 * thick);
 }
@@ -807,7 +918,9 @@ static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, i
      * displacement (the same roundings as keep_pair's, so never a candidate it would take) */
     const double tmax = cx->tmax, dmax = cx->dmax;
     for (int c = 0; c < w->ncpairs; c++) {
-      if (ccd ? (w->cdist[c] - dmax) - dmax > 0.01 * tmax : !(w->cdist[c] < tmax)) continue;
+      if (ccd ? (w->cdist[c] - dmax) - dmax > 0.01 * tmax
+              : !(w->cdist[c] < (cx->resting ? RESTING_REACH * tmax : tmax)))
+        continue;
       if (keep_pair(cx, c, ccd)) list[n++] = c;
     }
   } else {
@@ -1245,6 +1358,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].margin = list[nb].half * (s->substeps >= 4 ? 2.0 : 0.5 * s->substeps);
     list[nb].self = (unsigned char)(p->self_collision != 0);
     list[nb].obstacle = 0;
+    list[nb].resting = (unsigned char)(p->resting != 0);
     list[nb].points = NULL;
     total += p->n;
     nb++;
@@ -1270,6 +1384,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].margin = widest; /* a moving obstacle's list lasts as long as the cloth's */
     list[nb].self = 0;
     list[nb].obstacle = 1;
+    list[nb].resting = 0;
     list[nb].points = r->model.ccd_corner;
     int near = 0;
     for (int a = 0; a < nsoft && !near; a++) near = boxes_overlap(&list[a], &list[nb]);
@@ -1280,6 +1395,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
   }
   if (!any_pair) return 0;
   collide_ctx cx = {w, s->h, list, nb, total, nsoft, s->a0, s->a1, NULL, 0, 0, 0, 0};
+  for (int a = 0; a < nsoft; a++) cx.resting |= list[a].resting;
   cx.tnow = w->time + s->a0 * s->dt;
   /* a list kept from an earlier substep is checked in the frame it was collected in */
   cx.vref = w->cframe_v;
@@ -1383,6 +1499,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
   if (w->ncpairs) memset(w->cseen, 0, sizeof(int32_t) * (size_t)w->ncpairs);
   for (int a = 0; a < nb; a++) memset(list[a].p->col.stamp, 0, sizeof(int32_t) * (size_t)list[a].p->n);
   find_tangles(&cx, s);
+  if (cx.resting) displacements(&cx); /* (the reach of resting pairs) */
   proximity(&cx);
   int hits = 0, it = 0;
   for (it = 0; it < CCD_ITERATIONS; it++) {

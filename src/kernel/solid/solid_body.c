@@ -201,6 +201,7 @@ static int solid_create(loom_world *w, int slot, const void *vdef) {
   b->p.thickness = def->thickness;
   b->p.friction = def->friction;
   b->p.self_collision = def->self_collision;
+  b->p.resting = 1;
   solid_rest_update(b);
   /* vertex adjacency (penetration depth propagates along it) */
   b->model.adj_row = core_calloc((size_t)n + 1, sizeof(int32_t));

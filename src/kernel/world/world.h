@@ -89,6 +89,9 @@ typedef struct particles {
   /* collisions between particle bodies and within one (the collision pipeline) */
   int self_collision;  /* 1: the body's own triangles and edges collide with each other */
   double stiffness;    /* N/m, the repulsion spring of proximity contacts (the kind sets it) */
+  int resting;         /* 1: its proximity pairs also engage when about to enter the thickness,
+                        * and their impulses are iterated (docs/architecture.md, "Resting
+                        * contact"): bodies whose vertices carry loads larger than their weight */
   int depth_contact;   /* 1: against other bodies that set it too, contacts are document 002's
                         * penetration depths (contact_solid.c) instead of the collision pipeline */
   particle_collide col;
