@@ -302,6 +302,8 @@ static void apply(loom_world *w, loom_contact *c, contact_work *k, const pair_fr
   vec3 n = q_rotate(q1, nl);
   vec3 vo = rigid_point_velocity(r, v3_add(pos1, q_rotate(q1, pc)));
   k->vn_b = v3_dot(vo, n);
+  k->vt_b = v3_madd(vo, n, -k->vn_b);
+  k->mu = mu;
   vec3 v_before = b->v[i];
   vec3 vrel = v3_sub(b->v[i], vo);
   double vn = v3_dot(vrel, n);

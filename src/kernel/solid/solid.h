@@ -42,6 +42,13 @@ typedef struct solid_state {
   vec3 *cn;          /* per vertex: the normal of the obstacle it touched in the last substep (zero:
                       * none); the implicit solve holds its normal velocity (a constraint) */
   double *cvn;       /* per vertex: that obstacle's normal velocity there (a moving press), m/s */
+  vec3 *cvt;         /* per vertex: its tangential velocity there, m/s */
+  double *cmu;       /* per vertex: that contact's friction coefficient */
+  int32_t *cbody;    /* per vertex (implicit solids): the handle of the soft body whose triangle it
+                      * touched in the last substep through the collision pipeline (0: none); the
+                      * solve holds it like an obstacle contact and gives that body the reaction */
+  int32_t *ctri;     /* per vertex: that triangle */
+  vec3 *cw;          /* per vertex: the weights of its point nearest the vertex */
   vec3 *damp_prev;   /* per vertex: the velocity change of the last substep's damping solve (its
                       * first guess in the next, teschner_damp), m/s */
 } solid_state;
@@ -77,6 +84,7 @@ typedef struct solid_scratch {
   double *ism;       /* n: 1 / sqrt(m) for the bound (teschner_omega2_now) */
   vec3 *edge_u;      /* ne: edge directions times sqrt(h d_C / l0^2), the damping solve (arena) */
   vec3 *v0;          /* n: velocities before the damping solve (arena) */
+  vec3 *cimp;        /* n: the impulse a vertex's contact constraint gave it in the solve (arena) */
   int cg_iterations;
   double cg_residual;
 } solid_scratch;

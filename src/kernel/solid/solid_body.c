@@ -104,6 +104,11 @@ static void solid_free(void *data) {
   core_free(b->state.rest);
   core_free(b->state.cn);
   core_free(b->state.cvn);
+  core_free(b->state.cvt);
+  core_free(b->state.cmu);
+  core_free(b->state.cbody);
+  core_free(b->state.ctri);
+  core_free(b->state.cw);
   core_free(b->state.damp_prev);
   core_free(b->scratch.row_bound);
   core_free(b->scratch.ism);
@@ -170,8 +175,14 @@ static int solid_create(loom_world *w, int slot, const void *vdef) {
   b->state.rest = core_alloc((size_t)n, sizeof(vec3));
   b->state.cn = core_calloc((size_t)n, sizeof(vec3));
   b->state.cvn = core_calloc((size_t)n, sizeof(double));
+  b->state.cvt = core_calloc((size_t)n, sizeof(vec3));
+  b->state.cmu = core_calloc((size_t)n, sizeof(double));
+  b->state.cbody = core_calloc((size_t)n, sizeof(int32_t));
+  b->state.ctri = core_calloc((size_t)n, sizeof(int32_t));
+  b->state.cw = core_calloc((size_t)n, sizeof(vec3));
+  if (!b->state.cbody || !b->state.ctri || !b->state.cw) return -1;
   b->state.damp_prev = core_calloc((size_t)n, sizeof(vec3));
-  if (!b->state.cvn || !b->state.damp_prev) return -1;
+  if (!b->state.cvn || !b->state.cvt || !b->state.cmu || !b->state.damp_prev) return -1;
   b->scratch.row_bound = core_alloc((size_t)n, sizeof(double));
   b->scratch.ism = core_alloc((size_t)n, sizeof(double));
   if (!b->scratch.row_bound || !b->scratch.ism) return -1;
@@ -331,6 +342,11 @@ static const state_field solid_state_fields[] = {
   {"rest", offsetof(solid_body, state.rest), sizeof(vec3), 1},
   {"contact_normal", offsetof(solid_body, state.cn), sizeof(vec3), 1},
   {"contact_speed", offsetof(solid_body, state.cvn), sizeof(double), 1},
+  {"contact_slide", offsetof(solid_body, state.cvt), sizeof(vec3), 1},
+  {"contact_friction", offsetof(solid_body, state.cmu), sizeof(double), 1},
+  {"contact_body", offsetof(solid_body, state.cbody), sizeof(int32_t), 1},
+  {"contact_triangle", offsetof(solid_body, state.ctri), sizeof(int32_t), 1},
+  {"contact_weights", offsetof(solid_body, state.cw), sizeof(vec3), 1},
   {"damping_change", offsetof(solid_body, state.damp_prev), sizeof(vec3), 1},
 };
 
@@ -465,7 +481,8 @@ static void solid_begin(loom_world *w, body_slot *s, const step_info *si) {
     sc->dv = ARENA_NEW(A, vec3, n, "dv");
     sc->blocks = ARENA_NEW(A, double, (size_t)b->model.nnz * 9, "solid matrix");
     sc->diag_inv = ARENA_NEW(A, double, (size_t)n * 9, "solid preconditioner");
-    ok = ok && sc->rhs && sc->dv && sc->blocks && sc->diag_inv;
+    sc->cimp = ARENA_NEW(A, vec3, n, "contact impulses");
+    ok = ok && sc->rhs && sc->dv && sc->blocks && sc->diag_inv && sc->cimp;
   }
   /* the repulsion spring of the collision pipeline: a stiffness of the lattice's order */
   b->p.stiffness = b->params.model == LOOM_SOLID_NEOHOOKEAN ? b->params.young * b->derived.rest_length
@@ -547,6 +564,28 @@ static void solid_after_contacts(loom_world *w, body_slot *s, const step_info *s
   if (!b->p.frozen) solid_record_contacts(w, s);
 }
 
+/* The reactions of the solve's contact constraints on other solids' triangles: the impulse each
+ * held vertex received goes, opposite, to the triangle's nodes by their weights (momentum kept; a
+ * pinned node takes none), in their velocities: the body under it takes it in its next solve, and
+ * its surface velocity that the held vertices follow includes it. (Given as forces to the next
+ * solve of the body underneath, or with that body solved after the one resting on it so that it
+ * took the load in the same substep, the held vertices followed a surface that had since moved
+ * away: the top cube of a rubber pair bounced and slid off; measured, docs/architecture.md.) */
+static void contact_reactions(loom_world *w, solid_body *b) {
+  for (int i = 0; i < b->p.n; i++) {
+    if (!b->state.cbody[i]) continue;
+    const int slot = world_live_slot(w, b->state.cbody[i]);
+    if (slot < 0 || w->bodies[slot].ops->id != LOOM_KIND_SOLID) continue;
+    particles *o = w->bodies[slot].pts;
+    if (o->frozen || b->state.ctri[i] < 0 || b->state.ctri[i] >= o->nt) continue;
+    const int32_t *t = o->tri + 3 * b->state.ctri[i];
+    const vec3 J = b->scratch.cimp[i], cw = b->state.cw[i];
+    const double wk[3] = {cw.x, cw.y, cw.z};
+    for (int k = 0; k < 3; k++)
+      if (o->inv_m[t[k]] > 0) o->v[t[k]] = v3_madd(o->v[t[k]], J, -wk[k] * o->inv_m[t[k]]);
+  }
+}
+
 static void solid_predict(loom_world *w, body_slot *s, const step_info *si) {
   solid_body *b = solid_of(s);
   if (b->p.frozen) return;
@@ -561,6 +600,7 @@ static void solid_predict(loom_world *w, body_slot *s, const step_info *si) {
     grab_of(w, s, &gv, &gt, &om);
     const double M = b->p.total_mass;
     solid_implicit_substep(b, si->h, w->gravity, pin_v, gv, gt, M * om * om, 2.0 * om * M);
+    contact_reactions(w, b);
   } else {
     substep_verlet(w, s, si);
   }

@@ -376,19 +376,98 @@ static void inv3_sym(const double a[9], double o[9]) {
   o[6] = c02 * id, o[7] = (a[1] * a[6] - a[0] * a[7]) * id, o[8] = (a[0] * a[4] - a[1] * a[3]) * id;
 }
 
+/* Holds vertex i of an implicit solid on triangle tri of the solid with handle `other` in the next
+ * solve (state.cn and the rest): along n, or when n is zero along the line from the triangle's
+ * nearest point if it lies within `reach`; only a vertex resting on a surface below it (the normal
+ * within 60 degrees of up: two bodies holding each other's vertices at the other's last velocity
+ * kept both jittering) and only on an implicit solid (a light cloth would hold a heavy vertex as if
+ * it were immovable). 1 if held. */
+static int hold_on(const loom_world *w, solid_body *b, int i, int other, int tri, vec3 n, double reach) {
+  const int slot = world_live_slot(w, other);
+  if (slot < 0 || w->bodies[slot].ops->id != LOOM_KIND_SOLID) return 0;
+  const solid_body *ob = solid_of(&w->bodies[slot]);
+  const particles *o = &ob->p;
+  if (ob->params.integrator != LOOM_INTEGRATOR_IMPLICIT || o->frozen || tri < 0 || tri >= o->nt) return 0;
+  const int32_t *t = o->tri + 3 * tri;
+  double bary[3];
+  const vec3 q = geom_closest_on_triangle(b->p.x[i], o->x[t[0]], o->x[t[1]], o->x[t[2]], bary);
+  if (n.x == 0 && n.y == 0 && n.z == 0) {
+    const vec3 d = v3_sub(b->p.x[i], q);
+    const double l = v3_len(d);
+    if (!(l > 0) || !(l < reach)) return 0;
+    n = v3_scale(d, 1 / l);
+  }
+  const double gl = v3_len(w->gravity);
+  if (!(gl > 0) || !(v3_dot(n, w->gravity) < -0.5 * gl) || !v3_isfinite(n)) return 0;
+  vec3 vo = v3(0, 0, 0);
+  for (int j = 0; j < 3; j++) vo = v3_madd(vo, o->v[t[j]], bary[j]);
+  if (!v3_isfinite(vo)) return 0;
+  b->state.cn[i] = n;
+  b->state.cvn[i] = v3_dot(vo, n);
+  b->state.cvt[i] = v3_madd(vo, n, -b->state.cvn[i]);
+  b->state.cmu[i] = sqrt(b->p.friction * o->friction);
+  b->state.cbody[i] = other;
+  b->state.ctri[i] = tri;
+  b->state.cw[i] = v3(bary[0], bary[1], bary[2]);
+  return 1;
+}
+
 void solid_record_contacts(loom_world *w, body_slot *s) {
   solid_body *b = solid_of(s);
   const int handle = world_handle(w, (int)(s - w->bodies));
-  memset(b->state.cn, 0, sizeof(vec3) * (size_t)b->p.n);
-  memset(b->state.cvn, 0, sizeof(double) * (size_t)b->p.n);
+  const int n = b->p.n;
+  const int implicit = b->params.integrator == LOOM_INTEGRATOR_IMPLICIT;
+  const arena_mark mark = arena_get_mark(&w->scratch);
+  /* the holds on other solids of the last substep (kept below while the vertex stays near) */
+  int32_t *was_body = implicit ? ARENA_NEW(&w->scratch, int32_t, 2 * (size_t)n, "last holds") : NULL;
+  if (was_body) memcpy(was_body, b->state.cbody, sizeof(int32_t) * (size_t)n);
+  if (was_body) memcpy(was_body + n, b->state.ctri, sizeof(int32_t) * (size_t)n);
+  memset(b->state.cn, 0, sizeof(vec3) * (size_t)n);
+  memset(b->state.cvn, 0, sizeof(double) * (size_t)n);
+  memset(b->state.cvt, 0, sizeof(vec3) * (size_t)n);
+  memset(b->state.cmu, 0, sizeof(double) * (size_t)n);
+  memset(b->state.cbody, 0, sizeof(int32_t) * (size_t)n);
   for (int k = 0; k < w->contacts.count; k++) {
     const loom_contact *c = &w->contacts.items[k];
     if (c->solver != 1 || c->body_a != handle || c->type_a != LOOM_FEATURE_VERTEX) continue;
-    if (c->feature_a < 0 || c->feature_a >= b->p.n || !v3_isfinite(c->normal)) continue;
+    if (c->feature_a < 0 || c->feature_a >= n || !v3_isfinite(c->normal)) continue;
     if (!w->contacts.work[k].resolved) continue;
     b->state.cn[c->feature_a] = c->normal;
-    b->state.cvn[c->feature_a] = isfinite(w->contacts.work[k].vn_b) ? w->contacts.work[k].vn_b : 0;
+    const contact_work *kw = &w->contacts.work[k];
+    const int ok = isfinite(kw->vn_b) && v3_isfinite(kw->vt_b) && isfinite(kw->mu);
+    b->state.cvn[c->feature_a] = ok ? kw->vn_b : 0;
+    b->state.cvt[c->feature_a] = ok ? kw->vt_b : v3(0, 0, 0);
+    b->state.cmu[c->feature_a] = ok ? kw->mu : 0;
   }
+  if (!implicit) return;
+  /* implicit solids: a vertex the collision pipeline kept off another solid's triangle is held
+   * along that contact's normal in the next solve, moving with the triangle (its velocity now, at
+   * the vertex's nearest point), and the solve gives that solid the reaction: without it the
+   * solve let the body relax against a free surface each step, and stacked rubber cubes at
+   * dt = 1/60 sank into each other and slid off (docs/architecture.md, "Solids on solids") */
+  for (int k = 0; k < w->contacts.count; k++) {
+    const loom_contact *c = &w->contacts.items[k];
+    if ((c->solver != 3 && c->solver != 4) || c->body_a != handle || c->body_b == handle) continue;
+    if (c->type_a != LOOM_FEATURE_VERTEX || c->type_b != LOOM_FEATURE_TRIANGLE) continue;
+    const int i = c->feature_a;
+    if (i < 0 || i >= n || b->p.inv_m[i] == 0) continue;
+    const vec3 held = b->state.cn[i];
+    if (held.x != 0 || held.y != 0 || held.z != 0) continue; /* an obstacle's, or the first */
+    hold_on(w, b, i, c->body_b, c->feature_b, v3(c->normal.x, c->normal.y, c->normal.z), 0);
+  }
+  /* a vertex held still on a surface gets no impulse from the pipeline, so no record: it stays
+   * held while it is within 1.5 thicknesses of the same triangle (the solve releases it when the
+   * constraint would pull) */
+  if (was_body)
+    for (int i = 0; i < n; i++) {
+      const vec3 held = b->state.cn[i];
+      if (!was_body[i] || held.x != 0 || held.y != 0 || held.z != 0 || b->p.inv_m[i] == 0) continue;
+      const int slot = world_live_slot(w, was_body[i]);
+      if (slot < 0 || !w->bodies[slot].pts) continue;
+      const double thick = 0.5 * (b->p.thickness + w->bodies[slot].pts->thickness);
+      hold_on(w, b, i, was_body[i], was_body[n + i], v3(0, 0, 0), 1.5 * thick);
+    }
+  arena_release(&w->scratch, mark);
 }
 
 /* The constraint filter of Baraff and Witkin: pinned vertices keep all three directions, vertices
@@ -550,6 +629,23 @@ void solid_implicit_substep(solid_body *b, double h, vec3 g, const vec3 *pin_v, 
     b->state.a_prev[i] = v3_scale(dv[i], 1.0 / h);
     if (im[i] == 0) continue;
     v[i] = v3_add(v[i], dv[i]);
+    const vec3 cn = b->state.cn[i];
+    if (cn.x != 0 || cn.y != 0 || cn.z != 0) {
+      /* Coulomb friction with the constraint's normal impulse (A dv - rhs) . n (qv = A dv of the
+       * final solve): the vertex's velocity along the obstacle, relative to the obstacle's, loses
+       * at most mu J_n / m. The solve holds only the normal direction, so the obstacle passes
+       * after it see no approach and could not give friction themselves. */
+      const double jn = v3_dot(v3_sub(qv[i], rhs[i]), cn);
+      const vec3 rv = v3_sub(v[i], b->state.cvt[i]);
+      const vec3 vt = v3_madd(rv, cn, -v3_dot(rv, cn));
+      const double lt = v3_len(vt), most = b->state.cmu[i] * d_max(jn, 0) / b->p.m[i];
+      const double take = lt <= most ? 1.0 : most / lt;
+      v[i] = v3_madd(v[i], vt, -take);
+      /* the impulse the contact gave the vertex (its reaction goes to another solid's triangle) */
+      sc->cimp[i] = v3_madd(v3_scale(cn, d_max(jn, 0)), vt, -take * b->p.m[i]);
+    } else {
+      sc->cimp[i] = v3(0, 0, 0);
+    }
     x[i] = v3_madd(x[i], v[i], h);
   }
   b->p.history_ok = 1;

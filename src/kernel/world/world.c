@@ -183,7 +183,7 @@ LOOM_API int loom_world_set_wind(loom_world *w, const loom_vec3 *wind) {
 
 int world_handle(const loom_world *w, int slot) { return handle_pack(slot, w->bodies[slot].generation); }
 
-static int live_slot(const loom_world *w, int handle) {
+int world_live_slot(const loom_world *w, int handle) {
   int slot = handle_slot(handle);
   if (slot < 0 || slot >= w->body_slots || !w->bodies[slot].ops ||
       (w->bodies[slot].generation & 0x7fff) != handle_generation(handle))
@@ -193,7 +193,7 @@ static int live_slot(const loom_world *w, int handle) {
 
 int world_slot(const loom_world *w, int handle, int kind, const char *fn) {
   if (!w) return loom_fail("%s: world is NULL", fn);
-  int slot = live_slot(w, handle);
+  int slot = world_live_slot(w, handle);
   if (slot < 0) return loom_fail("%s: invalid or stale body handle %d", fn, handle);
   const body_kind *k = w->bodies[slot].ops;
   if (kind != LOOM_KIND_NONE && k->id != kind) {
@@ -472,7 +472,7 @@ LOOM_API int loom_world_find(const loom_world *w, const char *name) {
 
 LOOM_API int loom_body_kind(const loom_world *w, int handle) {
   if (!w) return LOOM_KIND_NONE;
-  int slot = live_slot(w, handle);
+  int slot = world_live_slot(w, handle);
   return slot < 0 ? LOOM_KIND_NONE : w->bodies[slot].ops->id;
 }
 
@@ -640,7 +640,7 @@ LOOM_API int loom_world_message_body(const loom_world *w, int seq) {
   int at = message_at(w, seq);
   if (at < 0) return 0;
   int h = w->message_body[at];
-  return h && live_slot(w, h) >= 0 ? h : 0;
+  return h && world_live_slot(w, h) >= 0 ? h : 0;
 }
 
 LOOM_API int loom_world_set_grab(loom_world *w, int handle, int vertex, const loom_vec3 *target, double omega) {

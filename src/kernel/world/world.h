@@ -104,6 +104,8 @@ typedef struct contact_work {
   vec3 pc, nl, p0; /* vertex–shape: corrected point, normal and path start in b's frame */
   int collided;    /* the path crossed a mesh triangle */
   double vn_b;     /* vertex–shape: the normal velocity of b's surface point (m/s, along normal) */
+  vec3 vt_b;       /* vertex–shape: its tangential part (m/s) */
+  double mu;       /* vertex–shape: the pair's friction coefficient */
   int resolved;    /* the response was applied */
 } contact_work;
 
@@ -309,6 +311,8 @@ void rigid_work_free(struct rigid_work *rw);
 /* Slot of a valid handle of the given kind (LOOM_KIND_NONE = any), or -1 with a message. */
 int world_slot(const loom_world *w, int handle, int kind, const char *fn);
 int world_handle(const loom_world *w, int slot);
+/* The slot of a live body's handle, -1 if the handle is stale (no message). */
+int world_live_slot(const loom_world *w, int handle);
 /* Slot of a valid handle of a particle kind, or -1 with a message. */
 int world_particle_slot(const loom_world *w, int handle, const char *fn);
 /* Creates a body of a kind: reserves a slot with a unique name, calls create(w, slot, def), and
