@@ -437,6 +437,43 @@ end
 case("neohookean_bar_20", nh_bar_case(20))
 case("neohookean_bar_40", nh_bar_case(40))
 
+-- rubber_stack_3: three Neo-Hookean cubes (0.5 m, 4 x 4 x 4 cells, E = 1 MPa, nu = 0.45, each 2 cm
+-- off the one under it) stacked on the floor at dt = 1/60 s, ms per step over t = 1 .. 2 s (landed,
+-- resting on each other); how far the top cube's centre moved in x over t = 1 .. 6 s and its
+-- bottom's height at the end (0.5 m cubes: about 1.0 when it still stands).
+case("rubber_stack_3", function(runs)
+  local function build()
+    local W = loom.world { dt = 1 / 60 }
+    W:rigid { name = "floor", shape = loom.shape.plane { normal = {0, 0, 1} }, static = true, friction = 0.5 }
+    for k = 1, 3 do
+      W:solid { name = "c" .. k, model = "neohookean", young = 1e6, poisson = 0.45, density = 1100, friction = 0.5,
+                thickness = 0.005, mesh = loom.mesh.tet_box { size = {0.5, 0.5, 0.5}, cells = {4, 4, 4},
+                                                              center = {0.02 * (k - 1), 0.01 * (k - 1), 0.255 + (k - 1) * 0.51} } }
+    end
+    return W
+  end
+  local function com_x(b)
+    local q, M = 0, 0
+    for j = 0, b.n - 1 do q, M = q + b.m[j] * b.x[j].x, M + b.m[j] end
+    return q / M
+  end
+  local W, x1
+  local med, lo, hi = sample(runs, 1, function()
+    W = build()
+    W:run(1)
+    x1 = com_x(W:body "c3")
+    local t0 = C.loom_clock()
+    W:step(60)
+    return (C.loom_clock() - t0) / 60 * 1000
+  end)
+  W:run(4)
+  local top = W:body "c3"
+  local bottom = top:aabb()
+  return {size = "3 cubes, 375 nodes, 960 tets", median = med, min = lo, max = hi, cg_iterations = W:stats().iterations,
+          top_moved_m = ("%.4f"):format(math.abs(com_x(top) - x1)), top_bottom_z_m = ("%.3f"):format(bottom[3]),
+          crossings = W:interpenetrations()}
+end)
+
 -- simplex_torus_5tools: document 004's scene (scenes/simplex_fingers.lua: the medium torus, 1860
 -- vertices, squeezed by five finger spheres replaying a recorded squeeze at 004's dt = 1/30 s), ms per
 -- step over t = 0.5 .. 3.5 s (the fingers close, press and hold); 004 ran it at 30 FPS in 2006.
