@@ -627,6 +627,7 @@ void solid_implicit_substep(solid_body *b, double h, vec3 g, const vec3 *pin_v, 
   if (res > sc->cg_residual) sc->cg_residual = res;
   for (int i = 0; i < n; i++) {
     b->state.a_prev[i] = v3_scale(dv[i], 1.0 / h);
+    sc->cimp[i] = v3(0, 0, 0);
     if (im[i] == 0) continue;
     v[i] = v3_add(v[i], dv[i]);
     const vec3 cn = b->state.cn[i];
@@ -643,8 +644,6 @@ void solid_implicit_substep(solid_body *b, double h, vec3 g, const vec3 *pin_v, 
       v[i] = v3_madd(v[i], vt, -take);
       /* the impulse the contact gave the vertex (its reaction goes to another solid's triangle) */
       sc->cimp[i] = v3_madd(v3_scale(cn, d_max(jn, 0)), vt, -take * b->p.m[i]);
-    } else {
-      sc->cimp[i] = v3(0, 0, 0);
     }
     x[i] = v3_madd(x[i], v[i], h);
   }
