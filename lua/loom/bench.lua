@@ -120,7 +120,7 @@ local function pipeline_case(name, n, make)
       return ms / steps
     end)
     local st = W:stats()
-    return {size = ("%dx%d"):format(n, n), median = med, min = lo, max = hi, proximity = st.proximity,
+    return {size = ("%dx%d"):format(n, n), median = med, min = lo, max = hi, proximity = st.proximity, candidates = st.candidates,
             ccd_collisions = st.ccd_collisions, impact_zones = st.impact_zones, cg_iterations = st.iterations,
             contacts = st.contacts, interpenetrations = worst, unresolved = st.unresolved, tangled = st.tangled}
   end)

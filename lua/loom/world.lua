@@ -835,7 +835,7 @@ function World:stats()
     max_penetration = s.max_penetration, frozen = s.frozen, bodies = s.bodies,
     messages = s.messages, step_ms = s.step_seconds * 1000, cg_residual = s.cg_residual,
     cloth_contacts = s.cloth_contacts, contact_resolves = s.contact_resolves, solid_points = s.solid_points, tool_contacts = s.tool_contacts, tool_unresolved = s.tool_unresolved,
-    proximity = s.proximity, ccd_collisions = s.ccd_collisions,
+    proximity = s.proximity, ccd_collisions = s.ccd_collisions, candidates = s.candidates,
     collision_iterations = s.collision_iterations, largest_zone = s.largest_zone,
     unresolved = s.unresolved, tangled = s.tangled,
   }

@@ -329,15 +329,18 @@ TEST(ccd_two_cloths_collide_head_on) {
   for (int i = 0; i < n; i++) p0 += ma[i] * va[i].z + mb[i] * vb[i].z;
   int crossings = 0;
   loom_stats st;
-  int ccd = 0;
+  int ccd = 0, listed = 1;
   for (int s = 0; s < 40; s++) {
     loom_world_step(w);
     crossings += loom_world_interpenetrations(w);
     loom_world_stats(w, &st);
     ccd += st.ccd_collisions + st.proximity;
+    /* pairs that got impulses came from a candidate list */
+    if (st.ccd_collisions + st.proximity > 0 && st.candidates <= 0) listed = 0;
   }
   CHECK_EQ_INT(crossings, 0);
   CHECK(ccd > 0);
+  CHECK(listed);
   double p1 = 0;
   for (int i = 0; i < n; i++) p1 += ma[i] * va[i].z + mb[i] * vb[i].z;
   CHECK_NEAR(p1, p0, 1e-9 * fabs(p0) + 1e-12);

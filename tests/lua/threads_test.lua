@@ -19,6 +19,8 @@ describe("threads", function()
       {"scenes/two_cloths.lua", {n = 16}, 50},     -- cloth on cloth, a box
       {"scenes/cloth_pushes_box.lua", {cells = 16}, 60}, -- a movable body in the solve
       {"scenes/flag_implicit.lua", {cells = 16}, 40},    -- a force field
+      -- a pile: thousands of candidate pairs, whose start distances are found in two halves
+      {"scenes/crumple.lua", {n = 32}, 110, candidates = 2048},
     }
     for _, c in ipairs(cases) do
       local h1 = run(c[1], c[2], 1, c[3])
@@ -30,6 +32,9 @@ describe("threads", function()
         if b.kind == "cloth" then most = math.max(most, b.n) end
       end
       assert.less(255, most, c[1] .. ": a cloth big enough to be split in two")
+      if c.candidates then
+        assert.less(c.candidates, w:stats().candidates, c[1] .. ": a candidate list long enough to be split")
+      end
     end
   end)
 

@@ -31,6 +31,8 @@
 #define RESTING_SWEEPS 4
 #define RESTING_TOLERANCE 1e-6
 #define RESTING_REACH 2.0
+/* candidates from which a pass over them is split in two halves (world.threads) */
+#define PAR_CANDIDATES 2048
 #define MIN_THICKNESS 1e-5 /* m: separations below this are not resolvable in double precision paths */
 
 typedef struct cbody {
@@ -286,40 +288,59 @@ static int boxes_overlap(const cbody *a, const cbody *b) {
 /* Sorts the candidates by (type, bodies, features): the set the trees report is exact whatever
  * their shape, but the order of a traversal depends on when a tree was last rebuilt, and the
  * Gauss-Seidel and Jacobi sums depend on the order. Sorting makes a step depend on the state
- * only (a restored checkpoint continues bit for bit). LSD radix sort; a digit all keys share
- * (the type's and bodies' bits mostly) is skipped. */
-static uint64_t pair_key(const collide_pair *q) {
-  return ((uint64_t)q->type << 60) | ((uint64_t)q->a << 54) | ((uint64_t)q->b << 48) | ((uint64_t)q->fa << 24) |
-         (uint64_t)q->fb;
+ * only (a restored checkpoint continues bit for bit). LSD radix sort of keys packed in as few
+ * bits as the list needs, 11-bit digits counted in one pass; a digit all keys share is skipped. */
+static int bits_for(uint32_t v) {
+  int b = 0;
+  while (b < 32 && (v >> b) != 0) b++;
+  return b;
 }
+
+#define SORT_DIGIT 11 /* bits per radix digit: a count table of 2048 stays in the first-level cache */
 
 static int sort_pairs(loom_world *w) {
   const int n = w->ncpairs;
   if (n < 2) return 0;
+  /* the key packs (type, a, b, fa, fb) in as few bits as this list needs, in that order of
+   * significance */
+  uint32_t maxb = 0, maxf = 0;
+  for (int i = 0; i < n; i++) {
+    const collide_pair *q = &w->cpairs[i];
+    maxb |= (uint32_t)q->a | (uint32_t)q->b;
+    maxf |= (uint32_t)q->fa | (uint32_t)q->fb;
+  }
+  const int wb = bits_for(maxb), wf = bits_for(maxf);
+  const int total = 1 + 2 * wb + 2 * wf;
+  if (total > 64) return -1; /* (features are numbered below 2^24, bodies below 64: never) */
+  const int digits = (total + SORT_DIGIT - 1) / SORT_DIGIT, buckets = 1 << SORT_DIGIT;
+  const uint64_t mask = (uint64_t)buckets - 1, fmask = ((uint64_t)1 << wf) - 1, bmask = ((uint64_t)1 << wb) - 1;
   arena_mark mark = arena_get_mark(&w->scratch);
   uint64_t *k0 = ARENA_NEW(&w->scratch, uint64_t, n, "candidate keys");
   uint64_t *k1 = ARENA_NEW(&w->scratch, uint64_t, n, "candidate keys");
-  /* digits of 16 bits for long lists, of 8 for short ones (the count table's clearing and sums
-   * would cost more than the keys) */
-  const int bits = n >= 16384 ? 16 : 8, buckets = 1 << bits;
-  const uint64_t mask = (uint64_t)buckets - 1;
-  uint32_t *count = ARENA_NEW(&w->scratch, uint32_t, buckets, "radix counts");
+  uint32_t *count = ARENA_NEW(&w->scratch, uint32_t, (size_t)buckets * (size_t)digits, "radix counts");
   if (!k0 || !k1 || !count) {
     arena_release(&w->scratch, mark);
     return -1;
   }
-  for (int i = 0; i < n; i++) k0[i] = pair_key(&w->cpairs[i]);
-  for (int shift = 0; shift < 64; shift += bits) {
-    memset(count, 0, sizeof(uint32_t) * (size_t)buckets);
-    for (int i = 0; i < n; i++) count[(k0[i] >> shift) & mask]++;
-    if (count[(k0[0] >> shift) & mask] == (uint32_t)n) continue; /* one digit for all: in order */
+  memset(count, 0, sizeof(uint32_t) * (size_t)buckets * (size_t)digits);
+  for (int i = 0; i < n; i++) {
+    const collide_pair *q = &w->cpairs[i];
+    const uint64_t k = ((((((uint64_t)q->type << wb | (uint64_t)q->a) << wb | (uint64_t)q->b) << wf) | (uint64_t)q->fa)
+                        << wf) | (uint64_t)q->fb;
+    k0[i] = k;
+    for (int d = 0; d < digits; d++) count[d * buckets + ((k >> (d * SORT_DIGIT)) & mask)]++;
+  }
+  for (int d = 0; d < digits; d++) {
+    const int shift = d * SORT_DIGIT;
+    uint32_t *c = count + d * buckets;
+    if (c[(k0[0] >> shift) & mask] == (uint32_t)n) continue; /* one digit for all: in order */
     uint32_t sum = 0;
-    for (int d = 0; d < buckets; d++) {
-      const uint32_t c = count[d];
-      count[d] = sum;
-      sum += c;
+    for (int b = 0; b < buckets; b++) {
+      const uint32_t v = c[b];
+      c[b] = sum;
+      sum += v;
     }
-    for (int i = 0; i < n; i++) k1[count[(k0[i] >> shift) & mask]++] = k0[i];
+    for (int i = 0; i < n; i++) k1[c[(k0[i] >> shift) & mask]++] = k0[i];
     uint64_t *t = k0;
     k0 = k1;
     k1 = t;
@@ -327,11 +348,11 @@ static int sort_pairs(loom_world *w) {
   for (int i = 0; i < n; i++) {
     collide_pair *q = &w->cpairs[i];
     const uint64_t k = k0[i];
-    q->type = (int32_t)(k >> 60);
-    q->a = (int32_t)((k >> 54) & 63);
-    q->b = (int32_t)((k >> 48) & 63);
-    q->fa = (int32_t)((k >> 24) & 0xffffff);
-    q->fb = (int32_t)(k & 0xffffff);
+    q->fb = (int32_t)(k & fmask);
+    q->fa = (int32_t)((k >> wf) & fmask);
+    q->b = (int32_t)((k >> (2 * wf)) & bmask);
+    q->a = (int32_t)((k >> (2 * wf + wb)) & bmask);
+    q->type = (int32_t)(k >> (2 * wf + 2 * wb));
   }
   arena_release(&w->scratch, mark);
   return 0;
@@ -356,34 +377,35 @@ static void pair_nodes(const collide_ctx *cx, collide_pair *q) {
 }
 
 /* Per vertex, the candidates it is a node of (compressed rows, ascending candidate index): the
- * passes after the first visit only the candidates of vertices whose motion changed. */
-static int build_adjacency(collide_ctx *cx) {
+ * passes after the first visit only the candidates of vertices whose motion changed. Built when
+ * such a pass first needs it (most lists never serve one). */
+static int adjacency_room(collide_ctx *cx) {
   loom_world *w = cx->w;
-  const int n = w->ncpairs, N = cx->total;
+  const int N = cx->total;
   if (N + 1 > w->cadj_vcap) {
     int32_t *f = core_realloc(w->cadj_first, (size_t)N + 1, sizeof(int32_t));
     if (!f) return -1;
     w->cadj_first = f;
     w->cadj_vcap = N + 1;
   }
-  LOOM_ASSERT(n <= w->cpair_cap, "candidate arrays grow together");
+  return 0;
+}
+
+static void build_adjacency(collide_ctx *cx) {
+  loom_world *w = cx->w;
+  const int n = w->ncpairs, N = cx->total;
+  LOOM_ASSERT(n <= w->cpair_cap && N < w->cadj_vcap, "candidate arrays grow together");
   int32_t *first = w->cadj_first;
   memset(first, 0, sizeof(int32_t) * ((size_t)N + 1));
-  if (n) memset(w->cseen, 0, sizeof(int32_t) * (size_t)n);
-  for (int c = 0; c < n; c++) {
-    collide_pair *q = &w->cpairs[c];
-    pair_nodes(cx, q);
-    for (int k = 0; k < 4; k++) first[q->g[k] + 1]++;
-  }
-  for (int g = 0; g < N; g++) first[g + 1] += first[g];
-  arena_mark mark = arena_get_mark(&w->scratch);
-  int32_t *cursor = ARENA_NEW(&w->scratch, int32_t, N ? N : 1, "candidate rows");
-  if (!cursor) return -1;
-  memcpy(cursor, first, sizeof(int32_t) * (size_t)N);
   for (int c = 0; c < n; c++)
-    for (int k = 0; k < 4; k++) w->cadj[cursor[w->cpairs[c].g[k]]++] = c;
-  arena_release(&w->scratch, mark);
-  return 0;
+    for (int k = 0; k < 4; k++) first[w->cpairs[c].g[k] + 1]++;
+  for (int g = 0; g < N; g++) first[g + 1] += first[g];
+  /* filled through first[] as the cursors (each ends at the next row's start), then shifted back */
+  for (int c = 0; c < n; c++)
+    for (int k = 0; k < 4; k++) w->cadj[first[w->cpairs[c].g[k]]++] = c;
+  for (int g = N; g > 0; g--) first[g] = first[g - 1];
+  first[0] = 0;
+  w->cadj_ok = 1;
 }
 
 /* Every candidate pair whose swept boxes, inflated by the thickness and a margin, overlap, in a
@@ -467,7 +489,10 @@ static int collect(collide_ctx *cx) {
       bvh_query_pairs(&cx->b[a].p->col.edge_tree, &cx->b[b].p->col.edge_tree, edge_cb, cx);
     }
   }
-  if (cx->overflow || sort_pairs(cx->w) || build_adjacency(cx)) return -1;
+  if (cx->overflow || sort_pairs(cx->w) || adjacency_room(cx)) return -1;
+  for (int c = 0; c < cx->w->ncpairs; c++) pair_nodes(cx, &cx->w->cpairs[c]);
+  if (cx->w->ncpairs) memset(cx->w->cseen, 0, sizeof(int32_t) * (size_t)cx->w->ncpairs);
+  cx->w->cadj_ok = 0;
   cx->w->cpair_valid = 1;
   start_distances(cx);
   return 0;
@@ -656,10 +681,11 @@ static double feature_gap(const feat4 *f, const vec3 *y0, const vec3 *y1) {
  * cannot close the gap with the motion they have. */
 static void side_moves(const collide_pair *q, const double *per_vertex, double *ma, double *mb);
 
-static void start_distances(collide_ctx *cx) {
+static void start_distance_rows(void *ctx, int lo, int hi, int part) {
+  (void)part;
+  const collide_ctx *cx = ctx;
   loom_world *w = cx->w;
-  w->cdist_serial = w->substep_serial;
-  for (int c = 0; c < w->ncpairs; c++) {
+  for (int c = lo; c < hi; c++) {
     if (cx->moved) {
       /* the distance at the previous run's start, less the most any node on each side moved
        * since, is a lower bound; at the thickness or beyond it serves every test as well as the
@@ -683,6 +709,14 @@ static void start_distances(collide_ctx *cx) {
     double wt[4];
     w->cdist[c] = geom_proximity(f.ee, f.x, wt, NULL);
   }
+}
+
+/* Each candidate's distance depends on its own nodes only: the two halves of the list side by
+ * side (the second on the world's helper thread) give the same bits as one pass. */
+static void start_distances(collide_ctx *cx) {
+  loom_world *w = cx->w;
+  w->cdist_serial = w->substep_serial;
+  core_par_rows(w->ncpairs >= PAR_CANDIDATES ? world_par(w) : NULL, w->ncpairs, start_distance_rows, cx);
 }
 
 static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, int *count);
@@ -908,22 +942,44 @@ static int keep_pair(const collide_ctx *cx, int c, int ccd) {
  * the thickness at the start, for CCD the ones whose start distance the largest displacement on
  * each side could close to within eta (ccd_pair's first test, on cx->disp). Scratch, released
  * with the caller's mark; NULL when out of memory. */
+typedef struct select_ctx {
+  collide_ctx *cx;
+  int ccd;
+  int32_t *list;
+  int found[2];
+} select_ctx;
+
+/* The candidates [lo, hi) a full pass tests, into list[lo ...). Most fail on their distance
+ * alone, against the largest thickness and displacement (the same roundings as keep_pair's, so
+ * never a candidate it would take). */
+static void select_rows(void *ctx, int lo, int hi, int part) {
+  select_ctx *sc = ctx;
+  const collide_ctx *cx = sc->cx;
+  const double *cdist = cx->w->cdist;
+  const double tmax = cx->tmax, dmax = cx->dmax, reach = cx->resting ? RESTING_REACH * tmax : tmax;
+  int32_t *out = sc->list + lo;
+  int n = 0;
+  for (int c = lo; c < hi; c++) {
+    if (sc->ccd ? (cdist[c] - dmax) - dmax > 0.01 * tmax : !(cdist[c] < reach)) continue;
+    if (keep_pair(cx, c, sc->ccd)) out[n++] = c;
+  }
+  sc->found[part] = n;
+}
+
 static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, int *count) {
   loom_world *w = cx->w;
   int32_t *list = ARENA_NEW(&w->scratch, int32_t, w->ncpairs ? w->ncpairs : 1, "selected candidates");
   int n = 0;
   if (!list) return NULL;
   if (full) {
-    /* most candidates fail on their distance alone, against the largest thickness and
-     * displacement (the same roundings as keep_pair's, so never a candidate it would take) */
-    const double tmax = cx->tmax, dmax = cx->dmax;
-    for (int c = 0; c < w->ncpairs; c++) {
-      if (ccd ? (w->cdist[c] - dmax) - dmax > 0.01 * tmax
-              : !(w->cdist[c] < (cx->resting ? RESTING_REACH * tmax : tmax)))
-        continue;
-      if (keep_pair(cx, c, ccd)) list[n++] = c;
-    }
+    /* in two halves of the list, each filling its half of the output, then joined in order */
+    select_ctx sc = {cx, ccd, list, {0, 0}};
+    const int half = w->ncpairs / 2;
+    core_par_rows(w->ncpairs >= PAR_CANDIDATES ? world_par(w) : NULL, w->ncpairs, select_rows, &sc);
+    memmove(list + sc.found[0], list + half, sizeof(int32_t) * (size_t)sc.found[1]);
+    n = sc.found[0] + sc.found[1];
   } else {
+    if (!w->cadj_ok) build_adjacency(cx);
     const int32_t visit = ++cx->visit;
     for (int a = 0; a < cx->nb; a++) {
       const particles *p = cx->b[a].p;
@@ -1482,6 +1538,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
   } /* else a later round in the same substep: the start positions, and so cdist, are the same */
   cx.moved = NULL;
   arena_release(&w->scratch, moved_mark);
+  if (w->ncpairs > w->stats.candidates) w->stats.candidates = w->ncpairs;
   if (failed) {
     world_message(w, LOOM_ERROR, list[0].slot, "collisions: too many candidate pairs (%d); collisions skipped this substep",
                   w->ncpairs);

@@ -271,6 +271,7 @@ struct loom_world {
   int32_t *cadj_first, *cadj; /* per global vertex, the candidates it is a node of (CSR) */
   int32_t *cseen;             /* per candidate, the last pass that visited it */
   int cadj_vcap;
+  int cadj_ok;                /* cadj_first/cadj are those of the current list */
   unsigned cdist_serial; /* the substep whose start positions cdist was found at */
   int cpair_valid;      /* the list may serve the next substep (see contact_collide.c) */
   uint64_t cpair_sig;   /* what it was collected for */
