@@ -197,6 +197,7 @@ typedef struct cloth_solver {
   vec3 bq[CLOTH_CONTACT_BODIES][2], bt[CLOTH_CONTACT_BODIES][2];
   mat3 bpinv[CLOTH_CONTACT_BODIES][2];
   uint8_t *mgfix; /* pinned or sticking: what the multigrid hierarchy decouples */
+  vec3 *mgn;      /* per vertex: a sliding contact's normal, else zero (the hierarchy stiffens it) */
   vec3 *y, *e1, *fric; /* fric: the kinetic friction of sliding contacts (a velocity change) */
   const void *cbody_r[CLOTH_CONTACT_BODIES]; /* which body each is (compared only) */
   int ncbody, coupling_passes;
@@ -290,9 +291,11 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c);
  * the hierarchy keeps (the others are lumped on the diagonal each substep). */
 int cloth_mg_build(cloth_mg *g, int n, const int32_t *row, const int32_t *col, const uint8_t *keep);
 void cloth_mg_free(cloth_mg *g);
-/* Value-dependent setup, each substep: the matrix (same pattern) and the constrained vertices. */
+/* Value-dependent setup, each substep: the matrix (same pattern), the constrained vertices (cut
+ * loose) and, if normal is not NULL, per vertex a unit direction the solve constrains (zero for
+ * none), stiffened on level 0 by the diagonal block's mean diagonal. */
 void cloth_mg_setup(cloth_mg *g, int n, const int32_t *row, const int32_t *col, const mat3 *val,
-                    const uint8_t *fixed);
+                    const uint8_t *fixed, const vec3 *normal);
 /* z = B r, one V-cycle: B is symmetric positive definite (fixed vertices: their diagonal block's inverse). */
 void cloth_mg_apply(cloth_mg *g, const vec3 *r, vec3 *z);
 /* Force Jacobians (df/dx, df/dv) of one element at x. exact = 1: the full derivative (tests);

@@ -169,10 +169,11 @@ int cloth_solver_build(cloth_body *b) {
   s->e1 = core_alloc(nv, sizeof(vec3));
   s->fric = core_alloc(nv, sizeof(vec3));
   s->mgfix = core_alloc(nv, sizeof(uint8_t));
+  s->mgn = core_alloc(nv, sizeof(vec3));
   s->con_b2 = core_alloc(nv, sizeof(int32_t));
   s->con_load = core_alloc(nv, sizeof(double));
   s->kfric = core_calloc(nv, sizeof(vec3));
-  if (!s->y || !s->e1 || !s->fric || !s->mgfix || !s->con_b2 || !s->con_load || !s->kfric) goto done;
+  if (!s->y || !s->e1 || !s->fric || !s->mgfix || !s->mgn || !s->con_b2 || !s->con_load || !s->kfric) goto done;
   if (!s->con || !s->con_n || !s->con_v || !s->con_j || !s->con_mu || !s->con_b || !s->con_gap)
     goto done;
   if (!s->row || !s->col || !s->val || !s->diag || !s->tri_blocks || !s->hinge_blocks || !s->spring_blocks ||
@@ -249,6 +250,7 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->e1);
   core_free(s->fric);
   core_free(s->mgfix);
+  core_free(s->mgn);
   core_free(s->con_b2);
   core_free(s->con_load);
   core_free(s->kfric);
@@ -365,12 +367,17 @@ static inline void scatter(mat3 *A, const mat3 *Kx, const mat3 *Kv, double h, ve
   *y = v3_add(*y, m3_mulv(Kx, v0));
 }
 
-/* A_block += s_u Bu + s_v Bv + c g h^T */
-static inline void add_tri_block(mat3 *A, double su, const mat3 *Bu, double sv, const mat3 *Bv, double c, vec3 g,
-                                 vec3 gl) {
+/* A_kl += T and A_lk += T^T with T = s_u Bu + s_v Bv + c g_k g_l^T (Bu, Bv symmetric: T^T is the
+ * (l, k) term, so each pair of blocks is computed once and A is symmetric to the bit) */
+static inline void add_tri_block(mat3 *Akl, mat3 *Alk, double su, const mat3 *Bu, double sv, const mat3 *Bv, double c,
+                                 vec3 g, vec3 gl) {
   const double gk[3] = {g.x, g.y, g.z}, gv[3] = {gl.x, gl.y, gl.z};
   for (int r = 0; r < 3; r++)
-    for (int q = 0; q < 3; q++) A->m[r][q] += su * Bu->m[r][q] + sv * Bv->m[r][q] + c * gk[r] * gv[q];
+    for (int q = 0; q < 3; q++) {
+      const double t = su * Bu->m[r][q] + sv * Bv->m[r][q] + c * gk[r] * gv[q];
+      Akl->m[r][q] += t;
+      if (Alk) Alk->m[q][r] += t;
+    }
 }
 
 /* One Baraff-Witkin triangle into A and y: bw_tri_jacobian's blocks (exact = 0) without forming
@@ -427,8 +434,9 @@ static void assemble_tri(cloth_body *b, int t, const vec3 *x, const vec3 *v, dou
   const vec3 hu = m3_mulv(&Hu, su), hv = m3_mulv(&Hv, sv);
   const int32_t *blk = &s->tri_blocks[9 * t];
   for (int k = 0; k < 3; k++) {
-    for (int l = 0; l < 3; l++)
-      add_tri_block(&s->val[blk[3 * k + l]], q->du[k] * q->du[l], &Bu, q->dv[k] * q->dv[l], &Bv, cs, g[k], g[l]);
+    for (int l = k; l < 3; l++)
+      add_tri_block(&s->val[blk[3 * k + l]], l == k ? NULL : &s->val[blk[3 * l + k]], q->du[k] * q->du[l], &Bu,
+                    q->dv[k] * q->dv[l], &Bv, cs, g[k], g[l]);
     vec3 *yk = &y[q->v[k]];
     *yk = v3_madd(*yk, hu, -a * ks * q->du[k]);
     *yk = v3_madd(*yk, hv, -a * ks * q->dv[k]);
@@ -453,7 +461,18 @@ static void assemble_hinge(cloth_body *b, int hh, const vec3 *x, const vec3 *v, 
   const int32_t *blk = &s->hinge_blocks[16 * hh];
   for (int k = 0; k < 4; k++) {
     const vec3 cg = v3_scale(g[k], c);
-    for (int l = 0; l < 4; l++) add_outer(&s->val[blk[4 * k + l]], cg, g[l], 1.0);
+    const double ck[3] = {cg.x, cg.y, cg.z};
+    add_outer(&s->val[blk[4 * k + k]], cg, g[k], 1.0);
+    for (int l = k + 1; l < 4; l++) { /* (c g_k) g_l^T and its transpose: the (l, k) block's term */
+      mat3 *Akl = &s->val[blk[4 * k + l]], *Alk = &s->val[blk[4 * l + k]];
+      const double gl[3] = {g[l].x, g[l].y, g[l].z};
+      for (int r = 0; r < 3; r++)
+        for (int u = 0; u < 3; u++) {
+          const double t = ck[r] * gl[u];
+          Akl->m[r][u] += t;
+          Alk->m[u][r] += t;
+        }
+    }
     y[q->v[k]] = v3_madd(y[q->v[k]], g[k], -kb * gv);
     f[q->v[k]] = v3_madd(f[q->v[k]], g[k], fs);
   }
@@ -608,6 +627,14 @@ static const uint8_t *mg_fixed(cloth_solver *s, int n) {
   if (!s->ncon) return s->fixed;
   for (int i = 0; i < n; i++) s->mgfix[i] = s->fixed[i] || s->con[i] == 2 || s->con[i] == 3;
   return s->mgfix;
+}
+
+/* The directions the multigrid hierarchy stiffens: sliding contacts' normals (zero elsewhere;
+ * NULL without contacts). */
+static const vec3 *mg_normals(cloth_solver *s, int n) {
+  if (!s->ncon) return NULL;
+  for (int i = 0; i < n; i++) s->mgn[i] = s->con[i] == 1 || s->con[i] == 4 ? s->con_n[i] : v3(0, 0, 0);
+  return s->mgn;
 }
 
 /* The filter S_i: a fixed vertex (pinned, scripted) has all three directions constrained, a
@@ -782,7 +809,7 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
   vec3 *y = s->y, *r = s->r, *c = s->c, *q = s->q, *t = s->f0, *e = s->e1;
   vec3 (*bx)[2] = s->bx, (*br)[2] = s->br, (*bc)[2] = s->bc, (*bq)[2] = s->bq, (*bt)[2] = s->bt;
   if (!again) {
-    if (multigrid) cloth_mg_setup(&s->mg, n, s->row, s->col, s->val, mg_fixed(s, n));
+    if (multigrid) cloth_mg_setup(&s->mg, n, s->row, s->col, s->val, mg_fixed(s, n), mg_normals(s, n));
     else
       for (int i = 0; i < n; i++)
         if (!m3_inverse(&s->val[s->diag[i]], &s->pinv[i])) s->pinv[i] = m3_identity();

@@ -428,6 +428,7 @@ typedef struct half_ctx {
   const int32_t *row, *col;
   const mat3 *val;
   const uint8_t *fixed;
+  const vec3 *normal; /* per vertex (NULL: none): a direction the solve constrains, stiffened */
   void (*rows)(struct half_ctx *c, int lo, int hi, int part);
 } half_ctx;
 
@@ -610,6 +611,15 @@ static void level0_rows(half_ctx *c, int lo, int hi, int part) {
     /* the diagonal block with its lumped couplings, summed in double and rounded once */
     mat3 D = val[kd];
     for (int r = 0; r < 3; r++) D.m[r][r] += lump;
+    if (c->normal && !fixed[i]) {
+      /* a direction the solve constrains (a sliding contact's normal): stiffened by the block's
+       * mean diagonal, so the hierarchy sees the vertex held along it as the filtered system does */
+      const vec3 nn = c->normal[i];
+      const double kap = (D.m[0][0] + D.m[1][1] + D.m[2][2]) / 3;
+      const double nv[3] = {nn.x, nn.y, nn.z};
+      for (int r = 0; r < 3; r++)
+        for (int q = 0; q < 3; q++) D.m[r][q] += kap * nv[r] * nv[q];
+    }
     L->val[L->diag[i]] = m3f_of(&D);
   }
   invert_diagonal(L, lo, hi);
@@ -621,8 +631,8 @@ static void dinv_rows(half_ctx *c, int lo, int hi, int part) {
 }
 
 void cloth_mg_setup(cloth_mg *g, int n, const int32_t *row, const int32_t *col, const mat3 *val,
-                    const uint8_t *fixed) {
-  half_ctx c = {.g = g, .L = &g->lv[0], .row = row, .col = col, .val = val, .fixed = fixed, .rows = level0_rows};
+                    const uint8_t *fixed, const vec3 *normal) {
+  half_ctx c = {.g = g, .L = &g->lv[0], .row = row, .col = col, .val = val, .fixed = fixed, .normal = normal, .rows = level0_rows};
   split_rows(g, &c, n);
   for (int l = 0; l < g->nlevels; l++) {
     if (l > 0) {
