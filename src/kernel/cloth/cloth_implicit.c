@@ -260,11 +260,11 @@ void cloth_solver_free(cloth_solver *s) {
 
 /* ---- element Jacobians ------------------------------------------------------------------------- */
 
-/* K += s * (a a^T) */
+/* K += s * (a c^T); the product a_r c_q first, so a c = a a^T adds a term symmetric to the bit */
 static inline void add_outer(mat3 *K, vec3 a, vec3 c, double s) {
   const double av[3] = {a.x, a.y, a.z}, cv[3] = {c.x, c.y, c.z};
   for (int r = 0; r < 3; r++)
-    for (int q = 0; q < 3; q++) K->m[r][q] += s * av[r] * cv[q];
+    for (int q = 0; q < 3; q++) K->m[r][q] += (av[r] * cv[q]) * s;
 }
 
 static inline void add_identity(mat3 *K, double s) {
@@ -374,7 +374,7 @@ static inline void add_tri_block(mat3 *Akl, mat3 *Alk, double su, const mat3 *Bu
   const double gk[3] = {g.x, g.y, g.z}, gv[3] = {gl.x, gl.y, gl.z};
   for (int r = 0; r < 3; r++)
     for (int q = 0; q < 3; q++) {
-      const double t = su * Bu->m[r][q] + sv * Bv->m[r][q] + c * gk[r] * gv[q];
+      const double t = su * Bu->m[r][q] + sv * Bv->m[r][q] + c * (gk[r] * gv[q]);
       Akl->m[r][q] += t;
       if (Alk) Alk->m[q][r] += t;
     }
@@ -460,15 +460,14 @@ static void assemble_hinge(cloth_body *b, int hh, const vec3 *x, const vec3 *v, 
   const double fs = -(kb * (theta - q->rest) + db * gv);
   const int32_t *blk = &s->hinge_blocks[16 * hh];
   for (int k = 0; k < 4; k++) {
-    const vec3 cg = v3_scale(g[k], c);
-    const double ck[3] = {cg.x, cg.y, cg.z};
-    add_outer(&s->val[blk[4 * k + k]], cg, g[k], 1.0);
-    for (int l = k + 1; l < 4; l++) { /* (c g_k) g_l^T and its transpose: the (l, k) block's term */
+    const double gk[3] = {g[k].x, g[k].y, g[k].z};
+    add_outer(&s->val[blk[4 * k + k]], g[k], g[k], c);
+    for (int l = k + 1; l < 4; l++) { /* c g_k g_l^T and its transpose: the (l, k) block's term */
       mat3 *Akl = &s->val[blk[4 * k + l]], *Alk = &s->val[blk[4 * l + k]];
       const double gl[3] = {g[l].x, g[l].y, g[l].z};
       for (int r = 0; r < 3; r++)
         for (int u = 0; u < 3; u++) {
-          const double t = ck[r] * gl[u];
+          const double t = (gk[r] * gl[u]) * c;
           Akl->m[r][u] += t;
           Alk->m[u][r] += t;
         }
