@@ -422,12 +422,28 @@ TEST(implicit_multigrid_preconditioner_is_symmetric_positive_definite) {
   fx_rng r = {31};
   loom_world *w = fx_world(1.0 / 60);
   loom_mesh *m;
-  const int h = random_system(w, LOOM_MODEL_BARAFF_WITKIN, 30, 20000, 32, &m);
+  const int h = random_system(w, LOOM_MODEL_BARAFF_WITKIN, 36, 20000, 32, &m); /* 1296 vertices: level 0 in halves */
   cloth_body *b = fx_soft(w, h);
   CHECK(loom_world_step(w) >= 0);
   cloth_solver *s = &b->solver;
   const int n = b->p.n;
   CHECK(s->mg.nlevels >= 3);
+  /* level 0 in the smoothing order of two halves and a band: a permutation, no coupling between
+   * the halves' inner rows, and a band that is a small part of the rows on a grid */
+  const cloth_mg *g = &s->mg;
+  CHECK(g->perm != NULL && g->iperm != NULL);
+  const int e0 = g->part_end[0], e1 = g->part_end[1];
+  CHECK(e0 > 0 && e1 > e0 && e1 <= n);
+  CHECK_MSG(n - e1 < n / 8, "band of %d rows out of %d", n - e1, n);
+  int perm_ok = 1, crossing = 0;
+  for (int p = 0; p < n; p++) perm_ok &= g->perm[p] >= 0 && g->perm[p] < n && g->iperm[g->perm[p]] == p;
+  for (int p = 0; p < e1; p++)
+    for (int k = g->lv[0].row[p]; k < g->lv[0].row[p + 1]; k++) {
+      const int q = g->lv[0].col[k];
+      crossing += q < e1 && (q < e0) != (p < e0);
+    }
+  CHECK(perm_ok);
+  CHECK_EQ_INT(crossing, 0);
   vec3 *a = malloc(sizeof(vec3) * (size_t)n), *c = malloc(sizeof(vec3) * (size_t)n);
   vec3 *Ba = malloc(sizeof(vec3) * (size_t)n), *Bc = malloc(sizeof(vec3) * (size_t)n);
   for (int trial = 0; trial < 20; trial++) {

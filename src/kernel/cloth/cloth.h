@@ -133,6 +133,9 @@ typedef struct cloth_mg {
   int nlevels;       /* 0: not built */
   mg_level lv[MG_MAX_LEVELS];
   int32_t *fine_map; /* per block of the solver's matrix: its block in level 0, -1 if lumped */
+  int32_t *perm;     /* level 0's rows in smoothing order: new row -> vertex (NULL: mesh order) */
+  int32_t *iperm;    /* vertex -> new row */
+  int part_end[2];   /* level 0: rows [0, e0) and [e0, e1) are the halves' inner rows, [e1, n) the band */
   int32_t *marker;   /* Gustavson accumulator: position of each coarse column in the row being built */
   int32_t *marker2;  /* the same for the second half's rows (built beside the first's) */
   core_par *par;     /* the world's helper thread (set by the solver each substep; NULL: inline) */

@@ -18,12 +18,15 @@
  *     and the coarse matrix P^T A P by two sparse products whose patterns are known from creation;
  *     the coarsest level is factored densely (Cholesky);
  *   - the V-cycle smooths with block Gauss-Seidel, forward before the coarse correction and backward
- *     after it, so the cycle is a symmetric positive definite operator, as CG needs;
+ *     after it, so the cycle is a symmetric positive definite operator, as CG needs; level 0's rows
+ *     are ordered as two halves of the mesh and the band between them (order_level0), so that its
+ *     sweeps, the bulk of a cycle, run on two threads;
  *   - the hierarchy's matrices (levels, P, inverse diagonals) are stored in single precision and
  *     used in double arithmetic: the operator stays exactly symmetric, and the sweeps read half
  *     the memory (a 128 x 128 cloth's level 0 does not fit a core's cache; measured 20 % faster
  *     per step there, the same at 64 x 64).
- * Everything is sequential in a fixed order: the result is deterministic. */
+ * Every sum has a fixed order whichever thread computes it: the result is deterministic, and the
+ * same with one thread or two. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,7 +34,8 @@
 
 enum {
   MG_COARSE_MAX = 48, /* a level this small is the coarsest: dense Cholesky */
-  MG_POWER_STEPS = 3  /* power steps estimating rho(D^-1 A): enough for omega (measured: as good as 10) */
+  MG_POWER_STEPS = 3, /* power steps estimating rho(D^-1 A): enough for omega (measured: as good as 10) */
+  PAR_ROWS = 1024     /* levels with fewer rows than this are not worth a hand-over to the helper thread */
 };
 
 /* ---- symbolic helpers ------------------------------------------------------------------------------ */
@@ -195,6 +199,8 @@ static void level_free(mg_level *L) {
 void cloth_mg_free(cloth_mg *g) {
   for (int l = 0; l < MG_MAX_LEVELS; l++) level_free(&g->lv[l]);
   core_free(g->fine_map);
+  core_free(g->perm);
+  core_free(g->iperm);
   core_free(g->marker);
   core_free(g->marker2);
   core_free(g->chol);
@@ -260,31 +266,80 @@ done:
   return rc;
 }
 
+/* The order of level 0's rows (g->perm: new to old, g->iperm: old to new), so that its Gauss-Seidel
+ * sweeps run in two halves side by side. The mesh's vertices split at the middle index; a vertex
+ * with a kept coupling to the other half is on the band. New order: the first half's inner
+ * vertices, the second half's, then the band, each in mesh order. A sweep over the inner rows of
+ * one half reads only that half and the band, so the two halves are independent, and the band,
+ * swept alone after them (before them going backward), sees both: the result is the sequential
+ * sweep in this order, whichever thread runs what. Small levels keep the mesh order (perm NULL). */
+static int order_level0(cloth_mg *g, int n, const int32_t *row, const int32_t *col, const uint8_t *keep) {
+  g->part_end[0] = g->part_end[1] = 0;
+  if (n < PAR_ROWS) return 0;
+  g->perm = core_alloc((size_t)n, sizeof(int32_t));
+  g->iperm = core_alloc((size_t)n, sizeof(int32_t));
+  if (!g->perm || !g->iperm) return -1;
+  const int mid = n / 2;
+  for (int i = 0; i < n; i++) {
+    int band = 0;
+    for (int k = row[i]; k < row[i + 1] && !band; k++) band = (keep[k] || col[k] == i) && (col[k] >= mid) != (i >= mid);
+    g->iperm[i] = band ? 2 : i >= mid;
+  }
+  int at = 0;
+  for (int part = 0; part < 3; part++) {
+    for (int i = 0; i < n; i++)
+      if (g->iperm[i] == part) g->perm[at++] = i;
+    if (part < 2) g->part_end[part] = at;
+  }
+  for (int p = 0; p < n; p++) g->iperm[g->perm[p]] = p;
+  return 0;
+}
+
 int cloth_mg_build(cloth_mg *g, int n, const int32_t *row, const int32_t *col, const uint8_t *keep) {
   memset(g, 0, sizeof *g);
-  int32_t *grow = NULL, *gcol = NULL, *count = NULL;
+  int32_t *grow = NULL, *gcol = NULL, *count = NULL, *slot = NULL;
   int rc = -1;
   const int32_t nb = row[n];
   g->fine_map = core_alloc((size_t)(nb > 0 ? nb : 1), sizeof(int32_t));
   g->marker = core_alloc((size_t)(n > 0 ? n : 1), sizeof(int32_t));
   g->marker2 = core_alloc((size_t)(n > 0 ? n : 1), sizeof(int32_t));
   count = core_alloc((size_t)(n > 0 ? n : 1), sizeof(int32_t));
+  slot = core_alloc((size_t)(nb > 0 ? nb : 1), sizeof(int32_t));
   mg_level *L = &g->lv[0];
   L->n = n;
   L->row = core_alloc((size_t)n + 1, sizeof(int32_t));
-  if (!g->fine_map || !g->marker || !g->marker2 || !count || !L->row) goto done;
-  /* level 0: the kept blocks (the diagonal always) */
+  if (!g->fine_map || !g->marker || !g->marker2 || !count || !slot || !L->row) goto done;
+  /* level 0: the kept blocks (the diagonal always), rows in the smoothing order */
+  if (order_level0(g, n, row, col, keep)) goto done;
   int32_t nz = 0;
-  for (int i = 0; i < n; i++) {
-    L->row[i] = nz;
-    for (int k = row[i]; k < row[i + 1]; k++) g->fine_map[k] = (keep[k] || col[k] == i) ? nz++ : -1;
+  for (int p = 0; p < n; p++) {
+    const int i = g->perm ? g->perm[p] : p;
+    L->row[p] = nz;
+    for (int k = row[i]; k < row[i + 1]; k++) nz += (keep[k] || col[k] == i);
   }
   L->row[n] = nz;
   L->col = core_alloc((size_t)(nz > 0 ? nz : 1), sizeof(int32_t));
   if (!L->col) goto done;
-  for (int i = 0; i < n; i++)
-    for (int k = row[i]; k < row[i + 1]; k++)
-      if (g->fine_map[k] >= 0) L->col[g->fine_map[k]] = col[k];
+  for (int p = 0; p < n; p++) {
+    /* the row's kept blocks by their new column (insertion sort: a row has a few dozen at most) */
+    const int i = g->perm ? g->perm[p] : p;
+    int32_t m = L->row[p];
+    for (int k = row[i]; k < row[i + 1]; k++) {
+      if (!(keep[k] || col[k] == i)) {
+        g->fine_map[k] = -1;
+        continue;
+      }
+      const int32_t c = g->iperm ? g->iperm[col[k]] : col[k];
+      int32_t q = m++;
+      for (; q > L->row[p] && L->col[q - 1] > c; q--) {
+        L->col[q] = L->col[q - 1];
+        slot[q] = slot[q - 1];
+      }
+      L->col[q] = c;
+      slot[q] = k;
+    }
+    for (int32_t q = L->row[p]; q < m; q++) g->fine_map[slot[q]] = q;
+  }
   if (level_alloc(L)) goto done;
   /* the aggregation graph of level 0 is its pattern */
   grow = core_alloc((size_t)n + 1, sizeof(int32_t));
@@ -337,6 +392,7 @@ done:
   core_free(grow);
   core_free(gcol);
   core_free(count);
+  core_free(slot);
   if (rc != 0) cloth_mg_free(g);
   return rc;
 }
@@ -416,7 +472,6 @@ static void level_spmv_rows(const mg_level *L, int lo, int hi, const vec3 *restr
  * Row loops split at the middle row, the second half on the world's helper thread (core_par):
  * every row's result is computed the same way whichever thread runs it. Levels below PAR_ROWS
  * rows are not worth a hand-over. */
-enum { PAR_ROWS = 1024 };
 
 typedef struct half_ctx {
   cloth_mg *g;
@@ -437,11 +492,14 @@ static void half_rows(void *ctx, int lo, int hi, int part) {
   c->rows(c, lo, hi, part);
 }
 
-/* c->rows over rows [0, n), in two halves when n is large enough */
-static void split_rows(cloth_mg *g, half_ctx *c, int n) {
-  if (n >= PAR_ROWS) core_par_rows(g->par, n, half_rows, c);
+/* c->rows over rows [0, n), in two halves when the work (rows of the level it reads) is large
+ * enough */
+static void split_work(cloth_mg *g, half_ctx *c, int n, int work) {
+  if (work >= PAR_ROWS && n >= 2) core_par_rows(g->par, n, half_rows, c);
   else c->rows(c, 0, n, 0);
 }
+
+static void split_rows(cloth_mg *g, half_ctx *c, int n) { split_work(g, c, n, n); }
 
 static void spmv_part(half_ctx *c, int lo, int hi, int part) {
   (void)part;
@@ -550,8 +608,8 @@ static void galerkin(cloth_mg *g, mg_level *L, mg_level *C) {
   split_rows(g, &c, L->n);
   c.rows = ap_rows;
   split_rows(g, &c, L->n);
-  c.rows = rap_rows;
-  split_rows(g, &c, C->n);
+  c.rows = rap_rows; /* a coarse row sums the fine rows of its aggregate */
+  split_work(g, &c, C->n, L->n);
 }
 
 /* Dense Cholesky of the coarsest level (lower factor, row-major). Returns 0 on success. */
@@ -620,9 +678,10 @@ static void level0_rows(half_ctx *c, int lo, int hi, int part) {
       for (int r = 0; r < 3; r++)
         for (int q = 0; q < 3; q++) D.m[r][q] += kap * nv[r] * nv[q];
     }
-    L->val[L->diag[i]] = m3f_of(&D);
+    const int p = g->iperm ? g->iperm[i] : i; /* the vertex's row in level 0 */
+    L->val[L->diag[p]] = m3f_of(&D);
+    invert_diagonal(L, p, p + 1);
   }
-  invert_diagonal(L, lo, hi);
 }
 
 static void dinv_rows(half_ctx *c, int lo, int hi, int part) {
@@ -690,11 +749,10 @@ static LOOM_INLINE void gs_row(mg_level *L, int i, int k_last) {
   L->x[i] = m3f_mulv(&L->dinv[i], acc);
 }
 
-/* Forward block Gauss-Seidel from x = 0 (only the blocks left of the diagonal contribute), and
- * the residual it leaves: b_i - sum_j A_ij x_j vanishes for j <= i by construction, so only the
- * blocks right of the diagonal remain — half a product instead of a full one. */
-static void gauss_seidel_first(mg_level *L) {
-  for (int i = 0; i < L->n; i++) {
+/* Forward block Gauss-Seidel from x = 0 over rows [lo, hi): only the blocks left of the diagonal
+ * contribute. */
+static void gs_first_rows(mg_level *L, int lo, int hi) {
+  for (int i = lo; i < hi; i++) {
     const int k0 = L->row[i], d = L->diag[i];
     vec3 acc = L->b[i];
     if (d > k0) {
@@ -703,16 +761,71 @@ static void gauss_seidel_first(mg_level *L) {
     }
     L->x[i] = m3f_mulv(&L->dinv[i], acc);
   }
-  for (int i = 0; i < L->n; i++) L->r[i] = v3_neg(row_dot(L, L->diag[i] + 1, L->row[i + 1], L->x));
+}
+
+/* The residual a first forward sweep leaves, rows [lo, hi): b_i - sum_j A_ij x_j vanishes for
+ * j <= i by construction, so only the blocks right of the diagonal remain — half a product. */
+static void first_residual_rows(mg_level *L, int lo, int hi) {
+  for (int i = lo; i < hi; i++) L->r[i] = v3_neg(row_dot(L, L->diag[i] + 1, L->row[i + 1], L->x));
+}
+
+static void gs_forward_rows(mg_level *L, int lo, int hi) {
+  for (int i = lo; i < hi; i++) gs_row(L, i, L->diag[i] > L->row[i] ? L->diag[i] - 1 : -1);
+}
+
+static void gs_backward_rows(mg_level *L, int lo, int hi) {
+  for (int i = hi - 1; i >= lo; i--) gs_row(L, i, L->diag[i] + 1 < L->row[i + 1] ? L->diag[i] + 1 : -1);
 }
 
 /* One block Gauss-Seidel sweep on L->x for L->b, forward or backward. */
 static void gauss_seidel(mg_level *L, int forward) {
-  const int n = L->n;
-  if (forward)
-    for (int i = 0; i < n; i++) gs_row(L, i, L->diag[i] > L->row[i] ? L->diag[i] - 1 : -1);
-  else
-    for (int i = n - 1; i >= 0; i--) gs_row(L, i, L->diag[i] + 1 < L->row[i + 1] ? L->diag[i] + 1 : -1);
+  if (forward) gs_forward_rows(L, 0, L->n);
+  else gs_backward_rows(L, 0, L->n);
+}
+
+/* Level 0's two halves (order_level0) side by side: the first forward sweep with its residual,
+ * and the last backward sweep, the band alone after the halves (before them going backward). */
+typedef struct sweep_ctx {
+  mg_level *L;
+  int lo[2], hi[2];
+  void (*rows)(mg_level *L, int lo, int hi);
+} sweep_ctx;
+
+static void sweep_part(void *ctx, int part) {
+  sweep_ctx *c = ctx;
+  c->rows(c->L, c->lo[part], c->hi[part]);
+}
+
+static void residual_half(half_ctx *c, int lo, int hi, int part) {
+  (void)part;
+  first_residual_rows(c->L, lo, hi);
+}
+
+/* Forward block Gauss-Seidel from x = 0 and the residual it leaves. */
+static void gauss_seidel_first(cloth_mg *g, int l) {
+  mg_level *L = &g->lv[l];
+  if (l > 0 || !g->perm) {
+    gs_first_rows(L, 0, L->n);
+    first_residual_rows(L, 0, L->n);
+    return;
+  }
+  sweep_ctx c = {L, {0, g->part_end[0]}, {g->part_end[0], g->part_end[1]}, gs_first_rows};
+  core_par_run(g->par, sweep_part, &c);
+  gs_first_rows(L, g->part_end[1], L->n);
+  half_ctx r = {.g = g, .L = L, .rows = residual_half};
+  split_rows(g, &r, L->n);
+}
+
+/* The backward sweep closing a V-cycle. */
+static void gauss_seidel_last(cloth_mg *g, int l) {
+  mg_level *L = &g->lv[l];
+  if (l > 0 || !g->perm) {
+    gs_backward_rows(L, 0, L->n);
+    return;
+  }
+  gs_backward_rows(L, g->part_end[1], L->n);
+  sweep_ctx c = {L, {0, g->part_end[0]}, {g->part_end[0], g->part_end[1]}, gs_backward_rows};
+  core_par_run(g->par, sweep_part, &c);
 }
 
 static void coarse_solve(cloth_mg *g, mg_level *L) {
@@ -780,18 +893,22 @@ static void vcycle(cloth_mg *g, int l) {
     return;
   }
   mg_level *C = &g->lv[l + 1];
-  gauss_seidel_first(L);
+  gauss_seidel_first(g, l);
   half_ctx c = {.g = g, .L = L, .C = C, .rows = restrict_rows};
-  split_rows(g, &c, C->n);
+  split_work(g, &c, C->n, L->n);
   vcycle(g, l + 1);
   c.rows = prolong_rows;
   split_rows(g, &c, L->n);
-  gauss_seidel(L, 0);
+  gauss_seidel_last(g, l);
 }
 
 void cloth_mg_apply(cloth_mg *g, const vec3 *r, vec3 *z) {
   mg_level *L = &g->lv[0];
-  memcpy(L->b, r, sizeof(vec3) * (size_t)L->n);
+  if (g->perm)
+    for (int p = 0; p < L->n; p++) L->b[p] = r[g->perm[p]];
+  else memcpy(L->b, r, sizeof(vec3) * (size_t)L->n);
   vcycle(g, 0);
-  memcpy(z, L->x, sizeof(vec3) * (size_t)L->n);
+  if (g->perm)
+    for (int p = 0; p < L->n; p++) z[g->perm[p]] = L->x[p];
+  else memcpy(z, L->x, sizeof(vec3) * (size_t)L->n);
 }
