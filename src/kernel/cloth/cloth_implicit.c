@@ -620,6 +620,64 @@ static void spmv(const cloth_solver *s, int n, const vec3 *p, vec3 *out) {
   core_par_rows(s->par, n, spmv_half, &c);
 }
 
+/* ---- the CG iteration's vector work, fused, in the two halves of the rows ---------------------
+ * Used when no movable body shares the solve (T is the filter S alone). Each pass reads and
+ * writes a vertex's rows only, and a dot product is the sum of the two halves' partial sums,
+ * first half first: the same bits with one thread or two. */
+static inline vec3 filter_one(const cloth_solver *s, int i, vec3 a) {
+  if (s->fixed[i]) return v3(0, 0, 0);
+  if (!s->ncon || !s->con[i]) return a;
+  if (s->con[i] == 2 || s->con[i] == 3) return v3(0, 0, 0);
+  return v3_madd(a, s->con_n[i], -v3_dot(a, s->con_n[i]));
+}
+
+typedef struct cg_ctx {
+  const cloth_solver *s;
+  vec3 *c, *e, *q, *r, *t, *y;
+  double alpha, beta;
+  double part[2];
+} cg_ctx;
+
+/* out = S in over rows [lo, hi) (in place when in == out), and the sum of a . out there */
+static double filter_dot_rows(const cloth_solver *s, int lo, int hi, const vec3 *in, vec3 *out, const vec3 *a) {
+  double d = 0;
+  for (int i = lo; i < hi; i++) {
+    out[i] = filter_one(s, i, in[i]);
+    d += a[i].x * out[i].x + a[i].y * out[i].y + a[i].z * out[i].z;
+  }
+  return d;
+}
+
+/* q = A c, e = S q and the partial sums of c . e */
+static void cg_product_half(void *ctx, int lo, int hi, int part) {
+  cg_ctx *g = ctx;
+  spmv_rows(g->s, lo, hi, g->c, g->q);
+  g->part[part] = filter_dot_rows(g->s, lo, hi, g->q, g->e, g->c);
+}
+
+/* y += alpha c, r -= alpha e */
+static void cg_update_half(void *ctx, int lo, int hi, int part) {
+  (void)part;
+  cg_ctx *g = ctx;
+  for (int i = lo; i < hi; i++) {
+    g->y[i] = v3_madd(g->y[i], g->c[i], g->alpha);
+    g->r[i] = v3_madd(g->r[i], g->e[i], -g->alpha);
+  }
+}
+
+/* t = S t and the partial sums of r . t */
+static void cg_filter_dot_half(void *ctx, int lo, int hi, int part) {
+  cg_ctx *g = ctx;
+  g->part[part] = filter_dot_rows(g->s, lo, hi, g->t, g->t, g->r);
+}
+
+/* c = S (t + beta c) */
+static void cg_direction_half(void *ctx, int lo, int hi, int part) {
+  (void)part;
+  cg_ctx *g = ctx;
+  for (int i = lo; i < hi; i++) g->c[i] = filter_one(g->s, i, v3_madd(g->t[i], g->c[i], g->beta));
+}
+
 /* The vertices the multigrid hierarchy decouples: pinned ones and contacts constrained in all
  * three directions (sticking). */
 static const uint8_t *mg_fixed(cloth_solver *s, int n) {
@@ -874,7 +932,30 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
   int it = 0;
   s->breakdown = 0;
   const double ref = d_max(delta0, 1e-20 * rhs_scale(s, n)), stop = tol * tol * ref;
-  while (delta > stop && it < max_iter) {
+  if (!s->ncbody) {
+    /* the same iteration with only the filter in T, its vector work fused (cg_ctx): c is
+     * filtered already, so A c needs no expansion */
+    cg_ctx g = {.s = s, .c = c, .e = e, .q = q, .r = r, .t = t, .y = y};
+    while (delta > stop && it < max_iter) {
+      core_par_rows(s->par, n, cg_product_half, &g);
+      const double cq = g.part[0] + g.part[1];
+      if (cq == 0 && delta < 1e-200) break;
+      if (!(cq > 0)) {
+        s->breakdown = 1;
+        break;
+      }
+      g.alpha = delta / cq;
+      core_par_rows(s->par, n, cg_update_half, &g);
+      precondition(s, n, multigrid, r, t);
+      core_par_rows(s->par, n, cg_filter_dot_half, &g);
+      const double old = delta;
+      delta = g.part[0] + g.part[1];
+      g.beta = delta / old;
+      core_par_rows(s->par, n, cg_direction_half, &g);
+      it++;
+    }
+  }
+  while (s->ncbody && delta > stop && it < max_iter) {
     expand(s, n, c, bc, x, e);
     spmv(s, n, e, q);
     reduce(s, n, q, x, bc, e, bq); /* e: the cloth rows of K c */

@@ -476,8 +476,6 @@ static void level_spmv_rows(const mg_level *L, int lo, int hi, const vec3 *restr
 typedef struct half_ctx {
   cloth_mg *g;
   mg_level *L, *C;
-  const vec3 *p;
-  vec3 *out;
   double omega;
   /* level 0's fill */
   const int32_t *row, *col;
@@ -485,6 +483,7 @@ typedef struct half_ctx {
   const uint8_t *fixed;
   const vec3 *normal; /* per vertex (NULL: none): a direction the solve constrains, stiffened */
   void (*rows)(struct half_ctx *c, int lo, int hi, int part);
+  double sum[2][2];    /* per half: partial sums (power steps) */
 } half_ctx;
 
 static void half_rows(void *ctx, int lo, int hi, int part) {
@@ -501,41 +500,64 @@ static void split_work(cloth_mg *g, half_ctx *c, int n, int work) {
 
 static void split_rows(cloth_mg *g, half_ctx *c, int n) { split_work(g, c, n, n); }
 
-static void spmv_part(half_ctx *c, int lo, int hi, int part) {
-  (void)part;
-  level_spmv_rows(c->L, lo, hi, c->p, c->out);
+/* One power step's rows [lo, hi): w = A v, and the half's partial sums of v . w and v . D v */
+static void power_rows(half_ctx *c, int lo, int hi, int part) {
+  mg_level *L = c->L;
+  const vec3 *v = L->x;
+  vec3 *w = L->r;
+  double vav = 0, vdv = 0;
+  level_spmv_rows(L, lo, hi, v, w);
+  for (int i = lo; i < hi; i++) {
+    vav += v3_dot(v[i], w[i]);
+    vdv += v3_dot(v[i], m3f_mulv(&L->val[L->diag[i]], v[i]));
+  }
+  c->sum[part][0] = vav;
+  c->sum[part][1] = vdv;
 }
 
-static void level_spmv(cloth_mg *g, mg_level *L, const vec3 *p, vec3 *out) {
-  half_ctx c = {.g = g, .L = L, .p = p, .out = out, .rows = spmv_part};
-  split_rows(g, &c, L->n);
+/* v = D^-1 w, rows [lo, hi), and the half's largest component */
+static void power_next_rows(half_ctx *c, int lo, int hi, int part) {
+  mg_level *L = c->L;
+  double norm = 0;
+  for (int i = lo; i < hi; i++) {
+    L->x[i] = m3f_mulv(&L->dinv[i], L->r[i]);
+    norm = fmax(norm, fmax(fabs(L->x[i].x), fmax(fabs(L->x[i].y), fabs(L->x[i].z))));
+  }
+  c->sum[part][0] = norm;
+}
+
+static void scale_rows(half_ctx *c, int lo, int hi, int part) {
+  (void)part;
+  for (int i = lo; i < hi; i++) c->L->x[i] = v3_scale(c->L->x[i], c->omega);
 }
 
 /* Largest eigenvalue of D^-1 A by a few power steps from a fixed start (Rayleigh quotient in the
- * D inner product: a lower bound that converges from below). */
+ * D inner product: a lower bound that converges from below). The row loops run in the two halves;
+ * every sum is the first half's partial plus the second's, so one thread or two give the same. */
 static double spectral_radius(cloth_mg *g, mg_level *L, int steps) {
-  vec3 *v = L->x, *w = L->r;
+  vec3 *v = L->x;
   for (int i = 0; i < L->n; i++) {
     const unsigned h = (unsigned)i * 2654435761u;
     v[i] = v3(1.0 + (double)(h >> 28) / 16, 1.0 + (double)((h >> 20) & 15) / 16, 1.0 + (double)((h >> 12) & 15) / 16);
   }
   double lambda = 1;
+  half_ctx c = {.g = g, .L = L};
   for (int s = 0; s < steps; s++) {
-    level_spmv(g, L, v, w);
-    double vav = 0, vdv = 0;
-    for (int i = 0; i < L->n; i++) {
-      vav += v3_dot(v[i], w[i]);
-      vdv += v3_dot(v[i], m3f_mulv(&L->val[L->diag[i]], v[i]));
-    }
+    c.rows = power_rows;
+    c.sum[1][0] = c.sum[1][1] = 0; /* (a level too small to split sums in the first half only) */
+    split_rows(g, &c, L->n);
+    const double vav = c.sum[0][0] + c.sum[1][0], vdv = c.sum[0][1] + c.sum[1][1];
     if (!(vdv > 0)) break;
     lambda = vav / vdv;
-    double norm = 0;
-    for (int i = 0; i < L->n; i++) {
-      v[i] = m3f_mulv(&L->dinv[i], w[i]);
-      norm = fmax(norm, fmax(fabs(v[i].x), fmax(fabs(v[i].y), fabs(v[i].z))));
-    }
+    if (s + 1 == steps) break; /* the next vector is not needed */
+    c.rows = power_next_rows;
+    c.sum[1][0] = 0;
+    split_rows(g, &c, L->n);
+    const double norm = fmax(c.sum[0][0], c.sum[1][0]);
     if (!(norm > 0)) break;
-    for (int i = 0; i < L->n; i++) v[i] = v3_scale(v[i], 1.0 / norm);
+    c.rows = scale_rows;
+    c.omega = 1.0 / norm;
+    split_rows(g, &c, L->n);
   }
   return lambda;
 }
