@@ -267,6 +267,26 @@ static inline void add_outer(mat3 *K, vec3 a, vec3 c, double s) {
     for (int q = 0; q < 3; q++) K->m[r][q] += (av[r] * cv[q]) * s;
 }
 
+/* K += t and, unless L is NULL, L += t^T: the assembly's innermost step, written out (a block
+ * pair's 18 additions with no loop around them) */
+static inline void add_block_pair(mat3 *K, mat3 *L, const double t[3][3]) {
+  K->m[0][0] += t[0][0], K->m[0][1] += t[0][1], K->m[0][2] += t[0][2];
+  K->m[1][0] += t[1][0], K->m[1][1] += t[1][1], K->m[1][2] += t[1][2];
+  K->m[2][0] += t[2][0], K->m[2][1] += t[2][1], K->m[2][2] += t[2][2];
+  if (!L) return;
+  L->m[0][0] += t[0][0], L->m[1][0] += t[0][1], L->m[2][0] += t[0][2];
+  L->m[0][1] += t[1][0], L->m[1][1] += t[1][1], L->m[2][1] += t[1][2];
+  L->m[0][2] += t[2][0], L->m[1][2] += t[2][1], L->m[2][2] += t[2][2];
+}
+
+/* K += s (a c^T) and L += its transpose, each entry (a_r c_q) s as add_outer's */
+static inline void add_outer_pair(mat3 *K, mat3 *L, vec3 a, vec3 c, double s) {
+  const double t[3][3] = {{(a.x * c.x) * s, (a.x * c.y) * s, (a.x * c.z) * s},
+                          {(a.y * c.x) * s, (a.y * c.y) * s, (a.y * c.z) * s},
+                          {(a.z * c.x) * s, (a.z * c.y) * s, (a.z * c.z) * s}};
+  add_block_pair(K, L, t);
+}
+
 static inline void add_identity(mat3 *K, double s) {
   K->m[0][0] += s;
   K->m[1][1] += s;
@@ -372,12 +392,10 @@ static inline void scatter(mat3 *A, const mat3 *Kx, const mat3 *Kv, double h, ve
 static inline void add_tri_block(mat3 *Akl, mat3 *Alk, double su, const mat3 *Bu, double sv, const mat3 *Bv, double c,
                                  vec3 g, vec3 gl) {
   const double gk[3] = {g.x, g.y, g.z}, gv[3] = {gl.x, gl.y, gl.z};
+  double t[3][3];
   for (int r = 0; r < 3; r++)
-    for (int q = 0; q < 3; q++) {
-      const double t = su * Bu->m[r][q] + sv * Bv->m[r][q] + c * (gk[r] * gv[q]);
-      Akl->m[r][q] += t;
-      if (Alk) Alk->m[q][r] += t;
-    }
+    for (int q = 0; q < 3; q++) t[r][q] = su * Bu->m[r][q] + sv * Bv->m[r][q] + c * (gk[r] * gv[q]);
+  add_block_pair(Akl, Alk, t);
 }
 
 /* One Baraff-Witkin triangle into A and y: bw_tri_jacobian's blocks (exact = 0) without forming
@@ -460,18 +478,9 @@ static void assemble_hinge(cloth_body *b, int hh, const vec3 *x, const vec3 *v, 
   const double fs = -(kb * (theta - q->rest) + db * gv);
   const int32_t *blk = &s->hinge_blocks[16 * hh];
   for (int k = 0; k < 4; k++) {
-    const double gk[3] = {g[k].x, g[k].y, g[k].z};
     add_outer(&s->val[blk[4 * k + k]], g[k], g[k], c);
-    for (int l = k + 1; l < 4; l++) { /* c g_k g_l^T and its transpose: the (l, k) block's term */
-      mat3 *Akl = &s->val[blk[4 * k + l]], *Alk = &s->val[blk[4 * l + k]];
-      const double gl[3] = {g[l].x, g[l].y, g[l].z};
-      for (int r = 0; r < 3; r++)
-        for (int u = 0; u < 3; u++) {
-          const double t = (gk[r] * gl[u]) * c;
-          Akl->m[r][u] += t;
-          Alk->m[u][r] += t;
-        }
-    }
+    for (int l = k + 1; l < 4; l++) /* c g_k g_l^T and its transpose: the (l, k) block's term */
+      add_outer_pair(&s->val[blk[4 * k + l]], &s->val[blk[4 * l + k]], g[k], g[l], c);
     y[q->v[k]] = v3_madd(y[q->v[k]], g[k], -kb * gv);
     f[q->v[k]] = v3_madd(f[q->v[k]], g[k], fs);
   }

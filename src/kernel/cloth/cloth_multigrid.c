@@ -35,7 +35,8 @@
 enum {
   MG_COARSE_MAX = 48, /* a level this small is the coarsest: dense Cholesky */
   MG_POWER_STEPS = 3, /* power steps estimating rho(D^-1 A): enough for omega (measured: as good as 10) */
-  PAR_ROWS = 1024     /* levels with fewer rows than this are not worth a hand-over to the helper thread */
+  PAR_ROWS = 1024,    /* levels with fewer rows than this are not worth a hand-over to the helper thread */
+  PAR_SETUP_BLOCKS = 2048 /* the set-up's block products: levels with this many blocks are */
 };
 
 /* ---- symbolic helpers ------------------------------------------------------------------------------ */
@@ -626,12 +627,14 @@ static void rap_rows(half_ctx *c, int lo, int hi, int part) {
  * results stored in single precision. */
 static void galerkin(cloth_mg *g, mg_level *L, mg_level *C) {
   const double rho = spectral_radius(g, L, MG_POWER_STEPS), omega = rho > 0 ? 4.0 / 3.0 / rho : 0;
+  /* products of 3 x 3 blocks: a level of a few hundred rows is worth the hand-over already */
+  const int work = L->row[L->n] >= PAR_SETUP_BLOCKS ? PAR_ROWS : 0;
   half_ctx c = {.g = g, .L = L, .C = C, .omega = omega, .rows = prolongator_rows};
-  split_rows(g, &c, L->n);
+  split_work(g, &c, L->n, work);
   c.rows = ap_rows;
-  split_rows(g, &c, L->n);
+  split_work(g, &c, L->n, work);
   c.rows = rap_rows; /* a coarse row sums the fine rows of its aggregate */
-  split_work(g, &c, C->n, L->n);
+  split_work(g, &c, C->n, work);
 }
 
 /* Dense Cholesky of the coarsest level (lower factor, row-major). Returns 0 on success. */
