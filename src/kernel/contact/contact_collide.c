@@ -71,6 +71,9 @@ typedef struct collide_ctx {
    * shifted by tshift * vref at the substep's start (collect, frame_start/frame_end) */
   vec3 vref;
   double tshift, tnow; /* tnow: the substep's start time */
+  /* a top-up's queries (extend): the triangle of a triangle query, the edge of an edge query and
+   * whether its body is the pair's second */
+  int qt, qswap;
 } collide_ctx;
 
 typedef struct feat4 {
@@ -133,12 +136,16 @@ static int prepare(particles *p) {
   c->count = core_alloc(n, sizeof(int32_t));
   c->tangled = core_alloc(n, sizeof(uint8_t));
   c->xprev = core_alloc(n, sizeof(vec3));
+  c->vert_lo = core_alloc(n, sizeof(vec3));
+  c->vert_hi = core_alloc(n, sizeof(vec3));
   c->xprev_ok = 0;
-  if (!c->tangled || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
+  if (!c->vert_lo || !c->vert_hi || !c->tangled || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
       !c->count)
     return -1;
   memset(c->tangled, 0, n);
-  if (bvh_work_reserve(&c->bwork, (int)(nt > nE ? nt : nE))) return -1;
+  size_t most = nt > nE ? nt : nE;
+  if (n > most) most = n;
+  if (bvh_work_reserve(&c->bwork, (int)most)) return -1;
   c->check_tangles = 1; /* the state a body starts in is checked once */
   c->ready = 1;
   return 0;
@@ -298,14 +305,14 @@ static int bits_for(uint32_t v) {
 
 #define SORT_DIGIT 11 /* bits per radix digit: a count table of 2048 stays in the first-level cache */
 
-static int sort_pairs(loom_world *w) {
-  const int n = w->ncpairs;
+static int sort_pairs(loom_world *w, int first, int n) {
   if (n < 2) return 0;
+  collide_pair *pairs = w->cpairs + first;
   /* the key packs (type, a, b, fa, fb) in as few bits as this list needs, in that order of
    * significance */
   uint32_t maxb = 0, maxf = 0;
   for (int i = 0; i < n; i++) {
-    const collide_pair *q = &w->cpairs[i];
+    const collide_pair *q = &pairs[i];
     maxb |= (uint32_t)q->a | (uint32_t)q->b;
     maxf |= (uint32_t)q->fa | (uint32_t)q->fb;
   }
@@ -324,7 +331,7 @@ static int sort_pairs(loom_world *w) {
   }
   memset(count, 0, sizeof(uint32_t) * (size_t)buckets * (size_t)digits);
   for (int i = 0; i < n; i++) {
-    const collide_pair *q = &w->cpairs[i];
+    const collide_pair *q = &pairs[i];
     const uint64_t k = ((((((uint64_t)q->type << wb | (uint64_t)q->a) << wb | (uint64_t)q->b) << wf) | (uint64_t)q->fa)
                         << wf) | (uint64_t)q->fb;
     k0[i] = k;
@@ -346,7 +353,7 @@ static int sort_pairs(loom_world *w) {
     k1 = t;
   }
   for (int i = 0; i < n; i++) {
-    collide_pair *q = &w->cpairs[i];
+    collide_pair *q = &pairs[i];
     const uint64_t k = k0[i];
     q->fb = (int32_t)(k & fmask);
     q->fa = (int32_t)((k >> wf) & fmask);
@@ -439,6 +446,25 @@ static double select_kth(double *a, int n, int k) {
   return a[k];
 }
 
+/* Every pair of features whose boxes in the trees overlap, appended to the list. */
+static void traverse_all(collide_ctx *cx) {
+  for (int a = 0; a < cx->nb; a++) {
+    if (cx->b[a].self) {
+      vertices_against(cx, a, a);
+      cx->qa = cx->qb = a;
+      bvh_query_self(&cx->b[a].p->col.edge_tree, edge_cb, cx);
+    }
+    for (int b = a + 1; b < cx->nb; b++) {
+      if (a >= cx->nsoft || !boxes_overlap(&cx->b[a], &cx->b[b])) continue;
+      vertices_against(cx, a, b);
+      vertices_against(cx, b, a);
+      cx->qa = a;
+      cx->qb = b;
+      bvh_query_pairs(&cx->b[a].p->col.edge_tree, &cx->b[b].p->col.edge_tree, edge_cb, cx);
+    }
+  }
+}
+
 static int collect(collide_ctx *cx) {
   cx->w->ncpairs = 0;
   cx->w->cpair_valid = 0;
@@ -473,23 +499,12 @@ static int collect(collide_ctx *cx) {
       p->col.ecol_hi[i] = v3_max(s0, e);
     }
     if (update_trees(&cx->b[a])) return -1;
+    p->col.vert_ok = 0; /* (the vertex tree is built by the first top-up that needs it, then refit) */
   }
-  for (int a = 0; a < cx->nb; a++) {
-    if (cx->b[a].self) {
-      vertices_against(cx, a, a);
-      cx->qa = cx->qb = a;
-      bvh_query_self(&cx->b[a].p->col.edge_tree, edge_cb, cx);
-    }
-    for (int b = a + 1; b < cx->nb; b++) {
-      if (a >= cx->nsoft || !boxes_overlap(&cx->b[a], &cx->b[b])) continue;
-      vertices_against(cx, a, b);
-      vertices_against(cx, b, a);
-      cx->qa = a;
-      cx->qb = b;
-      bvh_query_pairs(&cx->b[a].p->col.edge_tree, &cx->b[b].p->col.edge_tree, edge_cb, cx);
-    }
-  }
-  if (cx->overflow || sort_pairs(cx->w) || adjacency_room(cx)) return -1;
+  traverse_all(cx);
+  if (cx->overflow || sort_pairs(cx->w, 0, cx->w->ncpairs) || adjacency_room(cx)) return -1;
+  cx->w->cpair_collected = cx->w->ncpairs;
+  cx->w->cpair_extended = 0;
   for (int c = 0; c < cx->w->ncpairs; c++) pair_nodes(cx, &cx->w->cpairs[c]);
   if (cx->w->ncpairs) memset(cx->w->cseen, 0, sizeof(int32_t) * (size_t)cx->w->ncpairs);
   cx->w->cadj_ok = 0;
@@ -681,6 +696,17 @@ static double feature_gap(const feat4 *f, const vec3 *y0, const vec3 *y1) {
  * cannot close the gap with the motion they have. */
 static void side_moves(const collide_pair *q, const double *per_vertex, double *ma, double *mb);
 
+/* A candidate's distance at the substep's start, or its features' box gap when that is the
+ * thickness or more. */
+static double start_distance(const collide_ctx *cx, const collide_pair *q) {
+  feat4 f;
+  gather(cx, q, &f);
+  const double gap = feature_gap(&f, f.x, NULL);
+  if (gap >= f.thick) return gap;
+  double wt[4];
+  return geom_proximity(f.ee, f.x, wt, NULL);
+}
+
 static void start_distance_rows(void *ctx, int lo, int hi, int part) {
   (void)part;
   const collide_ctx *cx = ctx;
@@ -694,20 +720,16 @@ static void start_distance_rows(void *ctx, int lo, int hi, int part) {
       double ma, mb;
       side_moves(q, cx->moved, &ma, &mb);
       const double bound = w->cdist[c] - ma - mb;
-      if (bound >= cx->b[q->a].half + cx->b[q->b].half) {
+      /* (a resting point-triangle pair's selection compares its distance with RESTING_REACH
+       * thicknesses: below that only the exact distance gives the same choice as a fresh list) */
+      const int rest = (cx->b[q->a].resting | cx->b[q->b].resting) && !(q->type & 1);
+      const double thick = cx->b[q->a].half + cx->b[q->b].half;
+      if (bound >= (rest ? RESTING_REACH * thick : thick)) {
         w->cdist[c] = bound;
         continue;
       }
     }
-    feat4 f;
-    gather(cx, &w->cpairs[c], &f);
-    const double gap = feature_gap(&f, f.x, NULL);
-    if (gap >= f.thick) {
-      w->cdist[c] = gap;
-      continue;
-    }
-    double wt[4];
-    w->cdist[c] = geom_proximity(f.ee, f.x, wt, NULL);
+    w->cdist[c] = start_distance(cx, &w->cpairs[c]);
   }
 }
 
@@ -1312,9 +1334,11 @@ static void find_tangles(collide_ctx *cx, const step_info *s) {
 
 /* ---- the pipeline ----------------------------------------------------------------------------- */
 
-/* The candidate list still covers every pair within reach: each vertex's current path lies
- * within the margin of its path box at collection (see collect). */
-static int moved_out(const collide_ctx *cx) {
+/* The candidate list still covers every pair within reach while each vertex's current path lies
+ * within the margin of its path box at collection (see collect). Marks (out, per global vertex)
+ * the vertices whose path left it; returns how many. */
+static int moved_vertices(const collide_ctx *cx, uint8_t *out) {
+  int count = 0;
   for (int a = 0; a < cx->nb; a++) {
     const particles *p = cx->b[a].p;
     const particle_collide *c = &p->col;
@@ -1323,12 +1347,232 @@ static int moved_out(const collide_ctx *cx) {
     for (int i = 0; i < p->n; i++) {
       const vec3 lo = v3_sub(c->ecol[i], e), hi = v3_add(c->ecol_hi[i], e);
       const vec3 x0 = frame_start(cx, p, i), x1 = frame_end(cx, p, i);
-      if (x0.x < lo.x || x0.y < lo.y || x0.z < lo.z || x0.x > hi.x || x0.y > hi.y || x0.z > hi.z || x1.x < lo.x ||
-          x1.y < lo.y || x1.z < lo.z || x1.x > hi.x || x1.y > hi.y || x1.z > hi.z)
-        return 1;
+      const int left = x0.x < lo.x || x0.y < lo.y || x0.z < lo.z || x0.x > hi.x || x0.y > hi.y || x0.z > hi.z ||
+                       x1.x < lo.x || x1.y < lo.y || x1.z < lo.z || x1.x > hi.x || x1.y > hi.y || x1.z > hi.z;
+      out[cx->b[a].offset + i] = (uint8_t)left;
+      count += left;
     }
   }
+  return count;
+}
+
+/* ---- topping a list up ---------------------------------------------------------------------------
+ * When a few vertices' paths leave their boxes (the obstacle passes and the pipeline's own
+ * impulses move some vertices more than the margin), only the candidates with one of their nodes
+ * are missing from the list: extend gives those vertices boxes around their new paths and adds
+ * every pair collect would now find that has a feature with such a vertex. The list is then a
+ * superset of a fresh collection, which acts the same (pairs out of reach fail the distance tests
+ * and act on nothing; the order of the rest is the sorted order either way). */
+
+/* a triangle query's hit in a vertex tree: the pair (vertex i of body qa, triangle qt of qb) */
+static int tri_vertex_cb(int i, void *ud) {
+  collide_ctx *cx = ud;
+  const uint8_t *only = cx->b[cx->qa].points;
+  if (only && !only[i]) return 0;
+  if (cx->qa == cx->qb) {
+    const int32_t *tr = &cx->b[cx->qb].p->tri[3 * cx->qt];
+    if (tr[0] == i || tr[1] == i || tr[2] == i) return 0;
+  }
+  return push_pair(cx, 0, cx->qa, cx->qb, i, cx->qt);
+}
+
+/* an edge query's hit: edge qi of body qa against edge j of body qb (the pair's first body is qb
+ * when qswap) */
+static int edge_query_cb(int j, void *ud) {
+  collide_ctx *cx = ud;
+  const int e = cx->qi;
+  if (cx->qa == cx->qb) {
+    if (j == e) return 0;
+    const int32_t *E = cx->b[cx->qa].p->col.edge;
+    if (E[2 * e] == E[2 * j] || E[2 * e] == E[2 * j + 1] || E[2 * e + 1] == E[2 * j] || E[2 * e + 1] == E[2 * j + 1]) return 0;
+    return push_pair(cx, 1, cx->qa, cx->qb, e < j ? e : j, e < j ? j : e);
+  }
+  return cx->qswap ? push_pair(cx, 1, cx->qb, cx->qa, j, e) : push_pair(cx, 1, cx->qa, cx->qb, e, j);
+}
+
+/* Vertex-triangle pairs of x's vertices against y's triangles with a marked node. */
+static void moved_vertex_pairs(collide_ctx *cx, int x, int y, const uint8_t *out) {
+  const particles *px = cx->b[x].p, *py = cx->b[y].p;
+  const uint8_t *mx = out + cx->b[x].offset, *my = out + cx->b[y].offset;
+  const double r = cx->b[x].half + cx->b[x].margin;
+  const vec3 e = v3(r, r, r);
+  const uint8_t *only = cx->b[x].points;
+  cx->qa = x;
+  cx->qb = y;
+  for (int i = 0; i < px->n && !cx->overflow; i++) {
+    if (!mx[i] || (only && !only[i])) continue;
+    cx->qi = i;
+    bvh_query_box(&py->col.tri_tree, v3_sub(px->col.ecol[i], e), v3_add(px->col.ecol_hi[i], e), vertex_cb, cx);
+  }
+  for (int t = 0; t < py->nt && !cx->overflow; t++) {
+    const int32_t *tr = &py->tri[3 * t];
+    if (!my[tr[0]] && !my[tr[1]] && !my[tr[2]]) continue;
+    cx->qt = t;
+    bvh_query_box(&px->col.vert_tree, py->col.tri_lo[t], py->col.tri_hi[t], tri_vertex_cb, cx);
+  }
+}
+
+/* Edge-edge pairs of x's edges with a marked node against y's edges (x <= y; swap: x is the
+ * pair's second body). */
+static void moved_edge_pairs(collide_ctx *cx, int x, int y, int swap, const uint8_t *out) {
+  const particle_collide *cxc = &cx->b[x].p->col;
+  const uint8_t *mx = out + cx->b[x].offset;
+  cx->qa = x;
+  cx->qb = y;
+  cx->qswap = swap;
+  for (int j = 0; j < cxc->ne && !cx->overflow; j++) {
+    if (!mx[cxc->edge[2 * j]] && !mx[cxc->edge[2 * j + 1]]) continue;
+    cx->qi = j;
+    bvh_query_box(&cx->b[y].p->col.edge_tree, cxc->edge_lo[j], cxc->edge_hi[j], edge_query_cb, cx);
+  }
+}
+
+static inline int pair_cmp(const collide_pair *p, const collide_pair *q) {
+  if (p->type != q->type) return p->type < q->type ? -1 : 1;
+  if (p->a != q->a) return p->a < q->a ? -1 : 1;
+  if (p->b != q->b) return p->b < q->b ? -1 : 1;
+  if (p->fa != q->fa) return p->fa < q->fa ? -1 : 1;
+  if (p->fb != q->fb) return p->fb < q->fb ? -1 : 1;
   return 0;
+}
+
+/* The first of the sorted pairs [lo, hi) not below q. */
+static int lower_bound(const collide_pair *pairs, int lo, int hi, const collide_pair *q) {
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (pair_cmp(&pairs[mid], q) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Tests (w->ctopup_check): the pairs a full traversal of the topped-up trees finds that the list
+ * lacks, counted in w->ctopup_missing (0 when the top-up is complete). */
+static void check_topup(collide_ctx *cx) {
+  loom_world *w = cx->w;
+  const int n0 = w->ncpairs;
+  traverse_all(cx);
+  if (!cx->overflow && !sort_pairs(w, n0, w->ncpairs - n0))
+    for (int k = n0; k < w->ncpairs; k++) {
+      const int at = lower_bound(w->cpairs, 0, n0, &w->cpairs[k]);
+      w->ctopup_missing += at == n0 || pair_cmp(&w->cpairs[at], &w->cpairs[k]) != 0;
+    }
+  cx->overflow = 0;
+  w->ncpairs = n0;
+}
+
+/* Adds the marked vertices' candidates to the list (sorted, each once) with their start distances. */
+static int extend_into(collide_ctx *cx, const uint8_t *out);
+
+/* On failure the list is cut back and marked stale: the next run collects afresh. */
+static int extend(collide_ctx *cx, const uint8_t *out) {
+  const int old = cx->w->ncpairs;
+  if (extend_into(cx, out) == 0) return 0;
+  cx->w->ncpairs = old;
+  cx->w->cpair_valid = 0;
+  return -1;
+}
+
+static int extend_into(collide_ctx *cx, const uint8_t *out) {
+  loom_world *w = cx->w;
+  const int old = w->ncpairs;
+  for (int a = 0; a < cx->nb; a++) {
+    particles *p = cx->b[a].p;
+    const uint8_t *m = out + cx->b[a].offset;
+    for (int i = 0; i < p->n; i++) {
+      if (!m[i]) continue;
+      const vec3 s0 = frame_start(cx, p, i), e = frame_end(cx, p, i);
+      p->col.ecol[i] = v3_min(s0, e);
+      p->col.ecol_hi[i] = v3_max(s0, e);
+    }
+    if (update_trees(&cx->b[a])) return -1;
+    const double r = cx->b[a].half + cx->b[a].margin;
+    const vec3 re = v3(r, r, r);
+    for (int i = 0; i < p->n; i++) {
+      p->col.vert_lo[i] = v3_sub(p->col.ecol[i], re);
+      p->col.vert_hi[i] = v3_add(p->col.ecol_hi[i], re);
+    }
+    if (p->col.vert_ok) {
+      bvh_refit(&p->col.vert_tree, p->col.vert_lo, p->col.vert_hi);
+    } else {
+      if (bvh_rebuild(&p->col.vert_tree, p->col.vert_lo, p->col.vert_hi, p->n, 4, &p->col.bwork)) return -1;
+      p->col.vert_ok = 1;
+    }
+  }
+  for (int a = 0; a < cx->nb; a++) {
+    if (cx->b[a].self) {
+      moved_vertex_pairs(cx, a, a, out);
+      moved_edge_pairs(cx, a, a, 0, out);
+    }
+    for (int b = a + 1; b < cx->nb; b++) {
+      if (a >= cx->nsoft || !boxes_overlap(&cx->b[a], &cx->b[b])) continue;
+      moved_vertex_pairs(cx, a, b, out);
+      moved_vertex_pairs(cx, b, a, out);
+      moved_edge_pairs(cx, a, b, 0, out);
+      moved_edge_pairs(cx, b, a, 1, out);
+    }
+  }
+  if (cx->overflow) return -1;
+  int added = w->ncpairs - old;
+  if (sort_pairs(w, old, added)) return -1;
+  /* each new pair once, and none the list has (a binary search in the sorted list: top-ups add
+   * a few hundred pairs to lists of hundreds of thousands) */
+  int m = 0;
+  for (int k = old, lo = 0; k < old + added; k++) {
+    const collide_pair *q = &w->cpairs[k];
+    if (m > 0 && pair_cmp(q, &w->cpairs[old + m - 1]) == 0) continue;
+    lo = lower_bound(w->cpairs, lo, old, q); /* (q increases: the bound only grows) */
+    if (lo < old && pair_cmp(&w->cpairs[lo], q) == 0) continue;
+    w->cpairs[old + m++] = *q;
+  }
+  w->ncpairs = old;
+  w->cpair_extended = 1;
+  w->ctopups++;
+  if (m == 0) {
+    if (w->ctopup_check) check_topup(cx);
+    return 0;
+  }
+  arena_mark mark = arena_get_mark(&w->scratch);
+  collide_pair *np = ARENA_NEW(&w->scratch, collide_pair, m, "new candidates");
+  double *nd = ARENA_NEW(&w->scratch, double, m, "new candidate distances");
+  if (!np || !nd) {
+    arena_release(&w->scratch, mark);
+    return -1;
+  }
+  for (int k = 0; k < m; k++) {
+    np[k] = w->cpairs[old + k];
+    pair_nodes(cx, &np[k]);
+    nd[k] = start_distance(cx, &np[k]);
+  }
+  /* merged from the back: both runs are sorted */
+  int i = old - 1, j = m - 1, k = old + m - 1;
+  while (j >= 0) {
+    if (i >= 0 && pair_cmp(&w->cpairs[i], &np[j]) > 0) {
+      w->cpairs[k] = w->cpairs[i];
+      w->cdist[k--] = w->cdist[i--];
+    } else {
+      w->cpairs[k] = np[j];
+      w->cdist[k--] = nd[j--];
+    }
+  }
+  arena_release(&w->scratch, mark);
+  w->ncpairs = old + m;
+  memset(w->cseen, 0, sizeof(int32_t) * (size_t)w->ncpairs);
+  w->cadj_ok = 0;
+  if (w->ctopup_check) check_topup(cx);
+  return 0;
+}
+
+/* The list for paths that changed: kept while every vertex stays in its box, topped up when a
+ * few left theirs, collected afresh when many did (a quarter of the vertices) or when top-ups
+ * have doubled it since it was last collected in full. *fresh: the list changed. 0, or -1 when out
+ * of memory or room. */
+static int refresh_list(collide_ctx *cx, uint8_t *out, int *fresh) {
+  const int moved = moved_vertices(cx, out);
+  *fresh = moved > 0;
+  if (!moved) return 0;
+  if (4 * moved > cx->total || cx->w->ncpairs > 2 * cx->w->cpair_collected || cx->w->ctopup_off) return collect(cx);
+  return extend(cx, out);
 }
 
 /* What the list was collected for: bodies, their thickness, self flags and which pairs of
@@ -1515,6 +1759,9 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     return 0;
   }
   const uint64_t sig = list_signature(&cx);
+  /* (released on every return below) */
+  const arena_mark base = arena_get_mark(&w->scratch);
+  uint8_t *out = ARENA_NEW(&w->scratch, uint8_t, total, "vertices out of their boxes");
   /* how far every start moved since the previous run (the bound on start distances) */
   const arena_mark moved_mark = arena_get_mark(&w->scratch);
   int known = 1;
@@ -1529,28 +1776,40 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     c->xprev_ok = 1;
   }
   int failed = 0;
-  if (!w->cpair_valid || sig != w->cpair_sig || moved_out(&cx)) {
+  /* A list serves a new substep only as it was collected (where the paths still lie in their
+   * boxes): whether a list is kept must not depend on how it was topped up, so that the same
+   * state gives the same list (a restored checkpoint continues bit for bit). Within a substep the
+   * list is topped up (extend: the rounds after the obstacle passes, the CCD and zone passes). */
+  const int same_substep = w->cdist_serial == w->substep_serial;
+  const int moved = out && w->cpair_valid && sig == w->cpair_sig ? moved_vertices(&cx, out) : -1;
+  if (moved < 0 || (!same_substep && (moved > 0 || w->cpair_extended)) ||
+      (same_substep && (4 * moved > total || w->ncpairs > 2 * w->cpair_collected || (moved && w->ctopup_off)))) {
     w->cpair_sig = sig;
     cx.moved = NULL; /* a new list: every distance afresh */
     failed = collect(&cx);
-  } else if (w->cdist_serial != w->substep_serial) {
-    start_distances(&cx); /* the start positions moved since the list was collected */
-  } /* else a later round in the same substep: the start positions, and so cdist, are the same */
+  } else {
+    /* the start positions moved since the list's distances were found (else a later round in the
+     * same substep: they, and so cdist, are the same) */
+    if (!same_substep) start_distances(&cx);
+    cx.moved = NULL;
+    if (moved) failed = extend(&cx, out);
+  }
   cx.moved = NULL;
   arena_release(&w->scratch, moved_mark);
   if (w->ncpairs > w->stats.candidates) w->stats.candidates = w->ncpairs;
   if (failed) {
     world_message(w, LOOM_ERROR, list[0].slot, "collisions: too many candidate pairs (%d); collisions skipped this substep",
                   w->ncpairs);
+    arena_release(&w->scratch, base);
     return 0;
   }
   cx.tmax = 0;
   for (int a = 0; a < nb; a++) cx.tmax = d_max(cx.tmax, list[a].half);
   cx.tmax = cx.tmax + cx.tmax;
-  const arena_mark top = arena_get_mark(&w->scratch);
   cx.disp = ARENA_NEW(&w->scratch, double, total, "displacements");
-  if (!cx.disp) {
+  if (!cx.disp || !out) {
     world_message(w, LOOM_ERROR, list[0].slot, "collisions: out of memory; collisions skipped this substep");
+    arena_release(&w->scratch, base);
     return 0;
   }
   if (w->ncpairs) memset(w->cseen, 0, sizeof(int32_t) * (size_t)w->ncpairs);
@@ -1560,11 +1819,9 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
   proximity(&cx);
   int hits = 0, it = 0;
   for (it = 0; it < CCD_ITERATIONS; it++) {
-    int full = it == 0;
-    if (moved_out(&cx)) {
-      if (collect(&cx)) break;
-      full = 1;
-    }
+    int full = it == 0, fresh;
+    if (refresh_list(&cx, out, &fresh)) break;
+    full |= fresh;
     hits = ccd_pass(&cx, full);
     if (it == 0) w->stats.ccd_collisions += hits;
     if (!hits) break;
@@ -1584,11 +1841,8 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
       }
       for (int zi = 0; zi < ZONE_ITERATIONS; zi++) {
         /* every pair without a stamped node was cleared by the CCD passes */
-        int full = 0;
-        if (moved_out(&cx)) {
-          if (collect(&cx)) break;
-          full = 1;
-        }
+        int full;
+        if (refresh_list(&cx, out, &full)) break;
         int nh;
         zone_link_hits(&cx, parent, &nh, full);
         w->stats.collision_iterations++;
@@ -1641,6 +1895,6 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
       changed++;
     }
   }
-  arena_release(&w->scratch, top);
+  arena_release(&w->scratch, base);
   return changed;
 }

@@ -395,6 +395,9 @@ void particles_free(particles *p) {
   core_free(c->edge);
   bvh_free(&c->tri_tree);
   bvh_free(&c->edge_tree);
+  bvh_free(&c->vert_tree);
+  core_free(c->vert_lo);
+  core_free(c->vert_hi);
   bvh_work_free(&c->bwork);
   core_free(c->tri_lo);
   core_free(c->tri_hi);

@@ -37,6 +37,9 @@ typedef struct particle_collide {
   int ne;
   int32_t *edge;         /* unique edges of the surface triangles: 2 vertices each, lower first */
   bvh tri_tree, edge_tree;
+  bvh vert_tree;         /* the vertices' path boxes (a list's top-up finds the vertices near a moved face) */
+  vec3 *vert_lo, *vert_hi;
+  int vert_ok;           /* vert_tree was built since the last collection (a top-up refits it) */
   bvh_work bwork;        /* the trees' rebuild buffers */
   vec3 *tri_lo, *tri_hi, *edge_lo, *edge_hi;
   double built_area;     /* summed node box areas right after the last build (quality reference) */
@@ -274,6 +277,12 @@ struct loom_world {
   int cadj_ok;                /* cadj_first/cadj are those of the current list */
   unsigned cdist_serial; /* the substep whose start positions cdist was found at */
   int cpair_valid;      /* the list may serve the next substep (see contact_collide.c) */
+  int cpair_collected;  /* its length when last collected in full (top-ups add to it) */
+  int cpair_extended;   /* topped up since (a new substep collects it afresh) */
+  int ctopups;          /* top-ups made (for tests) */
+  int ctopup_off;       /* tests: collect afresh where a top-up would do */
+  int ctopup_check;     /* tests: after each top-up, count the pairs a full traversal adds */
+  int ctopup_missing;   /* (those pairs: 0 when every top-up was complete) */
   uint64_t cpair_sig;   /* what it was collected for */
   vec3 cframe_v;        /* the frame it was collected in: moving at this velocity (contact_collide.c) */
   double cframe_t;      /* from this time (the collecting substep's start) */
