@@ -941,9 +941,11 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
   int it = 0;
   s->breakdown = 0;
   const double ref = d_max(delta0, 1e-20 * rhs_scale(s, n)), stop = tol * tol * ref;
-  if (!s->ncbody) {
-    /* the same iteration with only the filter in T, its vector work fused (cg_ctx): c is
-     * filtered already, so A c needs no expansion */
+  int movable = 0;
+  for (int k = 0; k < s->ncbody; k++) movable |= s->cbody[k].movable;
+  if (!movable) {
+    /* the same iteration with only the filter in T (the body rows of immovable bodies stay
+     * zero), its vector work fused (cg_ctx): c is filtered already, so A c needs no expansion */
     cg_ctx g = {.s = s, .c = c, .e = e, .q = q, .r = r, .t = t, .y = y};
     while (delta > stop && it < max_iter) {
       core_par_rows(s->par, n, cg_product_half, &g);
@@ -964,7 +966,7 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
       it++;
     }
   }
-  while (s->ncbody && delta > stop && it < max_iter) {
+  while (movable && delta > stop && it < max_iter) {
     expand(s, n, c, bc, x, e);
     spmv(s, n, e, q);
     reduce(s, n, q, x, bc, e, bq); /* e: the cloth rows of K c */
