@@ -503,7 +503,7 @@ static int collect(collide_ctx *cx) {
   }
   traverse_all(cx);
   if (cx->overflow || sort_pairs(cx->w, 0, cx->w->ncpairs) || adjacency_room(cx)) return -1;
-  cx->w->cpair_collected = cx->w->ncpairs;
+  cx->w->cpair_collected = cx->w->cpair_base = cx->w->ncpairs;
   cx->w->cpair_extended = 0;
   for (int c = 0; c < cx->w->ncpairs; c++) pair_nodes(cx, &cx->w->cpairs[c]);
   if (cx->w->ncpairs) memset(cx->w->cseen, 0, sizeof(int32_t) * (size_t)cx->w->ncpairs);
@@ -988,6 +988,25 @@ static void select_rows(void *ctx, int lo, int hi, int part) {
   sc->found[part] = n;
 }
 
+static inline int pair_cmp(const collide_pair *p, const collide_pair *q);
+
+/* Candidates by ascending index (list[0, n)) in the order of their keys: the collected run and
+ * the top-ups' run are each sorted, so the two parts of the list are merged (the passes then
+ * visit pairs in the order a freshly collected list would give). */
+static int32_t *in_key_order(loom_world *w, int32_t *list, int n) {
+  const int base = w->cpair_base;
+  int split = 0;
+  while (split < n && list[split] < base) split++;
+  if (split == 0 || split == n) return list;
+  int32_t *out = ARENA_NEW(&w->scratch, int32_t, n, "selected candidates in order");
+  if (!out) return NULL;
+  int i = 0, j = split, k = 0;
+  while (i < split && j < n) out[k++] = pair_cmp(&w->cpairs[list[j]], &w->cpairs[list[i]]) < 0 ? list[j++] : list[i++];
+  while (i < split) out[k++] = list[i++];
+  while (j < n) out[k++] = list[j++];
+  return out;
+}
+
 static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, int *count) {
   loom_world *w = cx->w;
   int32_t *list = ARENA_NEW(&w->scratch, int32_t, w->ncpairs ? w->ncpairs : 1, "selected candidates");
@@ -1018,8 +1037,9 @@ static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, i
     }
     qsort(list, (size_t)n, sizeof(int32_t), cmp_i32);
   }
-  *count = n;
-  return list;
+  int32_t *ordered = in_key_order(w, list, n);
+  *count = ordered ? n : 0;
+  return ordered;
 }
 
 /* The candidates a CCD or zone pass tests: every one in a full pass, else those with a node whose
@@ -1454,8 +1474,10 @@ static void check_topup(collide_ctx *cx) {
   traverse_all(cx);
   if (!cx->overflow && !sort_pairs(w, n0, w->ncpairs - n0))
     for (int k = n0; k < w->ncpairs; k++) {
-      const int at = lower_bound(w->cpairs, 0, n0, &w->cpairs[k]);
-      w->ctopup_missing += at == n0 || pair_cmp(&w->cpairs[at], &w->cpairs[k]) != 0;
+      const int base = w->cpair_base, at = lower_bound(w->cpairs, 0, base, &w->cpairs[k]);
+      const int in = lower_bound(w->cpairs, base, n0, &w->cpairs[k]);
+      w->ctopup_missing += (at == base || pair_cmp(&w->cpairs[at], &w->cpairs[k]) != 0) &&
+                           (in == n0 || pair_cmp(&w->cpairs[in], &w->cpairs[k]) != 0);
     }
   cx->overflow = 0;
   w->ncpairs = n0;
@@ -1517,12 +1539,15 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
   if (sort_pairs(w, old, added)) return -1;
   /* each new pair once, and none the list has (a binary search in the sorted list: top-ups add
    * a few hundred pairs to lists of hundreds of thousands) */
+  const int base = w->cpair_base;
   int m = 0;
-  for (int k = old, lo = 0; k < old + added; k++) {
+  for (int k = old, lo = 0, la = base; k < old + added; k++) {
     const collide_pair *q = &w->cpairs[k];
     if (m > 0 && pair_cmp(q, &w->cpairs[old + m - 1]) == 0) continue;
-    lo = lower_bound(w->cpairs, lo, old, q); /* (q increases: the bound only grows) */
-    if (lo < old && pair_cmp(&w->cpairs[lo], q) == 0) continue;
+    lo = lower_bound(w->cpairs, lo, base, q); /* (q increases: the bounds only grow) */
+    if (lo < base && pair_cmp(&w->cpairs[lo], q) == 0) continue;
+    la = lower_bound(w->cpairs, la, old, q);
+    if (la < old && pair_cmp(&w->cpairs[la], q) == 0) continue;
     w->cpairs[old + m++] = *q;
   }
   w->ncpairs = old;
@@ -1544,10 +1569,10 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
     pair_nodes(cx, &np[k]);
     nd[k] = start_distance(cx, &np[k]);
   }
-  /* merged from the back: both runs are sorted */
+  /* merged from the back into the added run (both sorted); the collected run stays as it is */
   int i = old - 1, j = m - 1, k = old + m - 1;
   while (j >= 0) {
-    if (i >= 0 && pair_cmp(&w->cpairs[i], &np[j]) > 0) {
+    if (i >= base && pair_cmp(&w->cpairs[i], &np[j]) > 0) {
       w->cpairs[k] = w->cpairs[i];
       w->cdist[k--] = w->cdist[i--];
     } else {
@@ -1557,7 +1582,7 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
   }
   arena_release(&w->scratch, mark);
   w->ncpairs = old + m;
-  memset(w->cseen, 0, sizeof(int32_t) * (size_t)w->ncpairs);
+  memset(w->cseen + base, 0, sizeof(int32_t) * (size_t)(w->ncpairs - base));
   w->cadj_ok = 0;
   if (w->ctopup_check) check_topup(cx);
   return 0;
