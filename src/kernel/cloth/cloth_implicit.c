@@ -260,12 +260,6 @@ void cloth_solver_free(cloth_solver *s) {
 
 /* ---- element Jacobians ------------------------------------------------------------------------- */
 
-/* K += s * (a c^T); the product a_r c_q first, so a c = a a^T adds a term symmetric to the bit */
-static inline void add_outer(mat3 *K, vec3 a, vec3 c, double s) {
-  const double av[3] = {a.x, a.y, a.z}, cv[3] = {c.x, c.y, c.z};
-  for (int r = 0; r < 3; r++)
-    for (int q = 0; q < 3; q++) K->m[r][q] += (av[r] * cv[q]) * s;
-}
 
 /* K += t and, unless L is NULL, L += t^T: the assembly's innermost step, written out (a block
  * pair's 18 additions with no loop around them) */
@@ -279,13 +273,16 @@ static inline void add_block_pair(mat3 *K, mat3 *L, const double t[3][3]) {
   L->m[0][2] += t[2][0], L->m[1][2] += t[2][1], L->m[2][2] += t[2][2];
 }
 
-/* K += s (a c^T) and L += its transpose, each entry (a_r c_q) s as add_outer's */
+/* K += s (a c^T) and, unless L is NULL, L += its transpose; each entry (a_r c_q) s, the product
+ * first, so a c = a a^T adds a term symmetric to the bit */
 static inline void add_outer_pair(mat3 *K, mat3 *L, vec3 a, vec3 c, double s) {
   const double t[3][3] = {{(a.x * c.x) * s, (a.x * c.y) * s, (a.x * c.z) * s},
                           {(a.y * c.x) * s, (a.y * c.y) * s, (a.y * c.z) * s},
                           {(a.z * c.x) * s, (a.z * c.y) * s, (a.z * c.z) * s}};
   add_block_pair(K, L, t);
 }
+
+static inline void add_outer(mat3 *K, vec3 a, vec3 c, double s) { add_outer_pair(K, NULL, a, c, s); }
 
 static inline void add_identity(mat3 *K, double s) {
   K->m[0][0] += s;
@@ -706,15 +703,7 @@ static const vec3 *mg_normals(cloth_solver *s, int n) {
 /* The filter S_i: a fixed vertex (pinned, scripted) has all three directions constrained, a
  * vertex in contact the one along its contact normal (S_i = I - n n^T). */
 static inline void filter(const cloth_solver *s, int n, vec3 *a) {
-  if (!s->ncon) {
-    for (int i = 0; i < n; i++)
-      if (s->fixed[i]) a[i] = v3(0, 0, 0);
-    return;
-  }
-  for (int i = 0; i < n; i++) {
-    if (s->fixed[i] || s->con[i] == 2 || s->con[i] == 3) a[i] = v3(0, 0, 0);
-    else if (s->con[i]) a[i] = v3_madd(a[i], s->con_n[i], -v3_dot(a[i], s->con_n[i]));
-  }
+  for (int i = 0; i < n; i++) a[i] = filter_one(s, i, a[i]);
 }
 
 static double dot(int n, const vec3 *a, const vec3 *c) {

@@ -492,14 +492,14 @@ static void half_rows(void *ctx, int lo, int hi, int part) {
   c->rows(c, lo, hi, part);
 }
 
-/* c->rows over rows [0, n), in two halves when the work (rows of the level it reads) is large
- * enough */
-static void split_work(cloth_mg *g, half_ctx *c, int n, int work) {
-  if (work >= PAR_ROWS && n >= 2) core_par_rows(g->par, n, half_rows, c);
+/* c->rows over rows [0, n), in two halves when `worth` it */
+static void split_if(cloth_mg *g, half_ctx *c, int n, int worth) {
+  if (worth && n >= 2) core_par_rows(g->par, n, half_rows, c);
   else c->rows(c, 0, n, 0);
 }
 
-static void split_rows(cloth_mg *g, half_ctx *c, int n) { split_work(g, c, n, n); }
+/* ... when the level has PAR_ROWS rows or more */
+static void split_rows(cloth_mg *g, half_ctx *c, int n) { split_if(g, c, n, n >= PAR_ROWS); }
 
 /* One power step's rows [lo, hi): w = A v, and the half's partial sums of v . w and v . D v */
 static void power_rows(half_ctx *c, int lo, int hi, int part) {
@@ -628,13 +628,13 @@ static void rap_rows(half_ctx *c, int lo, int hi, int part) {
 static void galerkin(cloth_mg *g, mg_level *L, mg_level *C) {
   const double rho = spectral_radius(g, L, MG_POWER_STEPS), omega = rho > 0 ? 4.0 / 3.0 / rho : 0;
   /* products of 3 x 3 blocks: a level of a few hundred rows is worth the hand-over already */
-  const int work = L->row[L->n] >= PAR_SETUP_BLOCKS ? PAR_ROWS : 0;
+  const int worth = L->row[L->n] >= PAR_SETUP_BLOCKS;
   half_ctx c = {.g = g, .L = L, .C = C, .omega = omega, .rows = prolongator_rows};
-  split_work(g, &c, L->n, work);
+  split_if(g, &c, L->n, worth);
   c.rows = ap_rows;
-  split_work(g, &c, L->n, work);
+  split_if(g, &c, L->n, worth);
   c.rows = rap_rows; /* a coarse row sums the fine rows of its aggregate */
-  split_work(g, &c, C->n, work);
+  split_if(g, &c, C->n, worth);
 }
 
 /* Dense Cholesky of the coarsest level (lower factor, row-major). Returns 0 on success. */
@@ -920,7 +920,7 @@ static void vcycle(cloth_mg *g, int l) {
   mg_level *C = &g->lv[l + 1];
   gauss_seidel_first(g, l);
   half_ctx c = {.g = g, .L = L, .C = C, .rows = restrict_rows};
-  split_work(g, &c, C->n, L->n);
+  split_if(g, &c, C->n, L->n >= PAR_ROWS); /* (it reads the fine level's rows) */
   vcycle(g, l + 1);
   c.rows = prolong_rows;
   split_rows(g, &c, L->n);

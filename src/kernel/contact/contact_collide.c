@@ -248,27 +248,29 @@ static int push_pair(collide_ctx *cx, int type, int a, int b, int fa, int fb) {
   return 0;
 }
 
+/* triangle tr has vertex i */
+static inline int tri_has(const int32_t *tr, int i) { return tr[0] == i || tr[1] == i || tr[2] == i; }
+
+/* edges i and j (vertex pairs in E) share a vertex */
+static inline int edges_touch(const int32_t *E, int i, int j) {
+  return E[2 * i] == E[2 * j] || E[2 * i] == E[2 * j + 1] || E[2 * i + 1] == E[2 * j] || E[2 * i + 1] == E[2 * j + 1];
+}
+
 static int vertex_cb(int t, void *ud) {
   collide_ctx *cx = ud;
   const particles *pb = cx->b[cx->qb].p;
-  if (cx->qa == cx->qb) {
-    const int32_t *tr = &pb->tri[3 * t];
-    if (tr[0] == cx->qi || tr[1] == cx->qi || tr[2] == cx->qi) return 0;
-  }
+  if (cx->qa == cx->qb && tri_has(&pb->tri[3 * t], cx->qi)) return 0;
   return push_pair(cx, 0, cx->qa, cx->qb, cx->qi, t);
 }
 
 static int edge_cb(int i, int j, void *ud) {
   collide_ctx *cx = ud;
-  if (cx->qa == cx->qb) {
-    const int32_t *e = cx->b[cx->qa].p->col.edge;
-    if (e[2 * i] == e[2 * j] || e[2 * i] == e[2 * j + 1] || e[2 * i + 1] == e[2 * j] || e[2 * i + 1] == e[2 * j + 1])
-      return 0;
-  }
+  if (cx->qa == cx->qb && edges_touch(cx->b[cx->qa].p->col.edge, i, j)) return 0;
   return push_pair(cx, 1, cx->qa, cx->qb, i, j);
 }
 
-static void vertices_against(collide_ctx *cx, int a, int b) {
+/* a's vertices (those marked in `mask`, when given) against b's triangle tree */
+static void vertices_against(collide_ctx *cx, int a, int b, const uint8_t *mask) {
   const particles *pa = cx->b[a].p;
   const double r = cx->b[a].half + cx->b[a].margin;
   const vec3 e = v3(r, r, r);
@@ -276,7 +278,7 @@ static void vertices_against(collide_ctx *cx, int a, int b) {
   cx->qb = b;
   const uint8_t *only = cx->b[a].points;
   for (int i = 0; i < pa->n && !cx->overflow; i++) {
-    if (only && !only[i]) continue;
+    if ((only && !only[i]) || (mask && !mask[i])) continue;
     cx->qi = i;
     bvh_query_box(&cx->b[b].p->col.tri_tree, v3_sub(pa->col.ecol[i], e), v3_add(pa->col.ecol_hi[i], e), vertex_cb, cx);
   }
@@ -450,14 +452,14 @@ static double select_kth(double *a, int n, int k) {
 static void traverse_all(collide_ctx *cx) {
   for (int a = 0; a < cx->nb; a++) {
     if (cx->b[a].self) {
-      vertices_against(cx, a, a);
+      vertices_against(cx, a, a, NULL);
       cx->qa = cx->qb = a;
       bvh_query_self(&cx->b[a].p->col.edge_tree, edge_cb, cx);
     }
     for (int b = a + 1; b < cx->nb; b++) {
       if (a >= cx->nsoft || !boxes_overlap(&cx->b[a], &cx->b[b])) continue;
-      vertices_against(cx, a, b);
-      vertices_against(cx, b, a);
+      vertices_against(cx, a, b, NULL);
+      vertices_against(cx, b, a, NULL);
       cx->qa = a;
       cx->qb = b;
       bvh_query_pairs(&cx->b[a].p->col.edge_tree, &cx->b[b].p->col.edge_tree, edge_cb, cx);
@@ -503,7 +505,7 @@ static int collect(collide_ctx *cx) {
   }
   traverse_all(cx);
   if (cx->overflow || sort_pairs(cx->w, 0, cx->w->ncpairs) || adjacency_room(cx)) return -1;
-  cx->w->cpair_collected = cx->w->cpair_base = cx->w->ncpairs;
+  cx->w->cpair_base = cx->w->ncpairs;
   cx->w->cpair_extended = 0;
   for (int c = 0; c < cx->w->ncpairs; c++) pair_nodes(cx, &cx->w->cpairs[c]);
   if (cx->w->ncpairs) memset(cx->w->cseen, 0, sizeof(int32_t) * (size_t)cx->w->ncpairs);
@@ -1389,10 +1391,7 @@ static int tri_vertex_cb(int i, void *ud) {
   collide_ctx *cx = ud;
   const uint8_t *only = cx->b[cx->qa].points;
   if (only && !only[i]) return 0;
-  if (cx->qa == cx->qb) {
-    const int32_t *tr = &cx->b[cx->qb].p->tri[3 * cx->qt];
-    if (tr[0] == i || tr[1] == i || tr[2] == i) return 0;
-  }
+  if (cx->qa == cx->qb && tri_has(&cx->b[cx->qb].p->tri[3 * cx->qt], i)) return 0;
   return push_pair(cx, 0, cx->qa, cx->qb, i, cx->qt);
 }
 
@@ -1402,9 +1401,7 @@ static int edge_query_cb(int j, void *ud) {
   collide_ctx *cx = ud;
   const int e = cx->qi;
   if (cx->qa == cx->qb) {
-    if (j == e) return 0;
-    const int32_t *E = cx->b[cx->qa].p->col.edge;
-    if (E[2 * e] == E[2 * j] || E[2 * e] == E[2 * j + 1] || E[2 * e + 1] == E[2 * j] || E[2 * e + 1] == E[2 * j + 1]) return 0;
+    if (j == e || edges_touch(cx->b[cx->qa].p->col.edge, e, j)) return 0;
     return push_pair(cx, 1, cx->qa, cx->qb, e < j ? e : j, e < j ? j : e);
   }
   return cx->qswap ? push_pair(cx, 1, cx->qb, cx->qa, j, e) : push_pair(cx, 1, cx->qa, cx->qb, e, j);
@@ -1413,17 +1410,8 @@ static int edge_query_cb(int j, void *ud) {
 /* Vertex-triangle pairs of x's vertices against y's triangles with a marked node. */
 static void moved_vertex_pairs(collide_ctx *cx, int x, int y, const uint8_t *out) {
   const particles *px = cx->b[x].p, *py = cx->b[y].p;
-  const uint8_t *mx = out + cx->b[x].offset, *my = out + cx->b[y].offset;
-  const double r = cx->b[x].half + cx->b[x].margin;
-  const vec3 e = v3(r, r, r);
-  const uint8_t *only = cx->b[x].points;
-  cx->qa = x;
-  cx->qb = y;
-  for (int i = 0; i < px->n && !cx->overflow; i++) {
-    if (!mx[i] || (only && !only[i])) continue;
-    cx->qi = i;
-    bvh_query_box(&py->col.tri_tree, v3_sub(px->col.ecol[i], e), v3_add(px->col.ecol_hi[i], e), vertex_cb, cx);
-  }
+  const uint8_t *my = out + cx->b[y].offset;
+  vertices_against(cx, x, y, out + cx->b[x].offset);
   for (int t = 0; t < py->nt && !cx->overflow; t++) {
     const int32_t *tr = &py->tri[3 * t];
     if (!my[tr[0]] && !my[tr[1]] && !my[tr[2]]) continue;
@@ -1596,7 +1584,7 @@ static int refresh_list(collide_ctx *cx, uint8_t *out, int *fresh) {
   const int moved = moved_vertices(cx, out);
   *fresh = moved > 0;
   if (!moved) return 0;
-  if (4 * moved > cx->total || cx->w->ncpairs > 2 * cx->w->cpair_collected || cx->w->ctopup_off) return collect(cx);
+  if (4 * moved > cx->total || cx->w->ncpairs > 2 * cx->w->cpair_base || cx->w->ctopup_off) return collect(cx);
   return extend(cx, out);
 }
 
@@ -1808,7 +1796,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
   const int same_substep = w->cdist_serial == w->substep_serial;
   const int moved = out && w->cpair_valid && sig == w->cpair_sig ? moved_vertices(&cx, out) : -1;
   if (moved < 0 || (!same_substep && (moved > 0 || w->cpair_extended)) ||
-      (same_substep && (4 * moved > total || w->ncpairs > 2 * w->cpair_collected || (moved && w->ctopup_off)))) {
+      (same_substep && (4 * moved > total || w->ncpairs > 2 * w->cpair_base || (moved && w->ctopup_off)))) {
     w->cpair_sig = sig;
     cx.moved = NULL; /* a new list: every distance afresh */
     failed = collect(&cx);

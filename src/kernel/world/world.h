@@ -277,8 +277,8 @@ struct loom_world {
   int cadj_ok;                /* cadj_first/cadj are those of the current list */
   unsigned cdist_serial; /* the substep whose start positions cdist was found at */
   int cpair_valid;      /* the list may serve the next substep (see contact_collide.c) */
-  int cpair_collected;  /* its length when last collected in full (top-ups add to it) */
-  int cpair_base;       /* cpairs[0, base) the collected run, [base, ncpairs) the top-ups', each sorted */
+  int cpair_base;       /* cpairs[0, base) the collected run (its length when last collected in full),
+                         * [base, ncpairs) the top-ups', each sorted */
   int cpair_extended;   /* topped up since (a new substep collects it afresh) */
   int ctopups;          /* top-ups made (for tests) */
   int ctopup_off;       /* tests: collect afresh where a top-up would do */
