@@ -700,6 +700,19 @@ static const vec3 *mg_normals(cloth_solver *s, int n) {
   return s->mgn;
 }
 
+/* A contact changed what the hierarchy decouples or stiffens since mg_fixed and mg_normals last
+ * wrote it (only called after they did, with contacts). */
+static int mg_constraints_changed(const cloth_solver *s, int n) {
+  for (int i = 0; i < n; i++) {
+    const int con = s->ncon ? s->con[i] : 0;
+    const vec3 nn = con == 1 || con == 4 ? s->con_n[i] : v3(0, 0, 0);
+    if (s->mgfix[i] != (s->fixed[i] || con == 2 || con == 3) || s->mgn[i].x != nn.x || s->mgn[i].y != nn.y ||
+        s->mgn[i].z != nn.z)
+      return 1;
+  }
+  return 0;
+}
+
 /* The filter S_i: a fixed vertex (pinned, scripted) has all three directions constrained, a
  * vertex in contact the one along its contact normal (S_i = I - n n^T). */
 static inline void filter(const cloth_solver *s, int n, vec3 *a) {
@@ -873,6 +886,10 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
       for (int i = 0; i < n; i++) y[i] = v3_sub(guess[i], s->z[i]);
     else memset(y, 0, sizeof(vec3) * (size_t)n);
     for (int k = 0; k < s->ncbody; k++) bx[k][0] = bx[k][1] = v3(0, 0, 0);
+  } else if (multigrid && mg_constraints_changed(s, n)) {
+    /* contacts released or sliding now: a hierarchy still holding them fixed would leave those
+     * directions to CG alone (several times the iterations) */
+    cloth_mg_setup(&s->mg, n, s->row, s->col, s->val, mg_fixed(s, n), mg_normals(s, n));
   }
   filter(s, n, y);
   body_filter(s, bx);
