@@ -370,6 +370,17 @@ static int collect_self(int i, int j, void *ctx) {
   return collect_pair(i, j, ctx);
 }
 
+/* Pairs (i, j) whose boxes overlap but are not marked in seen, or marked but do not overlap
+ * (self: i < j only). */
+static int overlap_mismatches(const unsigned char *seen, int stride, const vec3 *alo, const vec3 *ahi, int na,
+                              const vec3 *blo, const vec3 *bhi, int nb, int self) {
+  int bad = 0;
+  for (int i = 0; i < na; i++)
+    for (int j = self ? i + 1 : 0; j < nb; j++)
+      bad += bvh_box_overlap(alo[i], ahi[i], blo[j], bhi[j]) != seen[(size_t)i * (size_t)stride + (size_t)j];
+  return bad;
+}
+
 TEST(bvh_pair_and_self_traversal_match_brute_force) {
   enum { NA = 600, NB = 450 };
   static vec3 alo[NA], ahi[NA], blo[NB], bhi[NB];
@@ -402,6 +413,14 @@ TEST(bvh_pair_and_self_traversal_match_brute_force) {
         CHECK_EQ_INT(missing, 0);
         CHECK_EQ_INT(extra, 0);
         CHECK_EQ_INT(h.count, expect);
+        /* the same pairs in two parts (for two threads): each once, in one part or the other */
+        memset(seen, 0, sizeof seen);
+        pair_hits h2 = {seen, h.nb, 0, 0, 0, 0};
+        CHECK_EQ_INT(bvh_query_pairs_part(&a, &b, 0, collect_pair, &h2), 0);
+        CHECK_EQ_INT(bvh_query_pairs_part(&a, &b, 1, collect_pair, &h2), 0);
+        CHECK_EQ_INT(h2.dup, 0);
+        CHECK_EQ_INT(h2.count, expect);
+        CHECK_EQ_INT(overlap_mismatches(seen, h.nb, alo, ahi, na, blo, bhi, nb, 0), 0);
         /* a with itself: unordered pairs i < j, each once */
         memset(seen, 0, sizeof seen);
         pair_hits s = {seen, na > 0 ? na : 1, 0, 0, 0, 0};
@@ -420,6 +439,16 @@ TEST(bvh_pair_and_self_traversal_match_brute_force) {
         CHECK_EQ_INT(missing, 0);
         CHECK_EQ_INT(extra, 0);
         CHECK_EQ_INT(s.count, expect);
+        memset(seen, 0, sizeof seen);
+        pair_hits s2 = {seen, s.nb, 0, 0, 0, 0};
+        CHECK_EQ_INT(bvh_query_self_part(&a, 0, collect_self, &s2), 0);
+        int first = s2.count;
+        CHECK_EQ_INT(bvh_query_self_part(&a, 1, collect_self, &s2), 0);
+        CHECK_EQ_INT(s2.misordered, 0);
+        CHECK_EQ_INT(s2.dup, 0);
+        CHECK_EQ_INT(s2.count, expect);
+        CHECK_EQ_INT(overlap_mismatches(seen, s.nb, alo, ahi, na, alo, ahi, na, 1), 0);
+        if (na >= 200 && leaf == 1) CHECK(first > 0 && first < expect); /* both parts have work */
         bvh_free(&a);
         bvh_free(&b);
       }

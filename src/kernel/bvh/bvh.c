@@ -348,11 +348,12 @@ static int leaf_pairs(const bvh *a, const bvh_node *la, const bvh *b, const bvh_
   return 0;
 }
 
-static int pair_traverse(const bvh *a, const bvh *b, int self, int (*fn)(int, int, void *), void *ctx) {
+/* From the node pair (na, nb): in self mode na == nb stands for the subtree with itself. */
+static int pair_traverse(const bvh *a, const bvh *b, int self, int na0, int nb0, int (*fn)(int, int, void *), void *ctx) {
   if (!a || !b || a->node_count == 0 || b->node_count == 0) return 0;
   pair_entry stack[BVH_PAIR_STACK];
   int sp = 0;
-  pair_entry e = {0, 0};
+  pair_entry e = {na0, nb0};
   for (;;) {
     const bvh_node *na = &a->nodes[e.na], *nb = &b->nodes[e.nb];
     if (self && e.na == e.nb) {
@@ -387,11 +388,27 @@ static int pair_traverse(const bvh *a, const bvh *b, int self, int (*fn)(int, in
 }
 
 int bvh_query_pairs(const bvh *a, const bvh *b, int (*fn)(int ia, int ib, void *ctx), void *ctx) {
-  return pair_traverse(a, b, 0, fn, ctx);
+  return pair_traverse(a, b, 0, 0, 0, fn, ctx);
 }
 
 int bvh_query_self(const bvh *t, int (*fn)(int i, int j, void *ctx), void *ctx) {
-  return pair_traverse(t, t, 1, fn, ctx);
+  return pair_traverse(t, t, 1, 0, 0, fn, ctx);
+}
+
+int bvh_query_pairs_part(const bvh *a, const bvh *b, int part, int (*fn)(int ia, int ib, void *ctx), void *ctx) {
+  if (!a || !b || a->node_count == 0 || b->node_count == 0) return 0;
+  const bvh_node *root = &a->nodes[0];
+  if (root->left < 0) return part == 0 ? pair_traverse(a, b, 0, 0, 0, fn, ctx) : 0;
+  return pair_traverse(a, b, 0, part == 0 ? root->left : root->right, 0, fn, ctx);
+}
+
+int bvh_query_self_part(const bvh *t, int part, int (*fn)(int i, int j, void *ctx), void *ctx) {
+  if (!t || t->node_count == 0) return 0;
+  const bvh_node *root = &t->nodes[0];
+  if (root->left < 0) return part == 0 ? pair_traverse(t, t, 1, 0, 0, fn, ctx) : 0;
+  if (part == 0) return pair_traverse(t, t, 1, root->left, root->left, fn, ctx);
+  const int r = pair_traverse(t, t, 1, root->right, root->right, fn, ctx);
+  return r ? r : pair_traverse(t, t, 1, root->left, root->right, fn, ctx);
 }
 
 /* Squared distance from p to a closed box (0 inside). */

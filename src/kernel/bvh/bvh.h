@@ -65,6 +65,12 @@ int bvh_query_segment(const bvh *t, vec3 p0, vec3 p1, int (*fn)(int item, void *
 #define BVH_PAIR_STACK (4 * BVH_MAX_DEPTH + 4)
 int bvh_query_pairs(const bvh *a, const bvh *b, int (*fn)(int ia, int ib, void *ctx), void *ctx);
 int bvh_query_self(const bvh *t, int (*fn)(int i, int j, void *ctx), void *ctx);
+/* The same traversals in two parts (part 0 or 1) that together report every pair once: a's
+ * root's two subtrees each against b (all in part 0 when a's root is a leaf); self: the root's
+ * left subtree with itself, and the right with itself and with the left. For two threads; the
+ * union of the two parts' calls is that of the whole traversal, their order is not. */
+int bvh_query_pairs_part(const bvh *a, const bvh *b, int part, int (*fn)(int ia, int ib, void *ctx), void *ctx);
+int bvh_query_self_part(const bvh *t, int part, int (*fn)(int i, int j, void *ctx), void *ctx);
 
 /* The item tests the queries use (closed boxes): boxes [alo, ahi] and [blo, bhi] overlap;
  * segment p0p1 meets box [lo, hi] (Kay-Kajiya slab test). */

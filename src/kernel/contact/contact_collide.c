@@ -33,6 +33,7 @@
 #define RESTING_REACH 2.0
 /* candidates from which a pass over them is split in two halves (world.threads) */
 #define PAR_CANDIDATES 2048
+#define PAR_TRAVERSE 1024 /* vertices in the bodies from which a collection's traversal is split */
 #define MIN_THICKNESS 1e-5 /* m: separations below this are not resolvable in double precision paths */
 
 typedef struct cbody {
@@ -74,6 +75,10 @@ typedef struct collide_ctx {
   /* a top-up's queries (extend): the triangle of a triangle query, the edge of an edge query and
    * whether its body is the pair's second */
   int qt, qswap;
+  /* a later run in the same substep (contact_collide_respond): only the pairs with a node stamped
+   * 1 (what changed since the last run, and what the proximity impulses then move) are tested */
+  int later;
+  int part; /* the collection's part this context collects (1: into cpairs2, on the helper) */
 } collide_ctx;
 
 typedef struct feat4 {
@@ -87,6 +92,9 @@ typedef struct feat4 {
   double thick, mu;
   int ee;
 } feat4;
+
+/* the same coordinates, bit for bit (finite vectors) */
+static inline int v3_same(vec3 a, vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
 
 /* ---- per-body data ---------------------------------------------------------------------------- */
 
@@ -138,8 +146,11 @@ static int prepare(particles *p) {
   c->xprev = core_alloc(n, sizeof(vec3));
   c->vert_lo = core_alloc(n, sizeof(vec3));
   c->vert_hi = core_alloc(n, sizeof(vec3));
+  c->xend = core_alloc(n, sizeof(vec3));
+  c->nobs_prev = core_alloc(n, sizeof(vec3));
+  c->held_prev = core_alloc(n, sizeof(uint8_t));
   c->xprev_ok = 0;
-  if (!c->vert_lo || !c->vert_hi || !c->tangled || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
+  if (!c->xend || !c->nobs_prev || !c->held_prev || !c->vert_lo || !c->vert_hi || !c->tangled || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
       !c->count)
     return -1;
   memset(c->tangled, 0, n);
@@ -235,11 +246,26 @@ static int reserve_pairs(loom_world *w, int cap) {
 
 static int push_pair(collide_ctx *cx, int type, int a, int b, int fa, int fb) {
   loom_world *w = cx->w;
-  if (w->ncpairs == w->cpair_cap && reserve_pairs(w, w->cpair_cap ? 2 * w->cpair_cap : 1024)) {
-    cx->overflow = 1;
-    return 1;
+  collide_pair *q;
+  if (cx->part) {
+    if (w->ncpairs2 == w->cpair2_cap) {
+      const int cap = w->cpair2_cap ? 2 * w->cpair2_cap : 1024;
+      collide_pair *np = cap <= (1 << 26) ? core_realloc(w->cpairs2, (size_t)cap, sizeof(collide_pair)) : NULL;
+      if (!np) {
+        cx->overflow = 1;
+        return 1;
+      }
+      w->cpairs2 = np;
+      w->cpair2_cap = cap;
+    }
+    q = &w->cpairs2[w->ncpairs2++];
+  } else {
+    if (w->ncpairs == w->cpair_cap && reserve_pairs(w, w->cpair_cap ? 2 * w->cpair_cap : 1024)) {
+      cx->overflow = 1;
+      return 1;
+    }
+    q = &w->cpairs[w->ncpairs++];
   }
-  collide_pair *q = &w->cpairs[w->ncpairs++];
   q->type = type;
   q->a = a;
   q->b = b;
@@ -269,19 +295,23 @@ static int edge_cb(int i, int j, void *ud) {
   return push_pair(cx, 1, cx->qa, cx->qb, i, j);
 }
 
-/* a's vertices (those marked in `mask`, when given) against b's triangle tree */
-static void vertices_against(collide_ctx *cx, int a, int b, const uint8_t *mask) {
+/* a's vertices [lo, hi) (those marked in `mask`, when given) against b's triangle tree */
+static void vertices_range(collide_ctx *cx, int a, int b, const uint8_t *mask, int lo, int hi) {
   const particles *pa = cx->b[a].p;
   const double r = cx->b[a].half + cx->b[a].margin;
   const vec3 e = v3(r, r, r);
   cx->qa = a;
   cx->qb = b;
   const uint8_t *only = cx->b[a].points;
-  for (int i = 0; i < pa->n && !cx->overflow; i++) {
+  for (int i = lo; i < hi && !cx->overflow; i++) {
     if ((only && !only[i]) || (mask && !mask[i])) continue;
     cx->qi = i;
     bvh_query_box(&cx->b[b].p->col.tri_tree, v3_sub(pa->col.ecol[i], e), v3_add(pa->col.ecol_hi[i], e), vertex_cb, cx);
   }
+}
+
+static void vertices_against(collide_ctx *cx, int a, int b, const uint8_t *mask) {
+  vertices_range(cx, a, b, mask, 0, cx->b[a].p->n);
 }
 
 static int boxes_overlap(const cbody *a, const cbody *b) {
@@ -385,9 +415,10 @@ static void pair_nodes(const collide_ctx *cx, collide_pair *q) {
   }
 }
 
-/* Per vertex, the candidates it is a node of (compressed rows, ascending candidate index): the
- * passes after the first visit only the candidates of vertices whose motion changed. Built when
- * such a pass first needs it (most lists never serve one). */
+/* Per vertex, the candidates of the collected run it is a node of (compressed rows, ascending
+ * candidate index): the passes after the first visit only the candidates of vertices whose motion
+ * changed (the top-ups' short run is scanned). Built when such a pass first needs it (most lists
+ * never serve one), valid until the list is collected again. */
 static int adjacency_room(collide_ctx *cx) {
   loom_world *w = cx->w;
   const int N = cx->total;
@@ -402,7 +433,7 @@ static int adjacency_room(collide_ctx *cx) {
 
 static void build_adjacency(collide_ctx *cx) {
   loom_world *w = cx->w;
-  const int n = w->ncpairs, N = cx->total;
+  const int n = w->cpair_base, N = cx->total;
   LOOM_ASSERT(n <= w->cpair_cap && N < w->cadj_vcap, "candidate arrays grow together");
   int32_t *first = w->cadj_first;
   memset(first, 0, sizeof(int32_t) * ((size_t)N + 1));
@@ -448,23 +479,47 @@ static double select_kth(double *a, int n, int k) {
   return a[k];
 }
 
-/* Every pair of features whose boxes in the trees overlap, appended to the list. */
-static void traverse_all(collide_ctx *cx) {
+/* One part of the traversal: each vertex query's half of the vertices, each edge traversal's
+ * part (bvh_query_self_part, bvh_query_pairs_part). */
+static void traverse_part(void *ctx, int part) {
+  collide_ctx *cx = ((collide_ctx **)ctx)[part];
   for (int a = 0; a < cx->nb; a++) {
+    const int na = cx->b[a].p->n;
     if (cx->b[a].self) {
-      vertices_against(cx, a, a, NULL);
+      vertices_range(cx, a, a, NULL, part ? na / 2 : 0, part ? na : na / 2);
       cx->qa = cx->qb = a;
-      bvh_query_self(&cx->b[a].p->col.edge_tree, edge_cb, cx);
+      bvh_query_self_part(&cx->b[a].p->col.edge_tree, part, edge_cb, cx);
     }
     for (int b = a + 1; b < cx->nb; b++) {
       if (a >= cx->nsoft || !boxes_overlap(&cx->b[a], &cx->b[b])) continue;
-      vertices_against(cx, a, b, NULL);
-      vertices_against(cx, b, a, NULL);
+      const int nb = cx->b[b].p->n;
+      vertices_range(cx, a, b, NULL, part ? na / 2 : 0, part ? na : na / 2);
+      vertices_range(cx, b, a, NULL, part ? nb / 2 : 0, part ? nb : nb / 2);
       cx->qa = a;
       cx->qb = b;
-      bvh_query_pairs(&cx->b[a].p->col.edge_tree, &cx->b[b].p->col.edge_tree, edge_cb, cx);
+      bvh_query_pairs_part(&cx->b[a].p->col.edge_tree, &cx->b[b].p->col.edge_tree, part, edge_cb, cx);
     }
   }
+}
+
+/* Every pair of features whose boxes in the trees overlap, appended to the list: in two parts,
+ * side by side on the world's helper thread when the bodies are large; the second part's pairs
+ * follow the first's (the list is sorted next, so the result is the same either way). */
+static void traverse_all(collide_ctx *cx) {
+  loom_world *w = cx->w;
+  collide_ctx second = *cx;
+  second.part = 1;
+  w->ncpairs2 = 0;
+  collide_ctx *parts[2] = {cx, &second};
+  core_par_run(cx->total >= PAR_TRAVERSE ? world_par(w) : NULL, traverse_part, parts);
+  cx->overflow |= second.overflow;
+  if (cx->overflow || !w->ncpairs2) return;
+  if (w->ncpairs + w->ncpairs2 > w->cpair_cap && reserve_pairs(w, w->ncpairs + w->ncpairs2)) {
+    cx->overflow = 1;
+    return;
+  }
+  memcpy(w->cpairs + w->ncpairs, w->cpairs2, sizeof(collide_pair) * (size_t)w->ncpairs2);
+  w->ncpairs += w->ncpairs2;
 }
 
 static int collect(collide_ctx *cx) {
@@ -594,6 +649,11 @@ static vec3 apply_now(feat4 *f, const double w[4], vec3 dvrel) {
     if (w[k] > 0) imp = v3_madd(imp, dvrel, f->m[k] * w[k] * inv[k] / s);
   }
   return imp;
+}
+
+/* A later run's proximity impulse changed the pair's nodes: its CCD passes test their pairs. */
+static void stamp_nodes(const feat4 *f) {
+  for (int k = 0; k < 4; k++) f->p[k]->col.stamp[f->vi[k]] = 1;
 }
 
 /* The pipeline's contacts join the world's buffer (solver 3 proximity, 4 CCD): a is the point or
@@ -793,6 +853,7 @@ static void resting_sweeps(collide_ctx *cx, rest_pair *rp, int nrest) {
       if (!(change > 0)) continue;
       largest = d_max(largest, change);
       const vec3 imp = apply_now(&f, r->wt, dv);
+      if (cx->later) stamp_nodes(&f);
       r->ln = ln;
       r->lt = lt;
       if (r->rec >= 0) {
@@ -811,7 +872,7 @@ static void proximity(collide_ctx *cx) {
   loom_world *w = cx->w;
   arena_mark mark = arena_get_mark(&w->scratch);
   int nlist = 0, nrest = 0;
-  const int32_t *chosen = select_pairs(cx, 1, 0, 0, &nlist);
+  const int32_t *chosen = select_pairs(cx, !cx->later, 1, 0, &nlist);
   rest_pair *rp = cx->resting && nlist ? ARENA_NEW(&w->scratch, rest_pair, nlist, "resting pairs") : NULL;
   for (int j = 0; j < nlist; j++) {
     const int c = chosen[j];
@@ -848,6 +909,7 @@ static void proximity(collide_ctx *cx) {
     w->stats.proximity++;
     const int before = w->contacts.count;
     const vec3 imp = apply_now(&f, wt, dv);
+    if (cx->later) stamp_nodes(&f);
     record(cx, q, &f, wt, n, d_max(f.thick - dist, 0), -1, imp, 3);
     if (resting) {
       rest_pair *r = &rp[nrest++];
@@ -1009,6 +1071,24 @@ static int32_t *in_key_order(loom_world *w, int32_t *list, int n) {
   return out;
 }
 
+/* The latest stamp of a candidate's nodes. */
+static int32_t pair_stamp(const collide_ctx *cx, const collide_pair *q) {
+  const particles *A = cx->b[q->a].p, *B = cx->b[q->b].p;
+  int32_t s;
+  if (!(q->type & 1)) {
+    const int32_t *t = &B->tri[3 * q->fb];
+    s = A->col.stamp[q->fa];
+    for (int k = 0; k < 3; k++) s = s > B->col.stamp[t[k]] ? s : B->col.stamp[t[k]];
+  } else {
+    const int32_t *ea = &A->col.edge[2 * q->fa], *eb = &B->col.edge[2 * q->fb];
+    s = A->col.stamp[ea[0]];
+    s = s > A->col.stamp[ea[1]] ? s : A->col.stamp[ea[1]];
+    s = s > B->col.stamp[eb[0]] ? s : B->col.stamp[eb[0]];
+    s = s > B->col.stamp[eb[1]] ? s : B->col.stamp[eb[1]];
+  }
+  return s;
+}
+
 static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, int *count) {
   loom_world *w = cx->w;
   int32_t *list = ARENA_NEW(&w->scratch, int32_t, w->ncpairs ? w->ncpairs : 1, "selected candidates");
@@ -1037,8 +1117,11 @@ static int32_t *select_pairs(collide_ctx *cx, int full, int minstamp, int ccd, i
         }
       }
     }
+    for (int c = w->cpair_base; c < w->ncpairs; c++)
+      if (pair_stamp(cx, &w->cpairs[c]) >= minstamp && keep_pair(cx, c, ccd)) list[n++] = c;
     qsort(list, (size_t)n, sizeof(int32_t), cmp_i32);
   }
+  w->cpairs_tested += n;
   int32_t *ordered = in_key_order(w, list, n);
   *count = ordered ? n : 0;
   return ordered;
@@ -1571,7 +1654,6 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
   arena_release(&w->scratch, mark);
   w->ncpairs = old + m;
   memset(w->cseen + base, 0, sizeof(int32_t) * (size_t)(w->ncpairs - base));
-  w->cadj_ok = 0;
   if (w->ctopup_check) check_topup(cx);
   return 0;
 }
@@ -1641,6 +1723,9 @@ static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits, int full
 }
 
 int contact_collide_respond(loom_world *w, const step_info *s) {
+  /* (set again below when this run leaves every path free of collisions) */
+  const int last_ok = w->cround_ok;
+  w->cround_ok = 0;
   cbody list[64];
   int nb = 0, any_pair = 0, total = 0;
   for (int o = 0; o < w->order_count && nb < 64; o++) {
@@ -1714,15 +1799,25 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
   cx.vref = w->cframe_v;
   cx.tshift = cx.tnow - w->cframe_t;
   const double h = s->h;
-  for (int a = 0; a < nb; a++) {
-    particles *p = list[a].p;
-    if (prepare(p)) {
+  for (int a = 0; a < nb; a++)
+    if (prepare(list[a].p)) {
       world_message(w, LOOM_ERROR, list[a].slot, "collisions: out of memory preparing body %d", list[a].slot);
       return 0;
     }
+  /* A later run in the same substep (the obstacle passes moved some vertices after the last run,
+   * which left every path free of collisions): a vertex the passes left alone keeps its mean
+   * velocity bit for bit, and only pairs with a node that changed can collide now. */
+  const uint64_t sig = list_signature(&cx);
+  const int cont = last_ok && !w->cround_off && w->cround_serial == w->substep_serial && w->cround_sig == sig;
+  for (int a = 0; a < nb; a++) {
+    particles *p = list[a].p;
     particle_collide *c = &p->col;
+    if (cont) {
+      memcpy(c->held_prev, c->held, (size_t)p->n);
+      memcpy(c->nobs_prev, c->nobs, sizeof(vec3) * (size_t)p->n);
+    }
     for (int i = 0; i < p->n; i++) {
-      c->vbar[i] = v3_scale(v3_sub(p->x[i], p->x_sub[i]), 1 / h);
+      if (!cont || !v3_same(p->x[i], c->xend[i])) c->vbar[i] = v3_scale(v3_sub(p->x[i], p->x_sub[i]), 1 / h);
       c->inv_m[i] = p->inv_m[i];
       c->held[i] = 0;
     }
@@ -1771,10 +1866,18 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     world_message(w, LOOM_ERROR, list[0].slot, "collisions: out of memory for candidate pairs; collisions skipped this substep");
     return 0;
   }
-  const uint64_t sig = list_signature(&cx);
   /* (released on every return below) */
   const arena_mark base = arena_get_mark(&w->scratch);
   uint8_t *out = ARENA_NEW(&w->scratch, uint8_t, total, "vertices out of their boxes");
+  /* a later run: the vertices whose path or hold changed since the last one */
+  uint8_t *changed = cont ? ARENA_NEW(&w->scratch, uint8_t, total, "changed vertices") : NULL;
+  for (int a = 0; a < nb && changed; a++) {
+    const particles *p = list[a].p;
+    const particle_collide *c = &p->col;
+    for (int i = 0; i < p->n; i++)
+      changed[list[a].offset + i] = !v3_same(p->x[i], c->xend[i]) || c->held[i] != c->held_prev[i] ||
+                                    (c->held[i] && !v3_same(c->nobs[i], c->nobs_prev[i]));
+  }
   /* how far every start moved since the previous run (the bound on start distances) */
   const arena_mark moved_mark = arena_get_mark(&w->scratch);
   int known = 1;
@@ -1828,16 +1931,28 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
   if (w->ncpairs) memset(w->cseen, 0, sizeof(int32_t) * (size_t)w->ncpairs);
   for (int a = 0; a < nb; a++) memset(list[a].p->col.stamp, 0, sizeof(int32_t) * (size_t)list[a].p->n);
   find_tangles(&cx, s);
+  /* (a tangle's pairs are left out by what both their features touch: a later run tests all) */
+  cx.later = changed && !cx.tangled;
+  if (cx.later) {
+    for (int a = 0; a < nb; a++)
+      for (int i = 0; i < list[a].p->n; i++)
+        if (changed[list[a].offset + i]) list[a].p->col.stamp[i] = 1;
+    cx.pass = 1; /* the first CCD pass then selects the pairs stamped 1 */
+    w->clater_runs++;
+  }
   if (cx.resting) displacements(&cx); /* (the reach of resting pairs) */
   proximity(&cx);
-  int hits = 0, it = 0;
+  int hits = 0, it = 0, certified = 0;
   for (it = 0; it < CCD_ITERATIONS; it++) {
-    int full = it == 0, fresh;
+    int full = it == 0 && !cx.later, fresh;
     if (refresh_list(&cx, out, &fresh)) break;
-    full |= fresh;
+    full |= fresh && !cx.later;
     hits = ccd_pass(&cx, full);
     if (it == 0) w->stats.ccd_collisions += hits;
-    if (!hits) break;
+    if (!hits) {
+      certified = 1;
+      break;
+    }
   }
   w->stats.collision_iterations += it;
   if (hits) {
@@ -1860,7 +1975,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
         zone_link_hits(&cx, parent, &nh, full);
         w->stats.collision_iterations++;
         if (!nh) {
-          resolved = 1;
+          resolved = certified = 1;
           break;
         }
         largest = rigidify(&cx, parent, acc, &zones);
@@ -1897,17 +2012,23 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     arena_release(&w->scratch, mark);
   }
   /* 6. positions and velocities where the pipeline changed the motion */
-  int changed = 0;
+  int moves = 0;
   for (int a = 0; a < nb; a++) {
     particles *p = list[a].p;
     const particle_collide *c = &p->col;
     for (int i = 0; i < p->n; i++) {
-      if (c->vbar[i].x == c->vbar0[i].x && c->vbar[i].y == c->vbar0[i].y && c->vbar[i].z == c->vbar0[i].z) continue;
+      if (v3_same(c->vbar[i], c->vbar0[i])) continue;
       p->x[i] = v3_madd(p->x_sub[i], c->vbar[i], h);
       p->v[i] = v3_add(p->v[i], v3_sub(c->vbar[i], c->vbar0[i]));
-      changed++;
+      moves++;
     }
   }
+  if (certified) {
+    for (int a = 0; a < nb; a++) memcpy(list[a].p->col.xend, list[a].p->x, sizeof(vec3) * (size_t)list[a].p->n);
+    w->cround_ok = 1;
+    w->cround_serial = w->substep_serial;
+    w->cround_sig = sig;
+  }
   arena_release(&w->scratch, base);
-  return changed;
+  return moves;
 }

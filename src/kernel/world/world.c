@@ -94,6 +94,7 @@ LOOM_API void loom_world_destroy(loom_world *w) {
   core_free(w->contacts.items);
   core_free(w->contacts.work);
   core_free(w->cpairs);
+  core_free(w->cpairs2);
   rigid_work_free(w->rigid);
   core_free(w->overrides);
   core_free(w->cdist);
@@ -414,6 +415,9 @@ void particles_free(particles *p) {
   core_free(c->count);
   core_free(c->tangled);
   core_free(c->xprev);
+  core_free(c->xend);
+  core_free(c->nobs_prev);
+  core_free(c->held_prev);
   memset(p, 0, sizeof *p);
 }
 

@@ -53,6 +53,9 @@ typedef struct particle_collide {
   uint8_t *tangled;      /* 1: a triangle of the vertex crossed another at the start of the substep */
   vec3 *xprev;           /* x_sub at the previous run (bounds on how far start distances shrank) */
   int xprev_ok;
+  vec3 *xend;            /* x as the last run left it (a later run of the substep: what changed since) */
+  vec3 *nobs_prev;       /* nobs and held as the last run saw them */
+  uint8_t *held_prev;
   int check_tangles;     /* look for crossings at the start of the next run (first run, after a
                           * fallback, while tangled vertices remain) */
 } particle_collide;
@@ -271,6 +274,8 @@ struct loom_world {
   collide_pair *cpairs;
   double *cdist; /* per candidate: its distance at the substep's start, or a lower bound >= the thickness */
   int ncpairs, cpair_cap;
+  collide_pair *cpairs2; /* a collection's second part on the helper thread, appended to cpairs */
+  int ncpairs2, cpair2_cap;
   int32_t *cadj_first, *cadj; /* per global vertex, the candidates it is a node of (CSR) */
   int32_t *cseen;             /* per candidate, the last pass that visited it */
   int cadj_vcap;
@@ -285,6 +290,13 @@ struct loom_world {
   int ctopup_check;     /* tests: after each top-up, count the pairs a full traversal adds */
   int ctopup_missing;   /* (those pairs: 0 when every top-up was complete) */
   uint64_t cpair_sig;   /* what it was collected for */
+  int cround_ok;        /* the last run of the pipeline left every path free of collisions, in the
+                         * substep cround_serial with the bodies of cround_sig (contact_collide.c) */
+  unsigned cround_serial;
+  uint64_t cround_sig;
+  int cround_off;       /* tests: every run of the pipeline tests every candidate */
+  int clater_runs;      /* (later runs that tested only what changed, for tests) */
+  double cpairs_tested; /* (candidates the passes selected, for tests) */
   vec3 cframe_v;        /* the frame it was collected in: moving at this velocity (contact_collide.c) */
   double cframe_t;      /* from this time (the collecting substep's start) */
   double collide_warned_until; /* the pipeline's last-resort warning is quiet until then (s) */
