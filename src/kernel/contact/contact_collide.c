@@ -1145,6 +1145,32 @@ typedef struct ccd_impulse {
   geom_ccd_hit hit;
 } ccd_impulse;
 
+typedef struct ccd_found {
+  int j; /* index in the pass's list */
+  geom_ccd_hit hit;
+} ccd_found;
+
+typedef struct ccd_tests {
+  const collide_ctx *cx;
+  const int32_t *chosen;
+  ccd_found *found; /* rows [lo, hi) keep their hits from found + lo */
+  int nfound[2];
+} ccd_tests;
+
+static void ccd_test_rows(void *ctx, int lo, int hi, int part) {
+  ccd_tests *t = ctx;
+  const loom_world *w = t->cx->w;
+  ccd_found *out = t->found + lo;
+  int n = 0;
+  for (int j = lo; j < hi; j++) {
+    const int c = t->chosen[j];
+    feat4 f;
+    gather(t->cx, &w->cpairs[c], &f);
+    if (ccd_pair(t->cx, &f, w->cdist[c], &out[n].hit)) out[n++].j = j;
+  }
+  t->nfound[part] = n;
+}
+
 static int ccd_pass(collide_ctx *cx, int full) {
   loom_world *w = cx->w;
   const int pass = ++cx->pass;
@@ -1161,12 +1187,20 @@ static int ccd_pass(collide_ctx *cx, int full) {
     arena_release(&w->scratch, mark);
     return 1; /* out of memory: not known to be free of collisions (the zones decide) */
   }
-  for (int j = 0; j < nlist && imp; j++) {
-    const int c = chosen[j];
+  /* the tests (each reads only its own pair's nodes) in two halves side by side, each keeping
+   * its hits in its half of `found`; then, in candidate order, the impulses */
+  ccd_tests t = {cx, chosen, ARENA_NEW(&w->scratch, ccd_found, nlist ? nlist : 1, "ccd hits"), {0, 0}};
+  if (!t.found) {
+    arena_release(&w->scratch, mark);
+    return 1;
+  }
+  core_par_rows(nlist >= PAR_CANDIDATES ? world_par(w) : NULL, nlist, ccd_test_rows, &t);
+  for (int h = 0; h < t.nfound[0] + t.nfound[1] && imp; h++) {
+    const ccd_found *fd = &t.found[h < t.nfound[0] ? h : nlist / 2 + (h - t.nfound[0])];
+    const int c = chosen[fd->j];
+    const geom_ccd_hit hit = fd->hit;
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
-    geom_ccd_hit hit;
-    if (!ccd_pair(cx, &f, w->cdist[c], &hit)) continue;
     hits++;
     /* a colliding pair is tested again next pass, impulse or not */
     for (int k = 0; k < 4; k++) f.p[k]->col.stamp[f.vi[k]] = pass;
@@ -1537,6 +1571,18 @@ static int lower_bound(const collide_pair *pairs, int lo, int hi, const collide_
   return lo;
 }
 
+/* The same, found by doubling steps from lo first: a few comparisons when the answer is near lo
+ * (a top-up's sorted pairs against the list, each search starting where the last ended). */
+static int gallop(const collide_pair *pairs, int lo, int hi, const collide_pair *q) {
+  int step = 1, top = lo;
+  while (top < hi && pair_cmp(&pairs[top], q) < 0) {
+    lo = top + 1;
+    top = lo + step < hi ? lo + step : hi;
+    step *= 2;
+  }
+  return lower_bound(pairs, lo, top, q);
+}
+
 /* Tests (w->ctopup_check): the pairs a full traversal of the topped-up trees finds that the list
  * lacks, counted in w->ctopup_missing (0 when the top-up is complete). */
 static void check_topup(collide_ctx *cx) {
@@ -1615,9 +1661,9 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
   for (int k = old, lo = 0, la = base; k < old + added; k++) {
     const collide_pair *q = &w->cpairs[k];
     if (m > 0 && pair_cmp(q, &w->cpairs[old + m - 1]) == 0) continue;
-    lo = lower_bound(w->cpairs, lo, base, q); /* (q increases: the bounds only grow) */
+    lo = gallop(w->cpairs, lo, base, q); /* (q increases: the bounds only grow) */
     if (lo < base && pair_cmp(&w->cpairs[lo], q) == 0) continue;
-    la = lower_bound(w->cpairs, la, old, q);
+    la = gallop(w->cpairs, la, old, q);
     if (la < old && pair_cmp(&w->cpairs[la], q) == 0) continue;
     w->cpairs[old + m++] = *q;
   }
