@@ -42,6 +42,8 @@ typedef struct cbody {
   int offset; /* first global vertex index (impact zones) */
   double half;
   double margin; /* extra inflation of the collection boxes (a list serves while paths stay within it) */
+  double pad;    /* and a resting body's, so that its list holds every pair RESTING_REACH thicknesses
+                  * apart (whatever the margins) */
   unsigned char self;
   unsigned char obstacle; /* a rigid body's faces, convex edges and corners (rigid_build_ccd) */
   unsigned char resting;  /* particles.resting */
@@ -190,7 +192,7 @@ static double tree_area(const bvh *t) {
 static int update_trees(cbody *cb) {
   particles *p = cb->p;
   particle_collide *c = &p->col;
-  const double r = cb->half + cb->margin;
+  const double r = cb->half + cb->margin + cb->pad;
   const vec3 e = v3(r, r, r);
   /* (the vertex path boxes in the search frame, filled by collect: ecol, ecol_hi) */
   for (int t = 0; t < p->nt; t++) {
@@ -298,7 +300,7 @@ static int edge_cb(int i, int j, void *ud) {
 /* a's vertices [lo, hi) (those marked in `mask`, when given) against b's triangle tree */
 static void vertices_range(collide_ctx *cx, int a, int b, const uint8_t *mask, int lo, int hi) {
   const particles *pa = cx->b[a].p;
-  const double r = cx->b[a].half + cx->b[a].margin;
+  const double r = cx->b[a].half + cx->b[a].margin + cx->b[a].pad;
   const vec3 e = v3(r, r, r);
   cx->qa = a;
   cx->qb = b;
@@ -319,7 +321,7 @@ static int boxes_overlap(const cbody *a, const cbody *b) {
    * contacts, as document 002's points do */
   if (a->p->depth_contact && (b->p->depth_contact || b->obstacle)) return 0;
   if (b->p->depth_contact && a->obstacle) return 0;
-  const double r = a->half + b->half + a->margin + b->margin;
+  const double r = a->half + b->half + a->margin + b->margin + a->pad + b->pad;
   const vec3 e = v3(r, r, r);
   return bvh_box_overlap(v3_sub(a->p->sub_lo, e), v3_add(a->p->sub_hi, e), b->p->sub_lo, b->p->sub_hi);
 }
@@ -759,12 +761,16 @@ static double feature_gap(const feat4 *f, const vec3 *y0, const vec3 *y1) {
 static void side_moves(const collide_pair *q, const double *per_vertex, double *ma, double *mb);
 
 /* A candidate's distance at the substep's start, or its features' box gap when that is the
- * thickness or more. */
+ * thickness (a resting point-triangle pair: RESTING_REACH thicknesses) or more. */
 static double start_distance(const collide_ctx *cx, const collide_pair *q) {
   feat4 f;
   gather(cx, q, &f);
   const double gap = feature_gap(&f, f.x, NULL);
-  if (gap >= f.thick) return gap;
+  /* (a resting point-triangle pair below RESTING_REACH thicknesses: the exact distance, as the
+   * bound kept from a previous run; the two lower bounds could choose differently there, and
+   * results would depend on whether the list was kept) */
+  const int rest = (cx->b[q->a].resting | cx->b[q->b].resting) && !(q->type & 1);
+  if (gap >= (rest ? RESTING_REACH * f.thick : f.thick)) return gap;
   double wt[4];
   return geom_proximity(f.ee, f.x, wt, NULL);
 }
@@ -1625,7 +1631,7 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
       p->col.ecol_hi[i] = v3_max(s0, e);
     }
     if (update_trees(&cx->b[a])) return -1;
-    const double r = cx->b[a].half + cx->b[a].margin;
+    const double r = cx->b[a].half + cx->b[a].margin + cx->b[a].pad;
     const vec3 re = v3(r, r, r);
     for (int i = 0; i < p->n; i++) {
       p->col.vert_lo[i] = v3_sub(p->col.ecol[i], re);
@@ -1716,9 +1722,9 @@ static int refresh_list(collide_ctx *cx, uint8_t *out, int *fresh) {
   return extend(cx, out);
 }
 
-/* What the list was collected for: bodies, their thickness, self flags and which pairs of
- * bodies were near. A change means collecting again. */
-static uint64_t list_signature(const collide_ctx *cx) {
+/* What the list was collected for: bodies, their thickness, self flags and (overlaps) which pairs
+ * of bodies were near. A change means collecting again. */
+static uint64_t list_signature(const collide_ctx *cx, int overlaps) {
   uint64_t h = 1469598103934665603ull;
 #define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
   for (int a = 0; a < cx->nb; a++) {
@@ -1728,7 +1734,7 @@ static uint64_t list_signature(const collide_ctx *cx) {
     MIX(cx->b[a].p->n);
     MIX(bits);
     MIX(cx->b[a].self);
-    for (int b = a + 1; b < cx->nb; b++) MIX(boxes_overlap(&cx->b[a], &cx->b[b]));
+    for (int b = a + 1; b < cx->nb && overlaps; b++) MIX(boxes_overlap(&cx->b[a], &cx->b[b]));
   }
 #undef MIX
   return h;
@@ -1802,10 +1808,11 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
      * margin changes no result: the list is a superset of the pairs within reach either way;
      * with a quarter of the half thickness per substep a 64² pile's list is 28 % shorter than
      * with half, and the pile and a draped table about 4 % faster) */
-    list[nb].margin = list[nb].half * (s->substeps >= 4 ? 2.0 : 0.25 * s->substeps);
+    list[nb].margin = list[nb].half * (w->cmargin > 0 ? w->cmargin * s->substeps : s->substeps >= 4 ? 2.0 : 0.25 * s->substeps);
     list[nb].self = (unsigned char)(p->self_collision != 0);
     list[nb].obstacle = 0;
     list[nb].resting = (unsigned char)(p->resting != 0);
+    list[nb].pad = 0;
     list[nb].points = NULL;
     total += p->n;
     nb++;
@@ -1814,6 +1821,12 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     if (list[a].self) any_pair = 1;
     for (int b = a + 1; b < nb && !any_pair; b++) any_pair = boxes_overlap(&list[a], &list[b]);
   }
+  /* a resting body's pairs up to RESTING_REACH thicknesses apart (keep_pair) are in the list:
+   * its boxes take what its pairs' thickness, at most its half and the largest other, needs */
+  double widest_half = 0;
+  for (int a = 0; a < nb; a++) widest_half = d_max(widest_half, list[a].half);
+  for (int a = 0; a < nb; a++)
+    if (list[a].resting) list[a].pad = (RESTING_REACH - 1) * (list[a].half + widest_half);
   /* obstacles with corners or convex edges near a particle body: their paths over the substep */
   const int nsoft = nb;
   double widest = 0;
@@ -1832,6 +1845,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].self = 0;
     list[nb].obstacle = 1;
     list[nb].resting = 0;
+    list[nb].pad = 0;
     list[nb].points = r->model.ccd_corner;
     int near = 0;
     for (int a = 0; a < nsoft && !near; a++) near = boxes_overlap(&list[a], &list[nb]);
@@ -1855,9 +1869,11 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     }
   /* A later run in the same substep (the obstacle passes moved some vertices after the last run,
    * which left every path free of collisions): a vertex the passes left alone keeps its mean
-   * velocity bit for bit, and only pairs with a node that changed can collide now. */
-  const uint64_t sig = list_signature(&cx);
-  const int cont = last_ok && !w->cround_off && w->cround_serial == w->substep_serial && w->cround_sig == sig;
+   * velocity bit for bit, and only pairs with a node that changed can collide now. (Whether two
+   * bodies' boxes now overlap does not matter: a pair of unchanged features was out of reach
+   * before and still is; and so the choice does not depend on the boxes' margins.) */
+  const uint64_t sig = list_signature(&cx, 1), bodies = list_signature(&cx, 0);
+  const int cont = last_ok && !w->cround_off && w->cround_serial == w->substep_serial && w->cround_sig == bodies;
   for (int a = 0; a < nb; a++) {
     particles *p = list[a].p;
     particle_collide *c = &p->col;
@@ -2076,7 +2092,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     for (int a = 0; a < nb; a++) memcpy(list[a].p->col.xend, list[a].p->x, sizeof(vec3) * (size_t)list[a].p->n);
     w->cround_ok = 1;
     w->cround_serial = w->substep_serial;
-    w->cround_sig = sig;
+    w->cround_sig = bodies;
   }
   arena_release(&w->scratch, base);
   return moves;

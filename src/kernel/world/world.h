@@ -295,6 +295,7 @@ struct loom_world {
   unsigned cround_serial;
   uint64_t cround_sig;
   int cround_off;       /* tests: every run of the pipeline tests every candidate */
+  double cmargin;       /* tests: the candidate search's margin in half thicknesses per substep (0: default) */
   int clater_runs;      /* (later runs that tested only what changed, for tests) */
   double cpairs_tested; /* (candidates the passes selected, for tests) */
   vec3 cframe_v;        /* the frame it was collected in: moving at this velocity (contact_collide.c) */
