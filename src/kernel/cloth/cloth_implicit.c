@@ -686,17 +686,25 @@ static void cg_direction_half(void *ctx, int lo, int hi, int part) {
 
 /* The vertices the multigrid hierarchy decouples: pinned ones and contacts constrained in all
  * three directions (sticking). */
+static inline uint8_t mg_fix_of(const cloth_solver *s, int i) {
+  return s->fixed[i] || (s->ncon && (s->con[i] == 2 || s->con[i] == 3));
+}
+
 static const uint8_t *mg_fixed(cloth_solver *s, int n) {
   if (!s->ncon) return s->fixed;
-  for (int i = 0; i < n; i++) s->mgfix[i] = s->fixed[i] || s->con[i] == 2 || s->con[i] == 3;
+  for (int i = 0; i < n; i++) s->mgfix[i] = mg_fix_of(s, i);
   return s->mgfix;
 }
 
 /* The directions the multigrid hierarchy stiffens: sliding contacts' normals (zero elsewhere;
  * NULL without contacts). */
+static inline vec3 mg_normal_of(const cloth_solver *s, int i) {
+  return s->ncon && (s->con[i] == 1 || s->con[i] == 4) ? s->con_n[i] : v3(0, 0, 0);
+}
+
 static const vec3 *mg_normals(cloth_solver *s, int n) {
   if (!s->ncon) return NULL;
-  for (int i = 0; i < n; i++) s->mgn[i] = s->con[i] == 1 || s->con[i] == 4 ? s->con_n[i] : v3(0, 0, 0);
+  for (int i = 0; i < n; i++) s->mgn[i] = mg_normal_of(s, i);
   return s->mgn;
 }
 
@@ -704,11 +712,8 @@ static const vec3 *mg_normals(cloth_solver *s, int n) {
  * wrote it (only called after they did, with contacts). */
 static int mg_constraints_changed(const cloth_solver *s, int n) {
   for (int i = 0; i < n; i++) {
-    const int con = s->ncon ? s->con[i] : 0;
-    const vec3 nn = con == 1 || con == 4 ? s->con_n[i] : v3(0, 0, 0);
-    if (s->mgfix[i] != (s->fixed[i] || con == 2 || con == 3) || s->mgn[i].x != nn.x || s->mgn[i].y != nn.y ||
-        s->mgn[i].z != nn.z)
-      return 1;
+    const vec3 nn = mg_normal_of(s, i);
+    if (s->mgfix[i] != mg_fix_of(s, i) || s->mgn[i].x != nn.x || s->mgn[i].y != nn.y || s->mgn[i].z != nn.z) return 1;
   }
   return 0;
 }

@@ -95,6 +95,9 @@ typedef struct feat4 {
   int ee;
 } feat4;
 
+/* How far a body's collection boxes reach beyond its paths. */
+static inline double box_reach(const cbody *cb) { return cb->half + cb->margin + cb->pad; }
+
 /* the same coordinates, bit for bit (finite vectors) */
 static inline int v3_same(vec3 a, vec3 b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
 
@@ -192,7 +195,7 @@ static double tree_area(const bvh *t) {
 static int update_trees(cbody *cb) {
   particles *p = cb->p;
   particle_collide *c = &p->col;
-  const double r = cb->half + cb->margin + cb->pad;
+  const double r = box_reach(cb);
   const vec3 e = v3(r, r, r);
   /* (the vertex path boxes in the search frame, filled by collect: ecol, ecol_hi) */
   for (int t = 0; t < p->nt; t++) {
@@ -300,7 +303,7 @@ static int edge_cb(int i, int j, void *ud) {
 /* a's vertices [lo, hi) (those marked in `mask`, when given) against b's triangle tree */
 static void vertices_range(collide_ctx *cx, int a, int b, const uint8_t *mask, int lo, int hi) {
   const particles *pa = cx->b[a].p;
-  const double r = cx->b[a].half + cx->b[a].margin + cx->b[a].pad;
+  const double r = box_reach(&cx->b[a]);
   const vec3 e = v3(r, r, r);
   cx->qa = a;
   cx->qb = b;
@@ -321,7 +324,7 @@ static int boxes_overlap(const cbody *a, const cbody *b) {
    * contacts, as document 002's points do */
   if (a->p->depth_contact && (b->p->depth_contact || b->obstacle)) return 0;
   if (b->p->depth_contact && a->obstacle) return 0;
-  const double r = a->half + b->half + a->margin + b->margin + a->pad + b->pad;
+  const double r = box_reach(a) + box_reach(b);
   const vec3 e = v3(r, r, r);
   return bvh_box_overlap(v3_sub(a->p->sub_lo, e), v3_add(a->p->sub_hi, e), b->p->sub_lo, b->p->sub_hi);
 }
@@ -401,20 +404,25 @@ static int sort_pairs(loom_world *w, int first, int n) {
 
 static void start_distances(collide_ctx *cx);
 
+/* A candidate's four nodes in gather's order: body (index into cx->b) and vertex of each. */
+static void pair_vertices(const collide_ctx *cx, const collide_pair *q, int body[4], int32_t vi[4]) {
+  if (!(q->type & 1)) {
+    const int32_t *t = &cx->b[q->b].p->tri[3 * q->fb];
+    for (int k = 0; k < 3; k++) body[k] = q->b, vi[k] = t[k];
+    body[3] = q->a, vi[3] = q->fa;
+  } else {
+    const int32_t *ea = &cx->b[q->a].p->col.edge[2 * q->fa], *eb = &cx->b[q->b].p->col.edge[2 * q->fb];
+    body[0] = body[1] = q->a, vi[0] = ea[0], vi[1] = ea[1];
+    body[2] = body[3] = q->b, vi[2] = eb[0], vi[3] = eb[1];
+  }
+}
+
 /* The global indices of a candidate's four nodes, in gather's order. */
 static void pair_nodes(const collide_ctx *cx, collide_pair *q) {
-  const cbody *A = &cx->b[q->a], *B = &cx->b[q->b];
-  if (!(q->type & 1)) {
-    const int32_t *t = &B->p->tri[3 * q->fb];
-    for (int k = 0; k < 3; k++) q->g[k] = B->offset + t[k];
-    q->g[3] = A->offset + q->fa;
-  } else {
-    const int32_t *ea = &A->p->col.edge[2 * q->fa], *eb = &B->p->col.edge[2 * q->fb];
-    q->g[0] = A->offset + ea[0];
-    q->g[1] = A->offset + ea[1];
-    q->g[2] = B->offset + eb[0];
-    q->g[3] = B->offset + eb[1];
-  }
+  int body[4];
+  int32_t vi[4];
+  pair_vertices(cx, q, body, vi);
+  for (int k = 0; k < 4; k++) q->g[k] = cx->b[body[k]].offset + vi[k];
 }
 
 /* Per vertex, the candidates of the collected run it is a node of (compressed rows, ascending
@@ -760,17 +768,27 @@ static double feature_gap(const feat4 *f, const vec3 *y0, const vec3 *y1) {
  * cannot close the gap with the motion they have. */
 static void side_moves(const collide_pair *q, const double *per_vertex, double *ma, double *mb);
 
-/* A candidate's distance at the substep's start, or its features' box gap when that is the
- * thickness (a resting point-triangle pair: RESTING_REACH thicknesses) or more. */
+/* A point-triangle pair with a resting body (keep_pair engages it up to RESTING_REACH thicknesses). */
+static inline int resting_point_pair(const collide_ctx *cx, const collide_pair *q) {
+  return (cx->b[q->a].resting | cx->b[q->b].resting) && !(q->type & 1);
+}
+
+/* The distance below which a candidate's selection needs its exact start distance; from it on, a
+ * lower bound makes the same choices: the thickness, for a resting point-triangle pair
+ * RESTING_REACH thicknesses (two lower bounds — a box gap, a bound kept from a previous run —
+ * could choose differently below that, and results would depend on whether the list was kept). */
+static inline double exact_below(const collide_ctx *cx, const collide_pair *q) {
+  const double thick = cx->b[q->a].half + cx->b[q->b].half;
+  return resting_point_pair(cx, q) ? RESTING_REACH * thick : thick;
+}
+
+/* A candidate's distance at the substep's start, or its features' box gap when that is
+ * exact_below or more. */
 static double start_distance(const collide_ctx *cx, const collide_pair *q) {
   feat4 f;
   gather(cx, q, &f);
   const double gap = feature_gap(&f, f.x, NULL);
-  /* (a resting point-triangle pair below RESTING_REACH thicknesses: the exact distance, as the
-   * bound kept from a previous run; the two lower bounds could choose differently there, and
-   * results would depend on whether the list was kept) */
-  const int rest = (cx->b[q->a].resting | cx->b[q->b].resting) && !(q->type & 1);
-  if (gap >= (rest ? RESTING_REACH * f.thick : f.thick)) return gap;
+  if (gap >= exact_below(cx, q)) return gap;
   double wt[4];
   return geom_proximity(f.ee, f.x, wt, NULL);
 }
@@ -782,17 +800,13 @@ static void start_distance_rows(void *ctx, int lo, int hi, int part) {
   for (int c = lo; c < hi; c++) {
     if (cx->moved) {
       /* the distance at the previous run's start, less the most any node on each side moved
-       * since, is a lower bound; at the thickness or beyond it serves every test as well as the
-       * exact distance (proximity skips the pair, the CCD cull only needs a lower bound) */
+       * since, is a lower bound; from exact_below on it serves every test as well as the exact
+       * distance (proximity skips the pair, the CCD cull only needs a lower bound) */
       const collide_pair *q = &w->cpairs[c];
       double ma, mb;
       side_moves(q, cx->moved, &ma, &mb);
       const double bound = w->cdist[c] - ma - mb;
-      /* (a resting point-triangle pair's selection compares its distance with RESTING_REACH
-       * thicknesses: below that only the exact distance gives the same choice as a fresh list) */
-      const int rest = (cx->b[q->a].resting | cx->b[q->b].resting) && !(q->type & 1);
-      const double thick = cx->b[q->a].half + cx->b[q->b].half;
-      if (bound >= (rest ? RESTING_REACH * thick : thick)) {
+      if (bound >= exact_below(cx, q)) {
         w->cdist[c] = bound;
         continue;
       }
@@ -1020,7 +1034,7 @@ static int keep_pair(const collide_ctx *cx, int c, int ccd) {
     if (w->cdist[c] < thick) return 1;
     /* a resting point-triangle pair also when its motion could bring it within the thickness
      * (edge-edge pairs of resting faces are many and add nothing the points do not hold) */
-    if (!(cx->b[q->a].resting | cx->b[q->b].resting) || (q->type & 1)) return 0;
+    if (!resting_point_pair(cx, q)) return 0;
     if (!(w->cdist[c] < RESTING_REACH * thick)) return 0;
     side_moves(q, cx->disp, &ma, &mb);
     return (w->cdist[c] - ma) - mb < thick;
@@ -1079,18 +1093,12 @@ static int32_t *in_key_order(loom_world *w, int32_t *list, int n) {
 
 /* The latest stamp of a candidate's nodes. */
 static int32_t pair_stamp(const collide_ctx *cx, const collide_pair *q) {
-  const particles *A = cx->b[q->a].p, *B = cx->b[q->b].p;
-  int32_t s;
-  if (!(q->type & 1)) {
-    const int32_t *t = &B->tri[3 * q->fb];
-    s = A->col.stamp[q->fa];
-    for (int k = 0; k < 3; k++) s = s > B->col.stamp[t[k]] ? s : B->col.stamp[t[k]];
-  } else {
-    const int32_t *ea = &A->col.edge[2 * q->fa], *eb = &B->col.edge[2 * q->fb];
-    s = A->col.stamp[ea[0]];
-    s = s > A->col.stamp[ea[1]] ? s : A->col.stamp[ea[1]];
-    s = s > B->col.stamp[eb[0]] ? s : B->col.stamp[eb[0]];
-    s = s > B->col.stamp[eb[1]] ? s : B->col.stamp[eb[1]];
+  int body[4];
+  int32_t vi[4], s = 0;
+  pair_vertices(cx, q, body, vi);
+  for (int k = 0; k < 4; k++) {
+    const int32_t t = cx->b[body[k]].p->col.stamp[vi[k]];
+    s = t > s ? t : s;
   }
   return s;
 }
@@ -1631,7 +1639,7 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
       p->col.ecol_hi[i] = v3_max(s0, e);
     }
     if (update_trees(&cx->b[a])) return -1;
-    const double r = cx->b[a].half + cx->b[a].margin + cx->b[a].pad;
+    const double r = box_reach(&cx->b[a]);
     const vec3 re = v3(r, r, r);
     for (int i = 0; i < p->n; i++) {
       p->col.vert_lo[i] = v3_sub(p->col.ecol[i], re);
