@@ -333,7 +333,7 @@ static int boxes_overlap(const cbody *a, const cbody *b) {
  * their shape, but the order of a traversal depends on when a tree was last rebuilt, and the
  * Gauss-Seidel and Jacobi sums depend on the order. Sorting makes a step depend on the state
  * only (a restored checkpoint continues bit for bit). LSD radix sort of keys packed in as few
- * bits as the list needs, 11-bit digits counted in one pass; a digit all keys share is skipped. */
+ * bits as the list needs, 11-bit digits; a digit all keys share is skipped. */
 static int bits_for(uint32_t v) {
   int b = 0;
   while (b < 32 && (v >> b) != 0) b++;
@@ -342,6 +342,58 @@ static int bits_for(uint32_t v) {
 
 #define SORT_DIGIT 11 /* bits per radix digit: a count table of 2048 stays in the first-level cache */
 
+typedef struct sort_ctx {
+  collide_pair *pairs;
+  uint64_t *k0, *k1;
+  uint32_t *count[2]; /* per half of the array: the digit's counts, then where its keys go */
+  int wb, wf, shift, build;
+} sort_ctx;
+
+/* Half `part` of a pass: the keys packed from the pairs (build) or taken as they are, counted by the
+ * pass's digit. */
+static void sort_count_rows(void *ctx, int lo, int hi, int part) {
+  sort_ctx *c = ctx;
+  uint32_t *count = c->count[part];
+  const uint64_t mask = ((uint64_t)1 << SORT_DIGIT) - 1;
+  memset(count, 0, sizeof(uint32_t) << SORT_DIGIT);
+  for (int i = lo; i < hi; i++) {
+    if (c->build) {
+      const collide_pair *q = &c->pairs[i];
+      c->k0[i] = ((((((uint64_t)q->type << c->wb | (uint64_t)q->a) << c->wb | (uint64_t)q->b) << c->wf) | (uint64_t)q->fa)
+                  << c->wf) | (uint64_t)q->fb;
+    }
+    count[(c->k0[i] >> c->shift) & mask]++;
+  }
+}
+
+/* Half `part` of a pass: its keys to their places (the first half's before the second's within a
+ * bucket: the sort is stable, whichever thread moves which half). */
+static void sort_scatter_rows(void *ctx, int lo, int hi, int part) {
+  sort_ctx *c = ctx;
+  uint32_t *at = c->count[part];
+  const uint64_t mask = ((uint64_t)1 << SORT_DIGIT) - 1;
+  for (int i = lo; i < hi; i++) c->k1[at[(c->k0[i] >> c->shift) & mask]++] = c->k0[i];
+}
+
+/* Half `part`: the pairs unpacked from the sorted keys. */
+static void sort_unpack_rows(void *ctx, int lo, int hi, int part) {
+  (void)part;
+  const sort_ctx *c = ctx;
+  const uint64_t fmask = ((uint64_t)1 << c->wf) - 1, bmask = ((uint64_t)1 << c->wb) - 1;
+  for (int i = lo; i < hi; i++) {
+    collide_pair *q = &c->pairs[i];
+    const uint64_t k = c->k0[i];
+    q->fb = (int32_t)(k & fmask);
+    q->fa = (int32_t)((k >> c->wf) & fmask);
+    q->b = (int32_t)((k >> (2 * c->wf)) & bmask);
+    q->a = (int32_t)((k >> (2 * c->wf + c->wb)) & bmask);
+    q->type = (int32_t)(k >> (2 * c->wf + 2 * c->wb));
+  }
+}
+
+/* Each pass counts its digit in the two halves of the array, then moves each half's keys (on the
+ * world's helper thread for the second half when the list is long): the same order as one pass
+ * over the whole array. */
 static int sort_pairs(loom_world *w, int first, int n) {
   if (n < 2) return 0;
   collide_pair *pairs = w->cpairs + first;
@@ -357,47 +409,37 @@ static int sort_pairs(loom_world *w, int first, int n) {
   const int total = 1 + 2 * wb + 2 * wf;
   if (total > 64) return -1; /* (features are numbered below 2^24, bodies below 64: never) */
   const int digits = (total + SORT_DIGIT - 1) / SORT_DIGIT, buckets = 1 << SORT_DIGIT;
-  const uint64_t mask = (uint64_t)buckets - 1, fmask = ((uint64_t)1 << wf) - 1, bmask = ((uint64_t)1 << wb) - 1;
   arena_mark mark = arena_get_mark(&w->scratch);
-  uint64_t *k0 = ARENA_NEW(&w->scratch, uint64_t, n, "candidate keys");
-  uint64_t *k1 = ARENA_NEW(&w->scratch, uint64_t, n, "candidate keys");
-  uint32_t *count = ARENA_NEW(&w->scratch, uint32_t, (size_t)buckets * (size_t)digits, "radix counts");
-  if (!k0 || !k1 || !count) {
+  sort_ctx c = {pairs, NULL, NULL, {NULL, NULL}, wb, wf, 0, 1};
+  c.k0 = ARENA_NEW(&w->scratch, uint64_t, n, "candidate keys");
+  c.k1 = ARENA_NEW(&w->scratch, uint64_t, n, "candidate keys");
+  c.count[0] = ARENA_NEW(&w->scratch, uint32_t, 2 * (size_t)buckets, "radix counts");
+  if (!c.k0 || !c.k1 || !c.count[0]) {
     arena_release(&w->scratch, mark);
     return -1;
   }
-  memset(count, 0, sizeof(uint32_t) * (size_t)buckets * (size_t)digits);
-  for (int i = 0; i < n; i++) {
-    const collide_pair *q = &pairs[i];
-    const uint64_t k = ((((((uint64_t)q->type << wb | (uint64_t)q->a) << wb | (uint64_t)q->b) << wf) | (uint64_t)q->fa)
-                        << wf) | (uint64_t)q->fb;
-    k0[i] = k;
-    for (int d = 0; d < digits; d++) count[d * buckets + ((k >> (d * SORT_DIGIT)) & mask)]++;
-  }
+  c.count[1] = c.count[0] + buckets;
+  core_par *par = n >= PAR_CANDIDATES ? world_par(w) : NULL;
   for (int d = 0; d < digits; d++) {
-    const int shift = d * SORT_DIGIT;
-    uint32_t *c = count + d * buckets;
-    if (c[(k0[0] >> shift) & mask] == (uint32_t)n) continue; /* one digit for all: in order */
+    c.shift = d * SORT_DIGIT;
+    core_par_rows(par, n, sort_count_rows, &c);
+    c.build = 0;
+    uint32_t *c0 = c.count[0], *c1 = c.count[1];
+    if (c0[(c.k0[0] >> c.shift) & (uint64_t)(buckets - 1)] + c1[(c.k0[0] >> c.shift) & (uint64_t)(buckets - 1)] == (uint32_t)n)
+      continue; /* one digit for all: in order */
     uint32_t sum = 0;
     for (int b = 0; b < buckets; b++) {
-      const uint32_t v = c[b];
-      c[b] = sum;
-      sum += v;
+      const uint32_t v0 = c0[b], v1 = c1[b];
+      c0[b] = sum;
+      c1[b] = sum + v0;
+      sum += v0 + v1;
     }
-    for (int i = 0; i < n; i++) k1[c[(k0[i] >> shift) & mask]++] = k0[i];
-    uint64_t *t = k0;
-    k0 = k1;
-    k1 = t;
+    core_par_rows(par, n, sort_scatter_rows, &c);
+    uint64_t *t = c.k0;
+    c.k0 = c.k1;
+    c.k1 = t;
   }
-  for (int i = 0; i < n; i++) {
-    collide_pair *q = &pairs[i];
-    const uint64_t k = k0[i];
-    q->fb = (int32_t)(k & fmask);
-    q->fa = (int32_t)((k >> wf) & fmask);
-    q->b = (int32_t)((k >> (2 * wf)) & bmask);
-    q->a = (int32_t)((k >> (2 * wf + wb)) & bmask);
-    q->type = (int32_t)(k >> (2 * wf + 2 * wb));
-  }
+  core_par_rows(par, n, sort_unpack_rows, &c);
   arena_release(&w->scratch, mark);
   return 0;
 }
