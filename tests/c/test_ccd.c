@@ -383,15 +383,32 @@ static int pile_sheet(loom_world *w, int N, loom_mesh **m) {
   return c;
 }
 
+/* Whether the candidate list's collected run and its top-ups' run are each in strictly ascending
+ * order of (type, bodies, features): what the radix sort (in two halves) and the merges promise. */
+static int list_sorted(const loom_world *w) {
+  for (int c = 1; c < w->ncpairs; c++) {
+    if (c == w->cpair_base) continue;
+    const collide_pair *p = &w->cpairs[c - 1], *q = &w->cpairs[c];
+    const int32_t kp[5] = {p->type, p->a, p->b, p->fa, p->fb}, kq[5] = {q->type, q->a, q->b, q->fa, q->fb};
+    int k = 0;
+    while (k < 5 && kp[k] == kq[k]) k++;
+    if (k == 5 || kp[k] > kq[k]) return 0;
+  }
+  return 1;
+}
+
 /* A candidate list topped up within a substep (the vertices whose paths left their boxes get
  * their pairs added) holds every pair a full traversal of its trees finds, and acts exactly as
  * one collected afresh each time: a sheet dropped on edge onto a floor crumples into a pile
  * onto another sheet (self-collision, cloth on cloth, the floor's passes moving vertices between
- * the pipeline's rounds) with the same bits either way, and the top-ups happened. */
+ * the pipeline's rounds) with the same bits either way, and the top-ups happened. Their queries
+ * pass over the pairs the list already holds (boxes that overlapped before the top-up) without
+ * adding them again, and the list stays sorted. */
 TEST(ccd_topped_up_list_acts_as_a_fresh_one) {
   enum { N = 16 };
   loom_vec3 x[2][N * N];
-  int topups[2] = {0, 0}, crossings = 0, missing = 0;
+  int topups[2] = {0, 0}, crossings = 0, missing = 0, unsorted = 0;
+  double listed = 0;
   for (int run = 0; run < 2; run++) {
     loom_world *w = fx_world(0.01);
     w->ctopup_off = run;
@@ -406,16 +423,20 @@ TEST(ccd_topped_up_list_acts_as_a_fresh_one) {
     for (int s = 0; s < 100; s++) {
       CHECK(loom_world_step(w) >= 0);
       crossings += loom_world_interpenetrations(w);
+      unsorted += !list_sorted(w);
     }
     memcpy(x[run], loom_body_x(w, c), sizeof x[run]);
     topups[run] = w->ctopups;
     missing += w->ctopup_missing;
+    if (!run) listed = w->ctopup_listed;
     loom_mesh_destroy(m);
     loom_mesh_destroy(m2);
     loom_world_destroy(w);
   }
   CHECK_MSG(topups[0] > 0, "no top-up happened (%d)", topups[0]);
   CHECK_EQ_INT(missing, 0); /* every top-up holds every pair its boxes overlap */
+  CHECK_MSG(listed > 0, "the top-ups' queries met no pair the list held (%.0f)", listed);
+  CHECK_EQ_INT(unsorted, 0);
   CHECK_EQ_INT(topups[1], 0);
   CHECK_EQ_INT(crossings, 0);
   CHECK(memcmp(x[0], x[1], sizeof x[0]) == 0);

@@ -48,6 +48,10 @@ typedef struct cbody {
   unsigned char obstacle; /* a rigid body's faces, convex edges and corners (rigid_build_ccd) */
   unsigned char resting;  /* particles.resting */
   const uint8_t *points;  /* the vertices tested against triangles (NULL: all) */
+  /* during a top-up (listed): the vertices' path boxes, the triangles' and edges' boxes and the
+   * reach as the last update left them, before the top-up's own */
+  const vec3 *was_lo, *was_hi, *was_tri_lo, *was_tri_hi, *was_edge_lo, *was_edge_hi;
+  double was_reach;
 } cbody;
 
 typedef struct collide_ctx {
@@ -81,6 +85,7 @@ typedef struct collide_ctx {
    * 1 (what changed since the last run, and what the proximity impulses then move) are tested */
   int later;
   int part; /* the collection's part this context collects (1: into cpairs2, on the helper) */
+  int topup; /* a top-up's queries are running (listed: the bodies' was_ boxes are set) */
 } collide_ctx;
 
 typedef struct feat4 {
@@ -197,6 +202,7 @@ static int update_trees(cbody *cb) {
   particle_collide *c = &p->col;
   const double r = box_reach(cb);
   const vec3 e = v3(r, r, r);
+  c->tree_reach = r;
   /* (the vertex path boxes in the search frame, filled by collect: ecol, ecol_hi) */
   for (int t = 0; t < p->nt; t++) {
     vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
@@ -287,10 +293,32 @@ static inline int edges_touch(const int32_t *E, int i, int j) {
   return E[2 * i] == E[2 * j] || E[2 * i] == E[2 * j + 1] || E[2 * i + 1] == E[2 * j] || E[2 * i + 1] == E[2 * j + 1];
 }
 
+/* During a top-up: whether the list already holds the pair of vertex i of body a and triangle t of
+ * body b (ee = 0), or of edges i of a and t of b (ee = 1). It does when their boxes before the
+ * top-up overlapped: the last collection or top-up that gave either feature its box then found
+ * the pair (the boxes compared are the ones that update made, the vertex's formed as
+ * vertices_range forms it, so the test gives the same bits as the one that found it). Most of what
+ * a moved vertex's queries find is such a pair (a 64² pile: about 49 of every 50); the rest are
+ * sorted and checked against the list. */
+static int listed(collide_ctx *cx, int ee, int a, int i, int b, int t) {
+  if (!cx->topup) return 0;
+  const cbody *A = &cx->b[a], *B = &cx->b[b];
+  int was;
+  if (ee) {
+    was = bvh_box_overlap(A->was_edge_lo[i], A->was_edge_hi[i], B->was_edge_lo[t], B->was_edge_hi[t]);
+  } else {
+    const vec3 e = v3(A->was_reach, A->was_reach, A->was_reach);
+    was = bvh_box_overlap(v3_sub(A->was_lo[i], e), v3_add(A->was_hi[i], e), B->was_tri_lo[t], B->was_tri_hi[t]);
+  }
+  cx->w->ctopup_listed += was;
+  return was;
+}
+
 static int vertex_cb(int t, void *ud) {
   collide_ctx *cx = ud;
   const particles *pb = cx->b[cx->qb].p;
   if (cx->qa == cx->qb && tri_has(&pb->tri[3 * t], cx->qi)) return 0;
+  if (listed(cx, 0, cx->qa, cx->qi, cx->qb, t)) return 0;
   return push_pair(cx, 0, cx->qa, cx->qb, cx->qi, t);
 }
 
@@ -1565,6 +1593,7 @@ static int tri_vertex_cb(int i, void *ud) {
   const uint8_t *only = cx->b[cx->qa].points;
   if (only && !only[i]) return 0;
   if (cx->qa == cx->qb && tri_has(&cx->b[cx->qb].p->tri[3 * cx->qt], i)) return 0;
+  if (listed(cx, 0, cx->qa, i, cx->qb, cx->qt)) return 0;
   return push_pair(cx, 0, cx->qa, cx->qb, i, cx->qt);
 }
 
@@ -1573,6 +1602,7 @@ static int tri_vertex_cb(int i, void *ud) {
 static int edge_query_cb(int j, void *ud) {
   collide_ctx *cx = ud;
   const int e = cx->qi;
+  if (listed(cx, 1, cx->qa, e, cx->qb, j)) return 0;
   if (cx->qa == cx->qb) {
     if (j == e || edges_touch(cx->b[cx->qa].p->col.edge, e, j)) return 0;
     return push_pair(cx, 1, cx->qa, cx->qb, e < j ? e : j, e < j ? j : e);
@@ -1662,7 +1692,37 @@ static int extend_into(collide_ctx *cx, const uint8_t *out);
 /* On failure the list is cut back and marked stale: the next run collects afresh. */
 static int extend(collide_ctx *cx, const uint8_t *out) {
   const int old = cx->w->ncpairs;
-  if (extend_into(cx, out) == 0) return 0;
+  /* the boxes as they are before the top-up (listed); without room the queries report every pair */
+  loom_world *w = cx->w;
+  const arena_mark mark = arena_get_mark(&w->scratch);
+  cx->topup = 1;
+  for (int a = 0; a < cx->nb && cx->topup; a++) {
+    cbody *B = &cx->b[a];
+    const particle_collide *c = &B->p->col;
+    const int n = B->p->n, nt = B->p->nt, ne = c->ne;
+    vec3 *lo = ARENA_NEW(&w->scratch, vec3, 2 * ((size_t)n + (size_t)nt + (size_t)ne) + 1, "boxes before a top-up");
+    if (!lo) {
+      cx->topup = 0;
+      break;
+    }
+    memcpy(lo, c->ecol, sizeof(vec3) * (size_t)n);
+    memcpy(lo + n, c->ecol_hi, sizeof(vec3) * (size_t)n);
+    memcpy(lo + 2 * n, c->tri_lo, sizeof(vec3) * (size_t)nt);
+    memcpy(lo + 2 * n + nt, c->tri_hi, sizeof(vec3) * (size_t)nt);
+    memcpy(lo + 2 * n + 2 * nt, c->edge_lo, sizeof(vec3) * (size_t)ne);
+    memcpy(lo + 2 * n + 2 * nt + ne, c->edge_hi, sizeof(vec3) * (size_t)ne);
+    B->was_lo = lo;
+    B->was_hi = lo + n;
+    B->was_tri_lo = lo + 2 * n;
+    B->was_tri_hi = lo + 2 * n + nt;
+    B->was_edge_lo = lo + 2 * n + 2 * nt;
+    B->was_edge_hi = lo + 2 * n + 2 * nt + ne;
+    B->was_reach = c->tree_reach;
+  }
+  const int r = extend_into(cx, out);
+  cx->topup = 0;
+  arena_release(&w->scratch, mark);
+  if (r == 0) return 0;
   cx->w->ncpairs = old;
   cx->w->cpair_valid = 0;
   return -1;
@@ -1707,6 +1767,7 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
       moved_edge_pairs(cx, b, a, 1, out);
     }
   }
+  cx->topup = 0; /* (check_topup's traversal reports every pair) */
   if (cx->overflow) return -1;
   int added = w->ncpairs - old;
   if (sort_pairs(w, old, added)) return -1;

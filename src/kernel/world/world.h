@@ -45,6 +45,8 @@ typedef struct particle_collide {
   double built_area;     /* summed node box areas right after the last build (quality reference) */
   vec3 *vbar, *vbar0;    /* mean velocity over the substep: corrected, and as predicted */
   vec3 *ecol, *ecol_hi;  /* each vertex's path box when the candidates were last collected */
+  double tree_reach;     /* the inflation of the trees' boxes (and the vertex queries') at their last
+                          * update */
   double *inv_m;         /* inverse masses in the pipeline: 0 for pinned vertices */
   vec3 *nobs;            /* the (mean) obstacle normal holding a vertex this step (held == 1) */
   uint8_t *held;         /* 0 free, 1 held on one side by an obstacle (moves freely away from it) */
@@ -289,6 +291,7 @@ struct loom_world {
   int ctopup_off;       /* tests: collect afresh where a top-up would do */
   int ctopup_check;     /* tests: after each top-up, count the pairs a full traversal adds */
   int ctopup_missing;   /* (those pairs: 0 when every top-up was complete) */
+  double ctopup_listed; /* (pairs a top-up's queries found that the list held already, for tests) */
   uint64_t cpair_sig;   /* what it was collected for */
   int cround_ok;        /* the last run of the pipeline left every path free of collisions, in the
                          * substep cround_serial with the bodies of cround_sig (contact_collide.c) */
