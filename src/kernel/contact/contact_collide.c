@@ -86,6 +86,7 @@ typedef struct collide_ctx {
   int later;
   int part; /* the collection's part this context collects (1: into cpairs2, on the helper) */
   int topup; /* a top-up's queries are running (listed: the bodies' was_ boxes are set) */
+  int new_list; /* start_distances: the list was just collected (its pairs' nodes are not set) */
 } collide_ctx;
 
 typedef struct feat4 {
@@ -642,11 +643,12 @@ static int collect(collide_ctx *cx) {
   if (cx->overflow || sort_pairs(cx->w, 0, cx->w->ncpairs) || adjacency_room(cx)) return -1;
   cx->w->cpair_base = cx->w->ncpairs;
   cx->w->cpair_extended = 0;
-  for (int c = 0; c < cx->w->ncpairs; c++) pair_nodes(cx, &cx->w->cpairs[c]);
   if (cx->w->ncpairs) memset(cx->w->cseen, 0, sizeof(int32_t) * (size_t)cx->w->ncpairs);
   cx->w->cadj_ok = 0;
   cx->w->cpair_valid = 1;
+  cx->new_list = 1; /* (start_distances gives the pairs their nodes first) */
   start_distances(cx);
+  cx->new_list = 0;
   return 0;
 }
 
@@ -868,6 +870,7 @@ static void start_distance_rows(void *ctx, int lo, int hi, int part) {
   const collide_ctx *cx = ctx;
   loom_world *w = cx->w;
   for (int c = lo; c < hi; c++) {
+    if (cx->new_list) pair_nodes(cx, &w->cpairs[c]);
     if (cx->moved) {
       /* the distance at the previous run's start, less the most any node on each side moved
        * since, is a lower bound; from exact_below on it serves every test as well as the exact
