@@ -520,3 +520,34 @@ TEST(implicit_multigrid_is_deterministic_and_allocates_nothing_in_a_step) {
   }
   CHECK_MSG(!strcmp(hash[0], hash[1]), "states differ: %s vs %s", hash[0], hash[1]);
 }
+
+/* An implicit cloth does not need the explicit integrators' stable-substep estimate to step, so it
+ * is made without it; reading stable_substep or lambda_* makes it then, with the values an explicit
+ * cloth of the same mesh and material reports. */
+TEST(implicit_cloth_estimates_its_spectrum_when_read) {
+  static const char *names[4] = {"lambda_stretch", "lambda_shear", "lambda_bend", "stable_substep"};
+  loom_world *w = fx_world(1.0 / 60);
+  loom_mesh *m = fx_grid(12, 1.0, v3(0, 0, 1), LOOM_PLANE_XZ);
+  const int hi = implicit_cloth(w, "implicit", m, LOOM_MODEL_BARAFF_WITKIN, 5000, 500, 1e-3, 0.01);
+  loom_cloth_def d = fx_def(LOOM_MODEL_BARAFF_WITKIN, "explicit", m);
+  d.integrator = LOOM_INTEGRATOR_SYMPLECTIC;
+  d.stretch = 5000;
+  d.shear = 500;
+  d.bend = 1e-3;
+  d.damping = 0.01;
+  d.drag = 0;
+  const int he = loom_cloth_create(w, &d);
+  CHECK(hi > 0 && he > 0);
+  cloth_body *bi = fx_soft(w, hi), *be = fx_soft(w, he);
+  CHECK(be->model.spectrum_ok);
+  CHECK(!bi->model.spectrum_ok && bi->model.spectrum_due);
+  for (int k = 0; k < 4; k++) {
+    double vi = 0, ve = 0;
+    CHECK(loom_body_get_param(w, hi, names[k], &vi) == 0);
+    CHECK(loom_body_get_param(w, he, names[k], &ve) == 0);
+    CHECK_MSG(vi > 0 && vi == ve, "%s: implicit %.17g, explicit %.17g", names[k], vi, ve);
+  }
+  CHECK(bi->model.spectrum_ok && !bi->model.spectrum_due);
+  loom_mesh_destroy(m);
+  loom_world_destroy(w);
+}

@@ -62,6 +62,7 @@ typedef struct cloth_model {
   double max_circumradius;       /* of the rest triangles, m */
   double lambda_unit[FAM_COUNT]; /* lambda_max(M^-1/2 K_f M^-1/2) per family at unit stiffness */
   int spectrum_ok;
+  int spectrum_due; /* implicit: no step needs the estimate; it is made when first read */
 } cloth_model;
 
 /* State beyond the particle view (x, v, frozen, history): what a step changes and a checkpoint
@@ -80,6 +81,7 @@ typedef struct cloth_derived {
   double h_stable; /* s, stability estimate of the explicit integrators */
   int warned_substeps;
   double wa_exponent; /* the area_exponent the triangles' weights wa were computed with */
+  double dt;          /* the world's dt at the last update of the above */
 } cloth_derived;
 
 /* The triangle tree and boxes the contact passes refit from the positions (a cache: rebuilt from
