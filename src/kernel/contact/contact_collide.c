@@ -86,6 +86,8 @@ typedef struct collide_ctx {
   int later;
   int part; /* the collection's part this context collects (1: into cpairs2, on the helper) */
   int topup; /* a top-up's queries are running (listed: the bodies' was_ boxes are set) */
+  double listed; /* (the pairs listed() passed over in this context's part, for tests) */
+  const uint8_t *out; /* a top-up's queries: the vertices whose paths left their boxes */
   int new_list; /* start_distances: the list was just collected (its pairs' nodes are not set) */
 } collide_ctx;
 
@@ -311,7 +313,7 @@ static int listed(collide_ctx *cx, int ee, int a, int i, int b, int t) {
     const vec3 e = v3(A->was_reach, A->was_reach, A->was_reach);
     was = bvh_box_overlap(v3_sub(A->was_lo[i], e), v3_add(A->was_hi[i], e), B->was_tri_lo[t], B->was_tri_hi[t]);
   }
-  cx->w->ctopup_listed += was;
+  cx->listed += was;
   return was;
 }
 
@@ -342,10 +344,6 @@ static void vertices_range(collide_ctx *cx, int a, int b, const uint8_t *mask, i
     cx->qi = i;
     bvh_query_box(&cx->b[b].p->col.tri_tree, v3_sub(pa->col.ecol[i], e), v3_add(pa->col.ecol_hi[i], e), vertex_cb, cx);
   }
-}
-
-static void vertices_against(collide_ctx *cx, int a, int b, const uint8_t *mask) {
-  vertices_range(cx, a, b, mask, 0, cx->b[a].p->n);
 }
 
 static int boxes_overlap(const cbody *a, const cbody *b) {
@@ -583,17 +581,19 @@ static void traverse_part(void *ctx, int part) {
   }
 }
 
-/* Every pair of features whose boxes in the trees overlap, appended to the list: in two parts,
- * side by side on the world's helper thread when the bodies are large; the second part's pairs
- * follow the first's (the list is sorted next, so the result is the same either way). */
-static void traverse_all(collide_ctx *cx) {
+/* Runs fn(parts, part) for the two parts of a search, the second on the world's helper thread when
+ * the bodies are large, and appends the second part's pairs (collected in cpairs2) to the first's
+ * (the list is sorted next, so the result is the same either way). */
+static void in_two_parts(collide_ctx *cx, core_par_fn fn) {
   loom_world *w = cx->w;
   collide_ctx second = *cx;
   second.part = 1;
+  second.listed = 0;
   w->ncpairs2 = 0;
   collide_ctx *parts[2] = {cx, &second};
-  core_par_run(cx->total >= PAR_TRAVERSE ? world_par(w) : NULL, traverse_part, parts);
+  core_par_run(cx->total >= PAR_TRAVERSE ? world_par(w) : NULL, fn, parts);
   cx->overflow |= second.overflow;
+  cx->listed += second.listed;
   if (cx->overflow || !w->ncpairs2) return;
   if (w->ncpairs + w->ncpairs2 > w->cpair_cap && reserve_pairs(w, w->ncpairs + w->ncpairs2)) {
     cx->overflow = 1;
@@ -601,6 +601,13 @@ static void traverse_all(collide_ctx *cx) {
   }
   memcpy(w->cpairs + w->ncpairs, w->cpairs2, sizeof(collide_pair) * (size_t)w->ncpairs2);
   w->ncpairs += w->ncpairs2;
+}
+
+/* Every pair of features whose boxes in the trees overlap, appended to the list: in two parts,
+ * side by side on the world's helper thread when the bodies are large; the second part's pairs
+ * follow the first's (the list is sorted next, so the result is the same either way). */
+static void traverse_all(collide_ctx *cx) {
+  in_two_parts(cx, traverse_part);
 }
 
 static int collect(collide_ctx *cx) {
@@ -1613,12 +1620,14 @@ static int edge_query_cb(int j, void *ud) {
   return cx->qswap ? push_pair(cx, 1, cx->qb, cx->qa, j, e) : push_pair(cx, 1, cx->qa, cx->qb, e, j);
 }
 
-/* Vertex-triangle pairs of x's vertices against y's triangles with a marked node. */
+/* Vertex-triangle pairs of x's vertices against y's triangles with a marked node (this part's half
+ * of the vertices and of the triangles). */
 static void moved_vertex_pairs(collide_ctx *cx, int x, int y, const uint8_t *out) {
   const particles *px = cx->b[x].p, *py = cx->b[y].p;
   const uint8_t *my = out + cx->b[y].offset;
-  vertices_against(cx, x, y, out + cx->b[x].offset);
-  for (int t = 0; t < py->nt && !cx->overflow; t++) {
+  const int second = cx->part, nx = px->n, nt = py->nt;
+  vertices_range(cx, x, y, out + cx->b[x].offset, second ? nx / 2 : 0, second ? nx : nx / 2);
+  for (int t = second ? nt / 2 : 0; t < (second ? nt : nt / 2) && !cx->overflow; t++) {
     const int32_t *tr = &py->tri[3 * t];
     if (!my[tr[0]] && !my[tr[1]] && !my[tr[2]]) continue;
     cx->qt = t;
@@ -1627,14 +1636,14 @@ static void moved_vertex_pairs(collide_ctx *cx, int x, int y, const uint8_t *out
 }
 
 /* Edge-edge pairs of x's edges with a marked node against y's edges (x <= y; swap: x is the
- * pair's second body). */
+ * pair's second body), this part's half of x's edges. */
 static void moved_edge_pairs(collide_ctx *cx, int x, int y, int swap, const uint8_t *out) {
   const particle_collide *cxc = &cx->b[x].p->col;
   const uint8_t *mx = out + cx->b[x].offset;
   cx->qa = x;
   cx->qb = y;
   cx->qswap = swap;
-  for (int j = 0; j < cxc->ne && !cx->overflow; j++) {
+  for (int j = cx->part ? cxc->ne / 2 : 0; j < (cx->part ? cxc->ne : cxc->ne / 2) && !cx->overflow; j++) {
     if (!mx[cxc->edge[2 * j]] && !mx[cxc->edge[2 * j + 1]]) continue;
     cx->qi = j;
     bvh_query_box(&cx->b[y].p->col.edge_tree, cxc->edge_lo[j], cxc->edge_hi[j], edge_query_cb, cx);
@@ -1687,6 +1696,26 @@ static void check_topup(collide_ctx *cx) {
     }
   cx->overflow = 0;
   w->ncpairs = n0;
+}
+
+/* One part of a top-up's queries (in_two_parts): every pair with a feature that has a vertex marked
+ * in cx->out. */
+static void topup_part(void *ctx, int part) {
+  collide_ctx *cx = ((collide_ctx **)ctx)[part];
+  const uint8_t *out = cx->out;
+  for (int a = 0; a < cx->nb; a++) {
+    if (cx->b[a].self) {
+      moved_vertex_pairs(cx, a, a, out);
+      moved_edge_pairs(cx, a, a, 0, out);
+    }
+    for (int b = a + 1; b < cx->nb; b++) {
+      if (a >= cx->nsoft || !boxes_overlap(&cx->b[a], &cx->b[b])) continue;
+      moved_vertex_pairs(cx, a, b, out);
+      moved_vertex_pairs(cx, b, a, out);
+      moved_edge_pairs(cx, a, b, 0, out);
+      moved_edge_pairs(cx, b, a, 1, out);
+    }
+  }
 }
 
 /* Adds the marked vertices' candidates to the list (sorted, each once) with their start distances. */
@@ -1757,19 +1786,10 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
       p->col.vert_ok = 1;
     }
   }
-  for (int a = 0; a < cx->nb; a++) {
-    if (cx->b[a].self) {
-      moved_vertex_pairs(cx, a, a, out);
-      moved_edge_pairs(cx, a, a, 0, out);
-    }
-    for (int b = a + 1; b < cx->nb; b++) {
-      if (a >= cx->nsoft || !boxes_overlap(&cx->b[a], &cx->b[b])) continue;
-      moved_vertex_pairs(cx, a, b, out);
-      moved_vertex_pairs(cx, b, a, out);
-      moved_edge_pairs(cx, a, b, 0, out);
-      moved_edge_pairs(cx, b, a, 1, out);
-    }
-  }
+  cx->out = out;
+  cx->listed = 0;
+  in_two_parts(cx, topup_part);
+  w->ctopup_listed += cx->listed;
   cx->topup = 0; /* (check_topup's traversal reports every pair) */
   if (cx->overflow) return -1;
   int added = w->ncpairs - old;
