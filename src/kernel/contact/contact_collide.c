@@ -198,35 +198,52 @@ static double tree_area(const bvh *t) {
   return a;
 }
 
-/* Swept boxes of the triangles and edges, inflated by half the body's thickness; trees refit, or
- * rebuilt when refitting has doubled their summed node areas. */
-static int update_trees(cbody *cb) {
-  particles *p = cb->p;
+typedef struct trees_ctx {
+  cbody *cb;
+  int refit;
+} trees_ctx;
+
+/* Part 0: the triangles' boxes (and their tree refit); part 1: the edges'. */
+static void tree_part(void *ctx, int part) {
+  const trees_ctx *t = ctx;
+  particles *p = t->cb->p;
   particle_collide *c = &p->col;
-  const double r = box_reach(cb);
+  const double r = c->tree_reach;
   const vec3 e = v3(r, r, r);
-  c->tree_reach = r;
   /* (the vertex path boxes in the search frame, filled by collect: ecol, ecol_hi) */
-  for (int t = 0; t < p->nt; t++) {
-    vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
-    for (int k = 0; k < 3; k++) {
-      const int i = p->tri[3 * t + k];
-      lo = v3_min(lo, c->ecol[i]);
-      hi = v3_max(hi, c->ecol_hi[i]);
+  if (!part) {
+    for (int k = 0; k < p->nt; k++) {
+      vec3 lo = v3(INFINITY, INFINITY, INFINITY), hi = v3(-INFINITY, -INFINITY, -INFINITY);
+      for (int q = 0; q < 3; q++) {
+        const int i = p->tri[3 * k + q];
+        lo = v3_min(lo, c->ecol[i]);
+        hi = v3_max(hi, c->ecol_hi[i]);
+      }
+      c->tri_lo[k] = v3_sub(lo, e);
+      c->tri_hi[k] = v3_add(hi, e);
     }
-    c->tri_lo[t] = v3_sub(lo, e);
-    c->tri_hi[t] = v3_add(hi, e);
+    if (t->refit) bvh_refit(&c->tri_tree, c->tri_lo, c->tri_hi);
+    return;
   }
   for (int j = 0; j < c->ne; j++) {
     const int i0 = c->edge[2 * j], i1 = c->edge[2 * j + 1];
     c->edge_lo[j] = v3_sub(v3_min(c->ecol[i0], c->ecol[i1]), e);
     c->edge_hi[j] = v3_add(v3_max(c->ecol_hi[i0], c->ecol_hi[i1]), e);
   }
-  if ((c->tri_tree.node_count > 0 || p->nt == 0) && (c->edge_tree.node_count > 0 || c->ne == 0) && c->built_area > 0) {
-    bvh_refit(&c->tri_tree, c->tri_lo, c->tri_hi);
-    bvh_refit(&c->edge_tree, c->edge_lo, c->edge_hi);
-    if (tree_area(&c->tri_tree) + tree_area(&c->edge_tree) <= 2 * c->built_area) return 0;
-  }
+  if (t->refit) bvh_refit(&c->edge_tree, c->edge_lo, c->edge_hi);
+}
+
+/* The triangle and edge trees over the vertices' path boxes, each feature's swept box inflated by
+ * the body's reach: refit (the two trees side by side, the edges' on the helper thread for bodies of
+ * PAR_TRAVERSE vertices or more), or rebuilt when refitting has doubled their summed node areas. */
+static int update_trees(cbody *cb, core_par *par) {
+  particles *p = cb->p;
+  particle_collide *c = &p->col;
+  c->tree_reach = box_reach(cb);
+  trees_ctx t = {cb, (c->tri_tree.node_count > 0 || p->nt == 0) && (c->edge_tree.node_count > 0 || c->ne == 0) &&
+                       c->built_area > 0};
+  core_par_run(p->n >= PAR_TRAVERSE ? par : NULL, tree_part, &t);
+  if (t.refit && tree_area(&c->tri_tree) + tree_area(&c->edge_tree) <= 2 * c->built_area) return 0;
   /* rebuilt in place: after the first build this allocates nothing */
   if (bvh_rebuild(&c->tri_tree, c->tri_lo, c->tri_hi, p->nt, 4, &c->bwork) ||
       bvh_rebuild(&c->edge_tree, c->edge_lo, c->edge_hi, c->ne, 4, &c->bwork))
@@ -643,7 +660,7 @@ static int collect(collide_ctx *cx) {
       p->col.ecol[i] = v3_min(s0, e);
       p->col.ecol_hi[i] = v3_max(s0, e);
     }
-    if (update_trees(&cx->b[a])) return -1;
+    if (update_trees(&cx->b[a], world_par(cx->w))) return -1;
     p->col.vert_ok = 0; /* (the vertex tree is built by the first top-up that needs it, then refit) */
   }
   traverse_all(cx);
@@ -1772,7 +1789,7 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
       p->col.ecol[i] = v3_min(s0, e);
       p->col.ecol_hi[i] = v3_max(s0, e);
     }
-    if (update_trees(&cx->b[a])) return -1;
+    if (update_trees(&cx->b[a], world_par(cx->w))) return -1;
     const double r = box_reach(&cx->b[a]);
     const vec3 re = v3(r, r, r);
     for (int i = 0; i < p->n; i++) {
