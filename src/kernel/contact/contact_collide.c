@@ -33,6 +33,7 @@
 #define RESTING_REACH 2.0
 /* candidates from which a pass over them is split in two halves (world.threads) */
 #define PAR_CANDIDATES 2048
+#define PAR_PROXIMITY 512 /* selected proximity pairs whose geometry is found in two halves */
 #define PAR_TRAVERSE 1024 /* vertices in the bodies from which a collection's traversal is split */
 #define MIN_THICKNESS 1e-5 /* m: separations below this are not resolvable in double precision paths */
 
@@ -985,12 +986,60 @@ static void resting_sweeps(collide_ctx *cx, rest_pair *rp, int nrest) {
 /* Gauss-Seidel over the pairs within the thickness at the start, in candidate order; resting pairs
  * (a body with particles.resting) also when their motion brings them within it, then further
  * sweeps over those. */
+/* The geometry of one selected proximity pair at the substep's start (positions only: it does not
+ * change while the pass's impulses change velocities). */
+typedef struct prox_geom {
+  double dist, wt[4];
+  vec3 n;
+  int act; /* near, or a resting point pair apart; and not a pair of one body's features this
+            * close at rest */
+} prox_geom;
+
+typedef struct prox_ctx {
+  const collide_ctx *cx;
+  const int32_t *chosen;
+  prox_geom *g;
+  int resting; /* the pass has resting pairs (rest_pair room) */
+} prox_ctx;
+
+static void proximity_geometry_rows(void *ctx, int lo, int hi, int part) {
+  (void)part;
+  const prox_ctx *pc = ctx;
+  const collide_ctx *cx = pc->cx;
+  for (int j = lo; j < hi; j++) {
+    const collide_pair *q = &cx->w->cpairs[pc->chosen[j]];
+    prox_geom *g = &pc->g[j];
+    feat4 f;
+    gather(cx, q, &f);
+    g->dist = geom_proximity(f.ee, f.x, g->wt, &g->n);
+    const int resting = pc->resting && (cx->b[q->a].resting | cx->b[q->b].resting);
+    g->act = g->dist < f.thick || (resting && !f.ee && g->dist > 0);
+    if (g->act && q->a == q->b) {
+      /* features of one body that are this close at rest are the mesh's own business */
+      vec3 r[4];
+      for (int k = 0; k < 4; k++) r[k] = f.p[k]->rest[f.vi[k]];
+      double wr[4];
+      if (geom_proximity(f.ee, r, wr, NULL) < f.thick) g->act = 0;
+    }
+  }
+}
+
+/* The proximity pass: each selected pair's geometry first (in two halves of the list, the second
+ * on the helper thread for long lists), then the impulses one pair after another in the list's
+ * order (Gauss-Seidel: each sees the velocities the ones before left). */
 static void proximity(collide_ctx *cx) {
   loom_world *w = cx->w;
   arena_mark mark = arena_get_mark(&w->scratch);
   int nlist = 0, nrest = 0;
   const int32_t *chosen = select_pairs(cx, !cx->later, 1, 0, &nlist);
   rest_pair *rp = cx->resting && nlist ? ARENA_NEW(&w->scratch, rest_pair, nlist, "resting pairs") : NULL;
+  prox_geom *geo = nlist ? ARENA_NEW(&w->scratch, prox_geom, nlist, "proximity geometry") : NULL;
+  if (nlist && !geo) {
+    world_message(w, LOOM_ERROR, cx->b[0].slot, "collisions: out of memory in the proximity pass; skipped this substep");
+    nlist = 0;
+  }
+  prox_ctx pc = {cx, chosen, geo, rp != NULL};
+  core_par_rows(nlist >= PAR_PROXIMITY ? world_par(w) : NULL, nlist, proximity_geometry_rows, &pc);
   for (int j = 0; j < nlist; j++) {
     const int c = chosen[j];
     const collide_pair *q = &w->cpairs[c];
@@ -998,18 +1047,12 @@ static void proximity(collide_ctx *cx) {
     feat4 f;
     gather(cx, q, &f);
     if (!(w->cdist[c] < f.thick) && !within_reach(&f, w->cdist[c], cx->h)) continue;
+    if (!geo[j].act) continue;
     double wt[4];
-    vec3 n;
-    const double dist = geom_proximity(f.ee, f.x, wt, &n);
+    memcpy(wt, geo[j].wt, sizeof wt);
+    vec3 n = geo[j].n;
+    const double dist = geo[j].dist;
     const int near = dist < f.thick;
-    if (!near && !(resting && !f.ee && dist > 0)) continue;
-    if (q->a == q->b) {
-      /* features of one body that are this close at rest are the mesh's own business */
-      vec3 r[4];
-      for (int k = 0; k < 4; k++) r[k] = f.p[k]->rest[f.vi[k]];
-      double wr[4];
-      if (geom_proximity(f.ee, r, wr, NULL) < f.thick) continue;
-    }
     complete(&f, cx, q);
     vec3 vrel = rel(wt, f.v);
     if (!(dist > 0) && v3_dot(vrel, n) > 0) n = v3_neg(n); /* touching: push against the approach */
