@@ -87,7 +87,7 @@ typedef struct collide_ctx {
   int later;
   int part; /* the collection's part this context collects (1: into cpairs2, on the helper) */
   int topup; /* a top-up's queries are running (listed: the bodies' was_ boxes are set) */
-  double listed; /* (the pairs listed() passed over in this context's part, for tests) */
+  double nlisted; /* (the pairs listed() passed over in this context's part, for tests) */
   const uint8_t *out; /* a top-up's queries: the vertices whose paths left their boxes */
   int new_list; /* start_distances: the list was just collected (its pairs' nodes are not set) */
 } collide_ctx;
@@ -331,7 +331,7 @@ static int listed(collide_ctx *cx, int ee, int a, int i, int b, int t) {
     const vec3 e = v3(A->was_reach, A->was_reach, A->was_reach);
     was = bvh_box_overlap(v3_sub(A->was_lo[i], e), v3_add(A->was_hi[i], e), B->was_tri_lo[t], B->was_tri_hi[t]);
   }
-  cx->listed += was;
+  cx->nlisted += was;
   return was;
 }
 
@@ -606,12 +606,12 @@ static void in_two_parts(collide_ctx *cx, core_par_fn fn) {
   loom_world *w = cx->w;
   collide_ctx second = *cx;
   second.part = 1;
-  second.listed = 0;
+  second.nlisted = 0;
   w->ncpairs2 = 0;
   collide_ctx *parts[2] = {cx, &second};
   core_par_run(cx->total >= PAR_TRAVERSE ? world_par(w) : NULL, fn, parts);
   cx->overflow |= second.overflow;
-  cx->listed += second.listed;
+  cx->nlisted += second.nlisted;
   if (cx->overflow || !w->ncpairs2) return;
   if (w->ncpairs + w->ncpairs2 > w->cpair_cap && reserve_pairs(w, w->ncpairs + w->ncpairs2)) {
     cx->overflow = 1;
@@ -1847,9 +1847,9 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
     }
   }
   cx->out = out;
-  cx->listed = 0;
+  cx->nlisted = 0;
   in_two_parts(cx, topup_part);
-  w->ctopup_listed += cx->listed;
+  w->ctopup_listed += cx->nlisted;
   cx->topup = 0; /* (check_topup's traversal reports every pair) */
   if (cx->overflow) return -1;
   int added = w->ncpairs - old;
