@@ -241,6 +241,7 @@ typedef struct loom_stats {
   int cloth_contacts;       /* constraints in effect at the end of the solves, summed over substeps */
   int contact_resolves;     /* solves repeated because a contact pulled or left its friction cone */
   int candidates;           /* feature pairs in the collision pipeline's candidate list, largest in the last step */
+  int strain_limited;       /* cloth edges the strain limit (strain_limit) shortened, last step */
 } loom_stats;
 
 /* Fills a definition with defaults: dt = 1/240 s, gravity (0, 0, -9.81), no wind. */

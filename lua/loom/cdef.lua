@@ -112,6 +112,7 @@ typedef struct loom_stats {
   int cloth_contacts;
   int contact_resolves;
   int candidates;
+  int strain_limited;
 } loom_stats;
 void loom_world_def_default(loom_world_def *def);
 loom_world *loom_world_create(const loom_world_def *def);

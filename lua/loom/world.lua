@@ -202,7 +202,7 @@ function World:cloth(def)
   local h = C.loom_cloth_create(self._w, cd)
   if h == 0 then caller.error(last_error()) end
   -- live parameters the definition struct does not carry are set once the body exists
-  for _, k in ipairs {"preconditioner", "relative_damping", "area_exponent"} do
+  for _, k in ipairs {"preconditioner", "relative_damping", "area_exponent", "strain_limit"} do
     if d[k] ~= nil and C.loom_body_set_param(self._w, h, k, d[k]) ~= 0 then caller.error(last_error()) end
   end
   self._body_serial = (rawget(self, "_body_serial") or 0) + 1
@@ -837,7 +837,7 @@ function World:stats()
     cloth_contacts = s.cloth_contacts, contact_resolves = s.contact_resolves, solid_points = s.solid_points, tool_contacts = s.tool_contacts, tool_unresolved = s.tool_unresolved,
     proximity = s.proximity, ccd_collisions = s.ccd_collisions, candidates = s.candidates,
     collision_iterations = s.collision_iterations, largest_zone = s.largest_zone,
-    unresolved = s.unresolved, tangled = s.tangled,
+    unresolved = s.unresolved, tangled = s.tangled, strain_limited = s.strain_limited,
   }
 end
 

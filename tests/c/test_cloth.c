@@ -687,6 +687,118 @@ TEST(cloth_pbd_projection_keeps_centre_of_mass_and_converges) {
   loom_world_destroy(w);
 }
 
+/* ---- the strain limit (Provot 1995) ---------------------------------------------------------------- */
+
+/* Largest l / L - 1 over the cloth's edges (L from the rest positions). */
+static double max_edge_stretch(const cloth_body *b) {
+  double worst = -1;
+  for (int e = 0; e < b->model.ne; e++) {
+    const int i = b->model.edge[2 * e], j = b->model.edge[2 * e + 1];
+    worst = fmax(worst, v3_dist(b->p.x[i], b->p.x[j]) / v3_dist(b->p.rest[i], b->p.rest[j]) - 1);
+  }
+  return worst;
+}
+
+TEST(cloth_strain_limit_shortens_edges_to_the_limit) {
+  /* Provot's deformation constraint: every edge longer than (1 + s) L ends at most (1 + s) L
+   * (shortened to just below it), its ends moved along it in inverse proportion to their masses
+   * (the centre of mass stays, the momentum m dx / h it adds sums to zero), the velocity of each
+   * vertex changed by its displacement / h; a pinned end stays; a cloth within the limit is left
+   * bit for bit. */
+  loom_world *w = fx_world(1.0 / 60);
+  loom_mesh *m = fx_grid(10, 0.5, v3(0, 0, 1), LOOM_PLANE_XY);
+  const double h = 1.0 / 60, s = 0.02;
+  int c = make_cloth(w, "limited", m, LOOM_MODEL_SPRINGS, 100, 100, 0, 0);
+  cloth_body *b = fx_soft(w, c);
+  const int n = b->p.n;
+  CHECK_EQ_INT(loom_body_set_param(w, c, "strain_limit", s), 0);
+  CHECK(loom_body_set_param(w, c, "strain_limit", -0.1) != 0);
+  CHECK_STR_CONTAINS(loom_last_error(), "strain_limit");
+  void *mem = malloc(cloth_strain_work_bytes(n, b->model.ne));
+  strain_work wk, *seen = &wk;
+  cloth_strain_work_bind(&wk, mem, n, b->model.ne);
+  vec3 *x0 = calloc((size_t)n, sizeof *x0), *v0 = calloc((size_t)n, sizeof *v0);
+  /* within the limit (a 1 % stretch, random velocities): nothing changes */
+  fx_rng r = {11};
+  for (int i = 0; i < n; i++) {
+    b->p.x[i] = v3_add(v3(0, 0, 1), v3_scale(v3_sub(b->p.rest[i], v3(0, 0, 1)), 1.01));
+    b->p.v[i] = fx_vec(&r);
+  }
+  memcpy(x0, b->p.x, sizeof(vec3) * (size_t)n);
+  memcpy(v0, b->p.v, sizeof(vec3) * (size_t)n);
+  double none = -1;
+  CHECK_EQ_INT(cloth_strain_limit(b, h, seen, &none), 0);
+  CHECK(none == 0);
+  CHECK(memcmp(x0, b->p.x, sizeof(vec3) * (size_t)n) == 0 && memcmp(v0, b->p.v, sizeof(vec3) * (size_t)n) == 0);
+  /* a dozen vertices thrown up to 3 cm (about half an edge) out, unequal masses */
+  for (int i = 0; i < n; i++) {
+    b->p.x[i] = b->p.rest[i];
+    b->p.inv_m[i] = 1.0 / (b->p.m[i] * (1 + fx_unit(&r)));
+  }
+  for (int k = 0; k < 12; k++) {
+    const int i = (int)(fx_unit(&r) * n) % n;
+    b->p.x[i] = v3_add(b->p.x[i], v3_scale(fx_vec(&r), 0.03));
+  }
+  memcpy(x0, b->p.x, sizeof(vec3) * (size_t)n);
+  memcpy(v0, b->p.v, sizeof(vec3) * (size_t)n);
+  const double before = max_edge_stretch(b);
+  double left = -1;
+  const int shortened = cloth_strain_limit(b, h, seen, &left);
+  const double after = max_edge_stretch(b);
+  CHECK_MSG(before > 0.2 && shortened > 0 && after <= s && after > s * (1 - 2e-3) && left == 0,
+            "stretch %.4g -> %.9g (%d edges, %.3g left)", before, after, shortened, left);
+  vec3 dcom = v3(0, 0, 0), dmom = v3(0, 0, 0);
+  double M = 0, worst_v = 0;
+  for (int i = 0; i < n; i++) {
+    const double mi = 1.0 / b->p.inv_m[i];
+    const vec3 dx = v3_sub(b->p.x[i], x0[i]);
+    dcom = v3_madd(dcom, dx, mi);
+    dmom = v3_madd(dmom, v3_sub(b->p.v[i], v0[i]), mi);
+    M += mi;
+    worst_v = fmax(worst_v, v3_len(v3_sub(v3_sub(b->p.v[i], v0[i]), v3_scale(dx, 1 / h))));
+  }
+  CHECK_MSG(v3_len(dcom) / M <= 1e-15 && v3_len(dmom) / M <= 1e-13 && worst_v <= 1e-12,
+            "centre of mass moved %.3g m, momentum changed %.3g, dv - dx / h up to %.3g", v3_len(dcom) / M,
+            v3_len(dmom) / M, worst_v);
+  /* one edge alone: its ends move in inverse proportion to their masses */
+  const int e0 = 7, i0 = b->model.edge[2 * e0], j0 = b->model.edge[2 * e0 + 1];
+  for (int i = 0; i < n; i++) b->p.x[i] = b->p.rest[i];
+  const vec3 dir = v3_normalize(v3_sub(b->p.rest[j0], b->p.rest[i0]));
+  b->p.x[j0] = v3_madd(b->p.x[j0], dir, 0.2 * v3_dist(b->p.rest[i0], b->p.rest[j0]));
+  memcpy(x0, b->p.x, sizeof(vec3) * (size_t)n);
+  cloth_strain_limit(b, h, seen, &left);
+  const double mi = v3_dist(b->p.x[i0], x0[i0]) * (1 / b->p.inv_m[i0]), mj = v3_dist(b->p.x[j0], x0[j0]) * (1 / b->p.inv_m[j0]);
+  CHECK_MSG(fabs(mi - mj) <= 1e-12 * mi && mi > 0, "m_i |dx_i| %.6g vs m_j |dx_j| %.6g", mi, mj);
+  /* pinned vertex 0, its neighbours thrown out: it never moves, they come back within the limit */
+  for (int i = 0; i < n; i++) b->p.x[i] = b->p.rest[i];
+  for (int i = 1; i < 12; i++) b->p.x[i] = v3_add(b->p.x[i], v3_scale(fx_vec(&r), 0.03));
+  int32_t pin = 0;
+  CHECK(loom_pins_create(w, c, &pin, 1) != 0);
+  const vec3 p0 = b->p.x[0];
+  cloth_strain_limit(b, h, seen, &left);
+  CHECK(memcmp(&p0, &b->p.x[0], sizeof p0) == 0);
+  CHECK_MSG(max_edge_stretch(b) <= s && left == 0, "stretch %.9g with a pin (%.3g left)", max_edge_stretch(b), left);
+  /* the whole cloth stretched 10 % (a taut region as large as the mesh): the fast projection
+   * shrinks it within the limit */
+  for (int i = 0; i < n; i++) b->p.x[i] = v3_add(v3_scale(b->p.rest[i], 1.1), v3_scale(fx_vec(&r), 0.002));
+  const vec3 p1 = b->p.x[0];
+  cloth_strain_limit(b, h, seen, &left);
+  CHECK_MSG(left == 0 && max_edge_stretch(b) <= s, "stretched as a whole: %.6g left, stretch %.9g", left,
+            max_edge_stretch(b));
+  CHECK(memcmp(&p1, &b->p.x[0], sizeof p1) == 0);
+  /* two opposite corners pinned 10 % further apart than the rest: no position satisfies the
+   * limit; what is left is said */
+  for (int i = 0; i < n; i++) b->p.x[i] = v3_scale(b->p.rest[i], 1.1);
+  b->p.inv_m[n - 1] = 0;
+  cloth_strain_limit(b, h, seen, &left);
+  CHECK_MSG(left > s && left == max_edge_stretch(b), "left %.6g, stretch %.6g", left, max_edge_stretch(b));
+  free(mem);
+  free(x0);
+  free(v0);
+  loom_mesh_destroy(m);
+  loom_world_destroy(w);
+}
+
 /* ---- definitions ------------------------------------------------------------------------------------- */
 
 /* loom_cloth_create must fail (0), name the field in the message and leave no body behind. */

@@ -41,6 +41,7 @@ typedef struct cloth_params {
   int preconditioner;  /* implicit: CLOTH_PRECOND_* */
   double relative_damping; /* springs: 001's -c (v_i - v_j) per spring, N s/m (0: off) */
   double area_exponent;    /* baraff_witkin: stretch and shear conditions weighted by area^p (0.5: BW) */
+  double strain_limit;     /* largest edge stretch l / L - 1 left after a substep's integrator (0: off) */
 } cloth_params;
 
 enum { CLOTH_PRECOND_JACOBI = 1, CLOTH_PRECOND_MULTIGRID = 2 };
@@ -82,6 +83,7 @@ typedef struct cloth_derived {
   int warned_substeps;
   double wa_exponent; /* the area_exponent the triangles' weights wa were computed with */
   double dt;          /* the world's dt at the last update of the above */
+  int warned_strain;  /* the strain limit's sweeps ran out (said once; again after strain_limit changes) */
 } cloth_derived;
 
 /* The triangle tree and boxes the contact passes refit from the positions (a cache: rebuilt from
@@ -102,7 +104,21 @@ typedef struct cloth_scratch {
   double *lambda;     /* springs_pbd with compliance: XPBD multipliers, one per spring */
   double cg_residual; /* implicit: the largest relative residual of this step's solves */
   int contacts, resolves; /* implicit: contact constraints at the end of each solve, repeated solves */
+  struct strain_work *strain; /* strain limit: its scratch (NULL: limit off) */
+  int strain_limited;     /* strain limit: edges over it after the integrators of this step's substeps */
 } cloth_scratch;
+
+/* The strain limit's scratch (cloth_strain_limit): n vertices, ne edges, in one block of
+ * cloth_strain_work_bytes(n, ne) bytes bound by cloth_strain_work_bind. */
+typedef struct strain_work {
+  int32_t *seen;   /* n: per vertex, the last polishing sweep that moved it */
+  vec3 *u;         /* n: J^T lambda */
+  vec3 *xb, *vb;   /* n: positions and velocities before a Newton step (backtracking) */
+  int32_t *slot;   /* ne: an edge's place in the active list (-1: not in it) */
+  int32_t *active; /* ne: the active edges */
+  vec3 *g;         /* ne: per active edge, dC/dx of its second end (minus that of its first) */
+  double *cval, *lam, *r, *p, *z, *q; /* ne: constraints, multipliers, CG vectors */
+} strain_work;
 
 /* A 3x3 block in single precision: the multigrid hierarchy's matrices are stored this way (half
  * the memory traffic of its sweeps; arithmetic stays double). */
@@ -315,6 +331,12 @@ void spring_jacobian(const cloth_body *b, int q, const vec3 *x, int exact, mat3 
 int cloth_substeps(loom_world *w, body_slot *s, double dt);
 void cloth_begin(loom_world *w, body_slot *s, const step_info *si);
 void cloth_predict(loom_world *w, body_slot *s, const step_info *si);
+/* The strain limit over one substep of length h (params.strain_limit > 0). Returns the edges
+ * over the limit when it began; *left: the largest stretch still over the limit when its
+ * iterations ran out (0: none). */
+size_t cloth_strain_work_bytes(int n, int ne);
+void cloth_strain_work_bind(strain_work *wk, void *mem, int n, int ne);
+int cloth_strain_limit(cloth_body *b, double h, strain_work *wk, double *left);
 void cloth_after_contacts(loom_world *w, body_slot *s, const step_info *si);
 void cloth_commit(loom_world *w, body_slot *s, const step_info *si);
 

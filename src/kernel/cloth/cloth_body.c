@@ -173,6 +173,7 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->params.preconditioner = CLOTH_PRECOND_MULTIGRID;
   b->params.relative_damping = 0;
   b->params.area_exponent = 0.5;
+  b->params.strain_limit = 0;
   b->derived.wa_exponent = 0.5;
   b->model.grid_nx = mesh->grid_nx;
   b->model.grid_ny = mesh->grid_ny;
@@ -243,6 +244,8 @@ static const param_spec cloth_param_table[] = {
               "springs: 001's damping of the full relative velocity, -c (v_i - v_j) on every spring (0: off)"),
   CLOTH_PARAM("area_exponent", "", 0.5, 1, PARAM_LIVE, params.area_exponent,
               "baraff_witkin: stretch and shear conditions weighted by area^p (0.5: BW, energy per area; 0.75: 001)"),
+  CLOTH_PARAM("strain_limit", "", 0, 10, PARAM_LIVE, params.strain_limit,
+              "largest edge stretch l/L - 1 after each substep: longer edges are shortened (Provot 1995; 0: off)"),
   CLOTH_PARAM("stable_substep", "s", 0, 0, PARAM_READONLY, derived.h_stable, "largest stable substep of the estimate"),
   CLOTH_PARAM("lambda_stretch", "1/s^2", 0, 0, PARAM_READONLY, model.lambda_unit[FAM_STRUCTURAL],
               "lambda_max(M^-1/2 K M^-1/2) of the stretch family at unit stiffness"),
@@ -285,6 +288,7 @@ static double cloth_param_value(const body_slot *s, const param_spec *p, double 
 static void cloth_param_changed(loom_world *w, body_slot *s, const param_spec *p) {
   cloth_body *b = cloth_of(s);
   if (p && !strcmp(p->name, "substeps")) b->derived.warned_substeps = 0;
+  if (p && !strcmp(p->name, "strain_limit")) b->derived.warned_strain = 0;
   if (b->params.model == LOOM_MODEL_BARAFF_WITKIN && b->params.area_exponent != b->derived.wa_exponent) {
     /* set, or loaded from a checkpoint: the energy weights change, and so does the spectrum the
      * stable substep comes from */

@@ -15,6 +15,7 @@ void phase_begin(loom_world *w, step_info *s) {
   w->stats.proximity = 0;
   w->stats.ccd_collisions = 0;
   w->stats.candidates = 0;
+  w->stats.strain_limited = 0;
   w->stats.collision_iterations = 0;
   w->stats.largest_zone = 0;
   w->stats.unresolved = 0;
