@@ -205,6 +205,8 @@ static void substep_implicit(const step_ctx *c, vec3 *pin_v) {
  *      sweep only edges with an end moved since they were checked), over-relaxed by STRAIN_OMEGA,
  *      to the target; sweeps repeat while one shortened an edge, at most STRAIN_SWEEPS times. What
  *      the first stage leaves is small or nothing: then every edge is at most lmax.
+ * When at most STRAIN_FEW edges are over the limit (a pinned corner), the sweeps of stage 2 are
+ * tried first, and stage 1 runs only if STRAIN_FEW_SWEEPS of them do not end it.
  * Both move the vertices by W J^T (something): the centre of mass and the momentum stay, a pinned
  * end stays where its pin put it, and each vertex's velocity changes by its displacement / h (an
  * inelastic impulse along the edges: the limit only takes energy away). Compression is not limited
@@ -216,6 +218,8 @@ static void substep_implicit(const step_ctx *c, vec3 *pin_v) {
 #define STRAIN_CG 200
 #define STRAIN_CG_TOL 1e-6 /* relative residual of a Newton step's solve */
 #define STRAIN_SWEEPS 64
+#define STRAIN_FEW 16       /* edges over the limit that Provot's sweeps take alone first, */
+#define STRAIN_FEW_SWEEPS 8 /* for at most this many sweeps */
 #define STRAIN_OMEGA 1.5   /* over-relaxation of the polish (measured: 3 to 5 times fewer sweeps than 1) */
 #define STRAIN_MARGIN 1e-3 /* of s: the target stretch is s (1 - 1e-3) */
 
@@ -357,11 +361,11 @@ static void strain_move(const strain_ctx *c, strain_work *wk, int m, double scal
   }
 }
 
-/* The polish: Provot's projection, Gauss-Seidel, over-relaxed. Returns 1 when it ended before its
- * cap (every edge within the limit). */
-static int strain_polish(const strain_ctx *c, int n, int ne, int32_t *seen) {
+/* The polish: Provot's projection, Gauss-Seidel, over-relaxed, at most `sweeps` sweeps. Returns 1
+ * when it ended before them (every edge within the limit). */
+static int strain_polish(const strain_ctx *c, int n, int ne, int32_t *seen, int sweeps) {
   for (int i = 0; i < n; i++) seen[i] = -2;
-  for (int sweep = 0; sweep < STRAIN_SWEEPS; sweep++) {
+  for (int sweep = 0; sweep < sweeps; sweep++) {
     int again = 0;
     for (int e = 0; e < ne; e++) {
       const int i = c->E[2 * e], j = c->E[2 * e + 1];
@@ -411,7 +415,21 @@ int cloth_strain_limit(cloth_body *b, double h, strain_work *wk, double *left) {
   }
   const int first = m;
   if (!m) return 0;
+  /* a few edges over the limit (a pinned corner's): Provot's sweeps alone end it in a few */
+  if (m <= STRAIN_FEW && strain_polish(&c, n, ne, wk->seen, STRAIN_FEW_SWEEPS)) return first;
   double worst = strain_worst(&c, ne); /* the largest (l / lmax)^2 */
+  if (worst > 1 && m <= STRAIN_FEW) {
+    /* (the sweeps did not end it: the edges over the limit now, for the projection) */
+    m = 0;
+    for (int e = 0; e < ne; e++) {
+      double l2, m2;
+      wk->slot[e] = -1;
+      if (strain_over(&c, e, &l2, &m2)) {
+        wk->slot[e] = m;
+        wk->active[m++] = e;
+      }
+    }
+  }
   for (int it = 0; it < STRAIN_NEWTON && m > 0 && worst > 1; it++) {
     if (strain_newton(&c, wk, m) != 0) break;
     /* damped: a step that leaves the largest stretch larger is halved, up to STRAIN_HALVINGS
@@ -453,7 +471,7 @@ int cloth_strain_limit(cloth_body *b, double h, strain_work *wk, double *left) {
       }
     }
   }
-  if (!strain_polish(&c, n, ne, wk->seen)) {
+  if (!strain_polish(&c, n, ne, wk->seen, STRAIN_SWEEPS)) {
     const double over = sqrt(strain_worst(&c, ne)) * (1 + s) - 1; /* the largest l / L - 1 */
     *left = over > s ? over : 0;
   }
