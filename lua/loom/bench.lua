@@ -37,20 +37,25 @@ local function sample(runs, warmup, fn)
   return stats(xs)
 end
 
-local function max_edge_strain(body)
+-- The largest stretch and the largest compression over the body's edges (l/L - 1 above 0, 1 - l/L).
+local function edge_strain_range(body)
   local tri, nt = body:triangles()
-  local worst = 0
+  local stretch, compression = 0, 0
   for t = 0, nt - 1 do
     for k = 0, 2 do
       local a, b = tri[3 * t + k], tri[3 * t + (k + 1) % 3]
       local r0, r1, x0, x1 = body.rest[a], body.rest[b], body.x[a], body.x[b]
       local L = math.sqrt((r1.x - r0.x) ^ 2 + (r1.y - r0.y) ^ 2 + (r1.z - r0.z) ^ 2)
       local l = math.sqrt((x1.x - x0.x) ^ 2 + (x1.y - x0.y) ^ 2 + (x1.z - x0.z) ^ 2)
-      local s = math.abs(l / L - 1)
-      if s > worst then worst = s end
+      stretch, compression = math.max(stretch, l / L - 1), math.max(compression, 1 - l / L)
     end
   end
-  return worst
+  return stretch, compression
+end
+
+local function max_edge_strain(body)
+  local s, c = edge_strain_range(body)
+  return math.max(s, c)
 end
 
 -- Median, min and max milliseconds per step of `steps` steps, over `runs` runs after one warm-up.
@@ -98,6 +103,35 @@ for _, n in ipairs {64, 128} do
             strain_limited = limited / steps}
   end)
 end
+
+-- strain_limit_64: the strain limit beyond what it is for — scenes/hanging.lua at 64 x 64 with a
+-- soft stretch (1 000 N/m, shear 100) whose whole upper part stretches beyond a 1 % limit: ms per
+-- step with the limit and without it (interleaved, after the same 0.5 s), the edges over the
+-- limit per step, and each run's largest stretch and compression (l/L - 1 above and below 0).
+case("strain_limit_64", function(runs)
+  local sc = loom.load_scene("scenes/hanging.lua")
+  local W = {[0] = sc:instantiate {n = 64, stretch = 1000, shear = 100, strain_limit = 0},
+             [1] = sc:instantiate {n = 64, stretch = 1000, shear = 100, strain_limit = 0.01}}
+  W[0]:run(0.5)
+  W[1]:run(0.5)
+  local xs = {[0] = {}, [1] = {}}
+  local limited = 0
+  for r = 1, runs + 1 do
+    for k = 0, 1 do
+      local t0 = C.loom_clock()
+      W[k]:step(4)
+      if r > 1 then xs[k][#xs[k] + 1] = (C.loom_clock() - t0) / 4 * 1000 end
+      if k == 1 then limited = W[1]:stats().strain_limited end
+    end
+  end
+  local off = stats(xs[0])
+  local med, lo, hi = stats(xs[1])
+  local s1, c1 = edge_strain_range(W[1]:body "cloth")
+  local s0, c0 = edge_strain_range(W[0]:body "cloth")
+  return {size = "64x64", median = med, min = lo, max = hi, ms_without = off, ratio = med / off,
+          strain_limited = limited, max_stretch = s1, max_compression = c1, max_stretch_without = s0,
+          max_compression_without = c0}
+end)
 
 -- Issue 8's collision benchmarks, at dt = 1/100 s with N x N Baraff–Witkin cloth (implicit, self-
 -- collision on), timed from t = 1 s: ms per step, the collision pipeline's counts in the last step,

@@ -208,14 +208,15 @@ static void substep_implicit(const step_ctx *c, vec3 *pin_v) {
  * When at most STRAIN_FEW edges are over the limit (a pinned corner), the sweeps of stage 2 are
  * tried first, and stage 1 runs only if STRAIN_FEW_SWEEPS of them do not end it.
  * Both move the vertices by W J^T (something): the centre of mass and the momentum stay, a pinned
- * end stays where its pin put it, and each vertex's velocity changes by its displacement / h (an
- * inelastic impulse along the edges: the limit only takes energy away). Compression is not limited
- * (cloth buckles instead). Pins pulled apart further than the limit allows cannot be satisfied:
- * *left then gets the largest l / L - 1 still above the limit (0 when the polish ended before its
- * cap). */
-#define STRAIN_NEWTON 40 /* (measured: 1 to 2 at a hanging cloth's corners, about 10 where a fifth of a soft cloth is taut) */
+ * end stays where its pin put it, and each vertex's velocity changes by its displacement / h (the
+ * positions and velocities stay consistent, x = x_sub + h v). Compression is not limited (cloth
+ * buckles instead). The budgets bound the cost; what they cannot do — pins pulled apart further
+ * than the limit allows, or a stretch stiffness so soft that most of the cloth is over the limit
+ * every step — *left reports: the largest l / L - 1 still above the limit (0 when the polish ended
+ * before its cap). */
+#define STRAIN_NEWTON 24 /* (measured: 1 to 2 steps at a stiff cloth's pinned corners, 10 to 20 on a soft 20 x 20 cloth) */
 #define STRAIN_HALVINGS 4
-#define STRAIN_CG 200
+#define STRAIN_CG 100
 #define STRAIN_CG_TOL 1e-6 /* relative residual of a Newton step's solve */
 #define STRAIN_SWEEPS 64
 #define STRAIN_FEW 16       /* edges over the limit that Provot's sweeps take alone first, */
@@ -605,9 +606,9 @@ void cloth_predict(loom_world *w, body_slot *s, const step_info *si) {
     b->scratch.strain_limited += cloth_strain_limit(b, si->h, b->scratch.strain, &left);
     if (left > 0 && !b->derived.warned_strain) {
       world_message(w, LOOM_WARNING, c.slot,
-                    "cloth '%s': strain_limit %.4g not reached at t = %.3f s: after its sweeps an edge is still "
-                    "stretched by %.4g (l/L - 1); the limit corrects edges locally and cannot shrink a cloth "
-                    "stretched as a whole (pins pulled apart): raise 'stretch' or 'strain_limit'",
+                    "cloth '%s': strain_limit %.4g not reached at t = %.3f s: when its iterations ran out an edge "
+                    "was still stretched by %.4g (l/L - 1); a stretch stiffness that leaves large regions over the "
+                    "limit, or pins pulled apart, is more than it can do: raise 'stretch' or 'strain_limit'",
                     s->name, b->params.strain_limit, w->time + si->dt * si->a1, left);
       b->derived.warned_strain = 1;
     }
