@@ -398,6 +398,20 @@ static int strain_polish(const strain_ctx *c, int n, int ne, int32_t *seen, int 
   return 0;
 }
 
+/* The active set of the edges over the limit (wk->active, wk->slot); returns its size. */
+static int strain_active(const strain_ctx *c, strain_work *wk, int ne) {
+  int m = 0;
+  for (int e = 0; e < ne; e++) {
+    double l2, m2;
+    wk->slot[e] = -1;
+    if (strain_over(c, e, &l2, &m2)) {
+      wk->slot[e] = m;
+      wk->active[m++] = e;
+    }
+  }
+  return m;
+}
+
 int cloth_strain_limit(cloth_body *b, double h, strain_work *wk, double *left) {
   const double s = b->params.strain_limit;
   const strain_ctx c = {b->model.edge, b->p.rest, b->p.inv_m, b->p.x, b->p.v, (1 + s) * (1 + s),
@@ -405,32 +419,13 @@ int cloth_strain_limit(cloth_body *b, double h, strain_work *wk, double *left) {
   const int ne = b->model.ne, n = b->p.n;
   *left = 0;
   /* the first active set: the edges over the limit */
-  int m = 0;
-  for (int e = 0; e < ne; e++) {
-    double l2, m2;
-    wk->slot[e] = -1;
-    if (strain_over(&c, e, &l2, &m2)) {
-      wk->slot[e] = m;
-      wk->active[m++] = e;
-    }
-  }
+  int m = strain_active(&c, wk, ne);
   const int first = m;
   if (!m) return 0;
   /* a few edges over the limit (a pinned corner's): Provot's sweeps alone end it in a few */
   if (m <= STRAIN_FEW && strain_polish(&c, n, ne, wk->seen, STRAIN_FEW_SWEEPS)) return first;
   double worst = strain_worst(&c, ne); /* the largest (l / lmax)^2 */
-  if (worst > 1 && m <= STRAIN_FEW) {
-    /* (the sweeps did not end it: the edges over the limit now, for the projection) */
-    m = 0;
-    for (int e = 0; e < ne; e++) {
-      double l2, m2;
-      wk->slot[e] = -1;
-      if (strain_over(&c, e, &l2, &m2)) {
-        wk->slot[e] = m;
-        wk->active[m++] = e;
-      }
-    }
-  }
+  if (worst > 1 && m <= STRAIN_FEW) m = strain_active(&c, wk, ne); /* (those the sweeps left) */
   for (int it = 0; it < STRAIN_NEWTON && m > 0 && worst > 1; it++) {
     if (strain_newton(&c, wk, m) != 0) break;
     /* damped: a step that leaves the largest stretch larger is halved, up to STRAIN_HALVINGS
