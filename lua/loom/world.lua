@@ -826,10 +826,22 @@ end
 -- queries
 
 local stats_buf = ffi.new("loom_stats")
+-- stats.interpenetrations, the residual interpenetration (world:interpenetrations(): crossing
+-- triangle pairs in the current state), is counted when the field is first read: an exact count
+-- costs a tree traversal, which a caller that does not read it should not pay every step
+local function lazy_stats(world)
+  return {__index = function(t, k)
+    if k ~= "interpenetrations" then return nil end
+    local n = world:interpenetrations()
+    rawset(t, k, n)
+    return n
+  end}
+end
+
 function World:stats()
   C.loom_world_stats(self._w, stats_buf)
   local s = stats_buf
-  return {
+  return setmetatable({
     time = s.time, steps = s.steps, contacts = s.contacts, collisions = s.collisions,
     impact_zones = s.impact_zones, iterations = s.iterations, substeps = s.substeps,
     max_penetration = s.max_penetration, frozen = s.frozen, bodies = s.bodies,
@@ -838,7 +850,7 @@ function World:stats()
     proximity = s.proximity, ccd_collisions = s.ccd_collisions, candidates = s.candidates,
     collision_iterations = s.collision_iterations, largest_zone = s.largest_zone,
     unresolved = s.unresolved, tangled = s.tangled, strain_limited = s.strain_limited,
-  }
+  }, lazy_stats(self))
 end
 
 -- world:interpenetrations() → count of crossing triangle pairs (cloth with itself, other cloth and
