@@ -5,9 +5,11 @@
 -- (0, 0, 0.6); z up, gravity -9.81, dt = 1/240. Loom's default cloth model (mass-spring,
 -- symplectic Euler, automatic substeps), untuned. With --implicit: Baraff-Witkin cloth (stretch
 -- 20 000 N/m, shear 2 000 N/m, bend 1e-4 N m) with the implicit integrator at dt = 1/60, for S/4
--- steps, so the run covers the same simulated time as S steps at 1/240.
+-- steps, so the run covers the same simulated time as S steps at 1/240. --strain-limit L sets the
+-- cloth's strain_limit (no edge longer than (1 + L) times its rest length after a step).
 --
 --   build/loom exec scripts/peers/loom_cloth.lua N sphere|free [--steps S] [--runs R] [--implicit]
+--                                                [--strain-limit L]
 --
 -- One untimed run first (it warms the JIT and caches and records the quality figures step by
 -- step), then R timed runs, each on a fresh world, timing only the stepping. Prints one JSON object;
@@ -19,7 +21,7 @@ local C = loom.C
 local RADIUS, CENTER = 0.3, {0, 0, 0.6}
 
 local function usage(msg)
-  io.stderr:write("loom_cloth: ", msg, "\nusage: loom exec loom_cloth.lua N sphere|free [--steps S] [--runs R]\n")
+  io.stderr:write("loom_cloth: ", msg, "\nusage: loom exec loom_cloth.lua N sphere|free [--steps S] [--runs R] [--implicit] [--strain-limit L]\n")
   os.exit(2)
 end
 
@@ -47,6 +49,11 @@ while i <= #args do
   end
   if v == nil then usage("an option needs a value") end
   if k == "--steps" then opt.steps = whole(v, 1, 1000000, "--steps")
+  elseif k == "--strain-limit" then
+    opt.strain_limit = tonumber(v)
+    if not opt.strain_limit or not (opt.strain_limit >= 0 and opt.strain_limit <= 10) then
+      usage(("bad --strain-limit '%s' (expected a number in [0, 10])"):format(v))
+    end
   elseif k == "--runs" then opt.runs = whole(v, 1, 1000, "--runs")
   else usage("unknown option " .. k) end
   i = i + 2
@@ -71,6 +78,7 @@ local function build()
     cloth_def.model, cloth_def.integrator = "baraff_witkin", "implicit"
     cloth_def.stretch, cloth_def.shear, cloth_def.bend = 20000, 2000, 1e-4
   end
+  cloth_def.strain_limit = opt.strain_limit
   local cloth = W:cloth(cloth_def)
   cloth:pin {cloth:vertex_near {-0.5, -0.5, 1}, cloth:vertex_near {0.5, -0.5, 1}}
   return W, cloth
@@ -163,7 +171,7 @@ end
 local NAN = 0 / 0
 str_("engine", "loom") str_("version", loom.version) str_("case", opt.sphere and "sphere" or "free")
 field("n", opt.n) str_("integrator", opt.implicit and "implicit" or "symplectic")
-num("dt", opt.dt) num("ms_per_step_median", med) num("min", ms[1]) num("max", ms[n])
+num("strain_limit", opt.strain_limit or 0) num("dt", opt.dt) num("ms_per_step_median", med) num("min", ms[1]) num("max", ms[n])
 num("ms_per_simulated_s", med / opt.dt, "%.1f")
 field("runs", n) field("steps", opt.steps) field("substeps", substeps_end) field("substeps_max", substeps_max)
 num("max_strain", str.max) num("mean_strain", str.mean) num("p99_strain", str.p99)

@@ -8,7 +8,8 @@
 # missing), compiles scripts/peers/bullet_cloth.cpp into build/peers/, builds Loom if needed, then
 # runs both engines on free cloth N = 64, 128 and cloth on a sphere N = 32, 64, 128, then free cloth
 # N = 64, 128 once more with Loom's implicit Baraff-Witkin cloth at dt = 1/60 (Bullet stays at its
-# 1/240: the comparison is per simulated second, the same simulated time for both). The engines
+# 1/240: the comparison is per simulated second, the same simulated time for both), and N = 128 with
+# that cloth under a 1 % strain limit (case "limited"). The engines
 # run case by case, back to back, the first one alternating, so that both see the same machine
 # state. Prints a table (medians, Loom/Bullet ratio, quality figures) and keeps the raw JSON lines
 # in build/peers/. Not part of `make test` or `make bench`: numbers on a shared 2-core machine are
@@ -21,13 +22,13 @@ set -eu
 cd "$(dirname "$0")/../.."
 RUNS=5
 STEPS=500
-CASES="free 64,free 128,sphere 32,sphere 64,sphere 128,implicit 64,implicit 128"
+CASES="free 64,free 128,sphere 32,sphere 64,sphere 128,implicit 64,implicit 128,limited 128"
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) RUNS=${2:?--runs needs a number}; shift 2 ;;
     --steps) STEPS=${2:?--steps needs a number}; shift 2 ;;
     --cases) CASES=${2:?--cases needs a list such as "implicit 64,free 128"}; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -65,14 +66,15 @@ echo "loom:    $("$LOOM" --version 2>/dev/null | head -n 1) ($loom_src)"
 echo "protocol: dt 1/240, $STEPS steps per run, 1 untimed run then $RUNS timed runs (fresh world each), median"
 echo
 
-run_engine() { # engine case n   (case "implicit": the free cloth, Loom with --implicit)
+run_engine() { # engine case n   (case "implicit": the free cloth, Loom with --implicit; "limited": the same with a 1 % strain limit)
   status=0
   scene=$2 flags=""
   if [ "$2" = implicit ]; then scene=free flags=--implicit; fi
+  if [ "$2" = limited ]; then scene=free flags="--implicit --strain-limit 0.01"; fi
   if [ "$1" = bullet ]; then
     line=$("$BULLET" "$3" "$scene" --steps "$STEPS" --runs "$RUNS") || status=$?
   else
-    # shellcheck disable=SC2086 # $flags is empty or one word
+    # shellcheck disable=SC2086 # $flags is empty or a few words
     line=$("$LOOM" exec scripts/peers/loom_cloth.lua "$3" "$scene" --steps "$STEPS" --runs "$RUNS" $flags) || status=$?
   fi
   if [ -z "$line" ]; then
@@ -80,6 +82,7 @@ run_engine() { # engine case n   (case "implicit": the free cloth, Loom with --i
   fi
   # the case key of the table: the implicit runs are their own rows
   [ "$2" = implicit ] && line=$(printf '%s' "$line" | sed 's/"case":"free"/"case":"implicit"/')
+  [ "$2" = limited ] && line=$(printf '%s' "$line" | sed 's/"case":"free"/"case":"limited"/')
   echo "$line" >>"$JSON"
   echo "  $line"
 }
@@ -92,8 +95,8 @@ set -- $CASES
 IFS=$IFS_SAVED
 for c in "$@"; do
   case "$c" in
-    "free "*|"sphere "*|"implicit "*) ;;
-    *) echo "run.sh: unknown case '$c' (free N, sphere N, implicit N)" >&2; exit 2 ;;
+    "free "*|"sphere "*|"implicit "*|"limited "*) ;;
+    *) echo "run.sh: unknown case '$c' (free N, sphere N, implicit N, limited N)" >&2; exit 2 ;;
   esac
 done
 for c in "$@"; do
@@ -161,7 +164,8 @@ END {
   print "ms/step: median (min-max) of the timed runs; Loom/Bul below 1 means Loom is faster. Bullet takes one"
   print "step per dt with 10 position iterations; Loom the substeps shown. The implicit rows: Loom steps"
   print "1/60 s (Baraff-Witkin, stretch 20 000 N/m), Bullet 1/240 s, over the same simulated time; compare"
-  print "them per simulated second (Bul/Loom above 1 means Loom is that many times faster)."
+  print "them per simulated second (Bul/Loom above 1 means Loom is that many times faster). The limited"
+  print "rows: the same Loom cloth with strain_limit = 0.01."
   print "Quality (Bullet / Loom), from the untimed run: strain = |l/L - 1| over the triangle edges at the end (the max sits at the pinned"
   print "corners); max pen. = deepest vertex inside the sphere over the whole run; end gap = closest vertex"
   print "to the sphere surface at the end (Loom keeps its 4 mm thickness, Bullet 0.3 x grid spacing margin)."
