@@ -92,6 +92,20 @@ describe("strain_limit", function()
     assert.truthy(x.x == x.x and x.z == x.z)
   end)
 
+  it("runs on a mesh with a zero-length edge and a zero-area triangle without NaN", function()
+    -- vertices 3 and 4 coincide: edge 3-4 has no length to limit; triangle 1-4-3 has no area
+    local m = loom.mesh.from_arrays({{0, 0, 1}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1}, {1, 1, 1}},
+                                    {{0, 1, 2}, {1, 3, 2}, {1, 4, 3}, {0, 4, 2}})
+    for _, model in ipairs {"baraff_witkin", "springs"} do
+      local W = loom.world {dt = 1 / 60}
+      local c = W:cloth { name = "odd", model = model, mesh = m, self_collision = false, strain_limit = 0.01 }
+      c:pin { 0 }
+      W:run(1)
+      assert.is_false(c.frozen, model)
+      for i = 0, c.n - 1 do assert.truthy(c.x[i].z == c.x[i].z and c.v[i].z == c.v[i].z, model) end
+    end
+  end)
+
   it("continues bit for bit from a checkpoint", function()
     local W = hanging {model = "baraff_witkin", stretch = 300, strain_limit = 0.01}
     W:step(20)

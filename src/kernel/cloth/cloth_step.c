@@ -256,13 +256,14 @@ typedef struct strain_ctx {
   double k2, inside, ih;
 } strain_ctx;
 
-/* lmax^2 of edge e, and whether it is over it (l^2 > lmax^2) with both ends not pinned */
+/* lmax^2 of edge e, and whether it is over it (l^2 > lmax^2) with an end not pinned; an edge of no
+ * rest length (a degenerate mesh's) has no stretch to limit */
 static inline int strain_over(const strain_ctx *c, int e, double *l2, double *m2) {
   const int i = c->E[2 * e], j = c->E[2 * e + 1];
   if (!(c->w[i] + c->w[j] > 0)) return 0;
   *l2 = v3_dist2(c->x[j], c->x[i]);
   *m2 = c->k2 * v3_dist2(c->rest[i], c->rest[j]);
-  return *l2 > *m2;
+  return *m2 > 0 && *l2 > *m2;
 }
 
 /* The largest (l / lmax)^2 over the edges with an end not pinned (0 without). */
