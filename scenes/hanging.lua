@@ -30,8 +30,8 @@ end
 
 function scene.ui(ui, world)
   local st = world:stats()
-  ui.text(("t = %.2f s   %d CG iterations (residual %.1e)   %.2f ms/step"):format(world.time, st.iterations,
-    st.cg_residual, st.step_ms))
+  ui.text(("t = %.2f s   %d CG iterations (residual %.1e)   %.2f ms/step   %d edges at the strain limit"):format(
+    world.time, st.iterations, st.cg_residual, st.step_ms, st.strain_limited))
 end
 
 return scene

@@ -22,7 +22,7 @@ function M.new(canvas)
   local ctx = {
     canvas = canvas, x = 10, y = 10, cursor = 0, cmds = {}, ncmd = 0,
     mouse = {x = -1, y = -1, down = false, pressed = false, released = false},
-    active = nil, history = {}, panel = {0, 0, 0, 0}, wants_mouse = false, width = WIDTH,
+    active = nil, history = {}, panel = {0, 0, 0, 0}, wants_mouse = false, width = WIDTH, text_w = 0,
     sampling = false,      -- between begin_sample and end_sample: plots record, nothing is drawn
     record_in_draw = true, -- false when plots are fed by begin_sample/end_sample instead
   }
@@ -64,6 +64,10 @@ function M.new(canvas)
     for _ in s:gmatch("\n") do lines = lines + 1 end
     local x, y = row(LINE * lines)
     cmd("text", x, y, s, COL.text)
+    -- the panel widens to its widest line (up to the canvas)
+    for line in (s .. "\n"):gmatch("([^\n]*)\n") do
+      ctx.text_w = math.max(ctx.text_w, C.loom_text_width(line, SCALE))
+    end
   end
 
   -- ui.slider(label, table, key, min, max) → value, changed
@@ -171,6 +175,7 @@ function M.new(canvas)
   function ctx.begin_frame(mouse)
     ctx.cursor = 0
     ctx.ncmd = 0
+    ctx.text_w = 0
     local m = ctx.mouse
     m.pressed = mouse.down and not m.down
     m.released = (not mouse.down) and m.down
@@ -182,6 +187,7 @@ function M.new(canvas)
   function ctx.begin_sample()
     ctx.cursor = 0
     ctx.ncmd = 0
+    ctx.text_w = 0
     ctx.sampling = true
     ctx.saved_mouse = {ctx.mouse.pressed, ctx.mouse.released}
     ctx.mouse.pressed, ctx.mouse.released = false, false
@@ -213,8 +219,9 @@ function M.new(canvas)
     local cv = ctx.canvas
     local h = ctx.cursor + 2 * PAD - 4
     if ctx.ncmd > 0 then
-      C.loom_canvas_rect(cv, ctx.x, ctx.y, ctx.width, h, COL.panel)
-      ctx.panel[1], ctx.panel[2], ctx.panel[3], ctx.panel[4] = ctx.x, ctx.y, ctx.width, h
+      local w = math.max(ctx.width, math.min(ctx.text_w + 2 * PAD, C.loom_canvas_width(cv) - 2 * ctx.x))
+      C.loom_canvas_rect(cv, ctx.x, ctx.y, w, h, COL.panel)
+      ctx.panel[1], ctx.panel[2], ctx.panel[3], ctx.panel[4] = ctx.x, ctx.y, w, h
     else
       ctx.panel[3], ctx.panel[4] = 0, 0
     end

@@ -74,6 +74,22 @@ describe("ui", function()
     assert.is_false(ctx.wants_mouse)
   end)
 
+  it("widens the panel to its widest line of text, and takes the mouse there", function()
+    local _, ui, ctx = setup()
+    local long = "15 CG iterations (residual 8.0e-04)   33.29 ms/step"
+    local w = C.loom_text_width(long, 1.5)
+    assert.truthy(w > 300 and w < 560, tostring(w)) -- longer than the panel's usual width
+    local function draw() ui.text("short\n" .. long) end
+    frame(ctx, {x = ctx.x + w, y = ctx.y + 10, down = false}, draw)
+    assert.truthy(ctx.panel[3] >= w and ctx.panel[3] < 620, tostring(ctx.panel[3]))
+    assert.is_true(ctx.wants_mouse)
+    -- never wider than the canvas
+    frame(ctx, {x = 20, y = 20, down = false}, function() ui.text(long .. long) end)
+    assert.equal(640 - 2 * ctx.x, ctx.panel[3])
+    frame(ctx, {x = 20, y = 20, down = false}, function() ui.text("hello") end)
+    assert.equal(300, ctx.panel[3])                 -- and back when the text is short
+  end)
+
   it("draws text and plots into the canvas", function()
     local canvas, ui, ctx = setup()
     frame(ctx, {x = -1, y = -1, down = false}, function()
