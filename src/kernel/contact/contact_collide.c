@@ -983,9 +983,6 @@ static void resting_sweeps(collide_ctx *cx, rest_pair *rp, int nrest) {
   }
 }
 
-/* Gauss-Seidel over the pairs within the thickness at the start, in candidate order; resting pairs
- * (a body with particles.resting) also when their motion brings them within it, then further
- * sweeps over those. */
 /* The geometry of one selected proximity pair at the substep's start (positions only: it does not
  * change while the pass's impulses change velocities). */
 typedef struct prox_geom {
@@ -1024,9 +1021,11 @@ static void proximity_geometry_rows(void *ctx, int lo, int hi, int part) {
   }
 }
 
-/* The proximity pass: each selected pair's geometry first (in two halves of the list, the second
- * on the helper thread for long lists), then the impulses one pair after another in the list's
- * order (Gauss-Seidel: each sees the velocities the ones before left). */
+/* The proximity pass over the pairs within the thickness at the start, and resting pairs (a body
+ * with particles.resting) also when their motion brings them within it: each selected pair's
+ * geometry first (in two halves of the list, the second on the helper thread for long lists), then
+ * the impulses one pair after another in the list's order (Gauss-Seidel: each sees the velocities
+ * the ones before left), then further sweeps over the resting pairs. */
 static void proximity(collide_ctx *cx) {
   loom_world *w = cx->w;
   arena_mark mark = arena_get_mark(&w->scratch);
@@ -1043,11 +1042,11 @@ static void proximity(collide_ctx *cx) {
   for (int j = 0; j < nlist; j++) {
     const int c = chosen[j];
     const collide_pair *q = &w->cpairs[c];
+    if (!geo[j].act) continue; /* (a pair that does not act needs no gather) */
     const int resting = rp && (cx->b[q->a].resting | cx->b[q->b].resting);
     feat4 f;
     gather(cx, q, &f);
     if (!(w->cdist[c] < f.thick) && !within_reach(&f, w->cdist[c], cx->h)) continue;
-    if (!geo[j].act) continue;
     double wt[4];
     memcpy(wt, geo[j].wt, sizeof wt);
     vec3 n = geo[j].n;
