@@ -828,14 +828,20 @@ end
 local stats_buf = ffi.new("loom_stats")
 -- stats.interpenetrations, the residual interpenetration (world:interpenetrations(): crossing
 -- triangle pairs in the current state), is counted when the field is first read: an exact count
--- costs a tree traversal, which a caller that does not read it should not pay every step
+-- costs a tree traversal, which a caller that does not read it should not pay every step (one
+-- metatable per world, made on the first call)
 local function lazy_stats(world)
-  return {__index = function(t, k)
-    if k ~= "interpenetrations" then return nil end
-    local n = world:interpenetrations()
-    rawset(t, k, n)
-    return n
-  end}
+  local mt = rawget(world, "_stats_mt")
+  if not mt then
+    mt = {__index = function(t, k)
+      if k ~= "interpenetrations" then return nil end
+      local n = world:interpenetrations()
+      rawset(t, k, n)
+      return n
+    end}
+    rawset(world, "_stats_mt", mt)
+  end
+  return mt
 end
 
 function World:stats()
