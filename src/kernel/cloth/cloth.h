@@ -135,6 +135,11 @@ typedef struct mg_level {
   mat3f *val;              /* values */
   mat3f *dinv;             /* inverse diagonal blocks (Gauss-Seidel, prolongator smoothing) */
   vec3 *x, *b, *r;         /* solution, right-hand side, residual of the V-cycle */
+  /* level 0 during a cycle with a smoothing order (cloth_mg_apply): the first sweep reads row i's
+   * right-hand side from in[perm[i]], the last writes its result to out[perm[i]] too */
+  const vec3 *in;
+  vec3 *out;
+  const int32_t *perm;
   /* to the next coarser level (all NULL on the coarsest) */
   int32_t *agg;            /* aggregate of each row */
   int32_t *prow, *pcol;    /* prolongator P (n x n_next), one Jacobi smoothing of the aggregates' */

@@ -779,6 +779,7 @@ static LOOM_INLINE void gs_row(mg_level *L, int i, int k_last) {
 static void gs_first_rows(mg_level *L, int lo, int hi) {
   for (int i = lo; i < hi; i++) {
     const int k0 = L->row[i], d = L->diag[i];
+    if (L->in) L->b[i] = L->in[L->perm[i]];
     vec3 acc = L->b[i];
     if (d > k0) {
       acc = v3_sub(acc, row_dot(L, k0, d - 1, L->x));
@@ -799,7 +800,10 @@ static void gs_forward_rows(mg_level *L, int lo, int hi) {
 }
 
 static void gs_backward_rows(mg_level *L, int lo, int hi) {
-  for (int i = hi - 1; i >= lo; i--) gs_row(L, i, L->diag[i] + 1 < L->row[i + 1] ? L->diag[i] + 1 : -1);
+  for (int i = hi - 1; i >= lo; i--) {
+    gs_row(L, i, L->diag[i] + 1 < L->row[i + 1] ? L->diag[i] + 1 : -1);
+    if (L->out) L->out[L->perm[i]] = L->x[i];
+  }
 }
 
 /* One block Gauss-Seidel sweep on L->x for L->b, forward or backward. */
@@ -929,6 +933,17 @@ static void vcycle(cloth_mg *g, int l) {
 
 void cloth_mg_apply(cloth_mg *g, const vec3 *r, vec3 *z) {
   mg_level *L = &g->lv[0];
+  if (g->perm && g->nlevels > 1) {
+    /* the smoothing order's gather and scatter ride on the first and last sweeps (in their
+     * halves): two passes over the vertices less, one of them on one thread */
+    L->in = r;
+    L->out = z;
+    L->perm = g->perm;
+    vcycle(g, 0);
+    L->in = NULL;
+    L->out = NULL;
+    return;
+  }
   if (g->perm)
     for (int p = 0; p < L->n; p++) L->b[p] = r[g->perm[p]];
   else memcpy(L->b, r, sizeof(vec3) * (size_t)L->n);
