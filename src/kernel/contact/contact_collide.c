@@ -163,14 +163,20 @@ static int prepare(particles *p) {
   c->xend = core_alloc(n, sizeof(vec3));
   c->nobs_prev = core_alloc(n, sizeof(vec3));
   c->held_prev = core_alloc(n, sizeof(uint8_t));
+  c->was = core_alloc(2 * (n + nt + nE), sizeof(vec3));
   c->xprev_ok = 0;
-  if (!c->xend || !c->nobs_prev || !c->held_prev || !c->vert_lo || !c->vert_hi || !c->tangled || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
+  if (!c->was || !c->xend || !c->nobs_prev || !c->held_prev || !c->vert_lo || !c->vert_hi || !c->tangled || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
       !c->count)
     return -1;
   memset(c->tangled, 0, n);
   size_t most = nt > nE ? nt : nE;
   if (n > most) most = n;
   if (bvh_work_reserve(&c->bwork, (int)most)) return -1;
+  /* the vertex tree's storage now (a top-up builds it in place when it first needs it, which may
+   * be any later step: steps allocate nothing) */
+  memset(c->vert_lo, 0, sizeof(vec3) * n);
+  memset(c->vert_hi, 0, sizeof(vec3) * n);
+  if (p->n > 0 && bvh_build(&c->vert_tree, c->vert_lo, c->vert_hi, p->n, 4)) return -1;
   c->check_tangles = 1; /* the state a body starts in is checked once */
   c->ready = 1;
   return 0;
@@ -667,7 +673,6 @@ static int collect(collide_ctx *cx) {
   traverse_all(cx);
   if (cx->overflow || sort_pairs(cx->w, 0, cx->w->ncpairs) || adjacency_room(cx)) return -1;
   cx->w->cpair_base = cx->w->ncpairs;
-  cx->w->cpair_extended = 0;
   if (cx->w->ncpairs) memset(cx->w->cseen, 0, sizeof(int32_t) * (size_t)cx->w->ncpairs);
   cx->w->cadj_ok = 0;
   cx->w->cpair_valid = 1;
@@ -1783,19 +1788,16 @@ static int extend_into(collide_ctx *cx, const uint8_t *out);
 /* On failure the list is cut back and marked stale: the next run collects afresh. */
 static int extend(collide_ctx *cx, const uint8_t *out) {
   const int old = cx->w->ncpairs;
-  /* the boxes as they are before the top-up (listed); without room the queries report every pair */
+  /* the boxes as they are before the top-up (listed), in each body's own buffer: a top-up may come
+   * in any substep, and steps allocate nothing */
   loom_world *w = cx->w;
   const arena_mark mark = arena_get_mark(&w->scratch);
   cx->topup = 1;
-  for (int a = 0; a < cx->nb && cx->topup; a++) {
+  for (int a = 0; a < cx->nb; a++) {
     cbody *B = &cx->b[a];
     const particle_collide *c = &B->p->col;
     const int n = B->p->n, nt = B->p->nt, ne = c->ne;
-    vec3 *lo = ARENA_NEW(&w->scratch, vec3, 2 * ((size_t)n + (size_t)nt + (size_t)ne) + 1, "boxes before a top-up");
-    if (!lo) {
-      cx->topup = 0;
-      break;
-    }
+    vec3 *lo = c->was;
     memcpy(lo, c->ecol, sizeof(vec3) * (size_t)n);
     memcpy(lo + n, c->ecol_hi, sizeof(vec3) * (size_t)n);
     memcpy(lo + 2 * n, c->tri_lo, sizeof(vec3) * (size_t)nt);
@@ -1867,7 +1869,6 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
     w->cpairs[old + m++] = *q;
   }
   w->ncpairs = old;
-  w->cpair_extended = 1;
   w->ctopups++;
   if (m == 0) {
     if (w->ctopup_check) check_topup(cx);
@@ -2150,14 +2151,16 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     c->xprev_ok = 1;
   }
   int failed = 0;
-  /* A list serves a new substep only as it was collected (where the paths still lie in their
-   * boxes): whether a list is kept must not depend on how it was topped up, so that the same
-   * state gives the same list (a restored checkpoint continues bit for bit). Within a substep the
-   * list is topped up (extend: the rounds after the obstacle passes, the CCD and zone passes). */
+  /* A list serves while its paths stay in their boxes, and is topped up (extend) when a few
+   * left theirs — within a substep (the rounds after the obstacle passes, the CCD and zone passes)
+   * and from one substep to the next alike: a list is a superset of the pairs within reach whatever
+   * its history, and acts as one collected afresh (the extra pairs fail the distance tests; the
+   * rest act in key order), so a restored checkpoint, which collects afresh, continues bit for bit.
+   * A quarter of the vertices out, or a list twice as long as its last collection, collects it
+   * afresh. */
   const int same_substep = w->cdist_serial == w->substep_serial;
   const int moved = out && w->cpair_valid && sig == w->cpair_sig ? moved_vertices(&cx, out) : -1;
-  if (moved < 0 || (!same_substep && (moved > 0 || w->cpair_extended)) ||
-      (same_substep && (4 * moved > total || w->ncpairs > 2 * w->cpair_base || (moved && w->ctopup_off)))) {
+  if (moved < 0 || 4 * moved > total || w->ncpairs > 2 * w->cpair_base || (moved && w->ctopup_off)) {
     w->cpair_sig = sig;
     cx.moved = NULL; /* a new list: every distance afresh */
     failed = collect(&cx);

@@ -399,6 +399,7 @@ void particles_free(particles *p) {
   bvh_free(&c->vert_tree);
   core_free(c->vert_lo);
   core_free(c->vert_hi);
+  core_free(c->was);
   bvh_work_free(&c->bwork);
   core_free(c->tri_lo);
   core_free(c->tri_hi);

@@ -39,6 +39,7 @@ typedef struct particle_collide {
   bvh tri_tree, edge_tree;
   bvh vert_tree;         /* the vertices' path boxes (a list's top-up finds the vertices near a moved face) */
   vec3 *vert_lo, *vert_hi;
+  vec3 *was;             /* a top-up's copy of the vertex, triangle and edge boxes before it */
   int vert_ok;           /* vert_tree was built since the last collection (a top-up refits it) */
   bvh_work bwork;        /* the trees' rebuild buffers */
   vec3 *tri_lo, *tri_hi, *edge_lo, *edge_hi;
@@ -286,7 +287,6 @@ struct loom_world {
   int cpair_valid;      /* the list may serve the next substep (see contact_collide.c) */
   int cpair_base;       /* cpairs[0, base) the collected run (its length when last collected in full),
                          * [base, ncpairs) the top-ups', each sorted */
-  int cpair_extended;   /* topped up since (a new substep collects it afresh) */
   int ctopups;          /* top-ups made (for tests) */
   int ctopup_off;       /* tests: collect afresh where a top-up would do */
   int ctopup_check;     /* tests: after each top-up, count the pairs a full traversal adds */
