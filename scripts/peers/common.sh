@@ -3,6 +3,7 @@
 #   need_packages libbullet-dev g++ pkg-config
 #   compile_bullet SRC OUT
 #   compile_c SRC OUT CFLAGS LIBS
+#   build_loom NAME
 
 need_packages() {
   missing=""
@@ -41,5 +42,17 @@ compile_c() {
     echo "peers: compiling $2"
     # shellcheck disable=SC2086 # compiler flags are lists of words
     gcc -std=c11 -O2 -Wall -Wextra $3 "$1" -o "$2" $4
+  fi
+}
+
+# build_loom NAME: unless LOOM already names a Loom binary, LOOM=build/loom, built with its
+# dependencies when out of date (NAME says who is building).
+build_loom() {
+  [ -n "${LOOM:-}" ] && return 0
+  LOOM=build/loom
+  if ! make -q all >/dev/null 2>&1; then
+    echo "$1: building Loom"
+    make --no-print-directory deps >/dev/null
+    make --no-print-directory all >/dev/null
   fi
 }

@@ -40,14 +40,7 @@ need_packages libbullet-dev g++ pkg-config
 OUT=build/peers
 BULLET=$OUT/bullet_fold
 compile_bullet scripts/peers/bullet_fold.cpp "$BULLET"
-if [ -z "${LOOM:-}" ]; then
-  LOOM=build/loom
-  if ! make -q all >/dev/null 2>&1; then
-    echo "fold.sh: building Loom"
-    make --no-print-directory deps >/dev/null
-    make --no-print-directory all >/dev/null
-  fi
-fi
+build_loom fold.sh
 [ -x "$LOOM" ] || { echo "fold.sh: $LOOM is not an executable" >&2; exit 1; }
 
 STAMP=$(date +%Y%m%d-%H%M%S)

@@ -42,12 +42,7 @@ OUT=build/peers
 BULLET=$OUT/bullet_cloth
 compile_bullet scripts/peers/bullet_cloth.cpp "$BULLET"
 if [ -z "${LOOM:-}" ]; then
-  LOOM=build/loom
-  if ! make -q all >/dev/null 2>&1; then
-    echo "run.sh: building Loom"
-    make --no-print-directory deps >/dev/null
-    make --no-print-directory all >/dev/null
-  fi
+  build_loom run.sh
   loom_src="git $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
   git diff --quiet HEAD -- src lua 2>/dev/null || loom_src="$loom_src + uncommitted changes in src/ or lua/"
 else
