@@ -477,6 +477,19 @@ LOOM_API const int32_t *loom_body_triangles(const loom_world *w, int body, int *
 /* Per-vertex contact flags of the last step (n bytes, 1 = in a contact in some substep), derived
  * from the contact buffer. */
 LOOM_API const uint8_t *loom_body_contacts(const loom_world *w, int body);
+/* The collision pipeline's impact zones of the last step (docs/architecture.md, collisions): those
+ * of the step's last pipeline run that made any (the pipeline runs once per substep, and again
+ * when the obstacle passes moved vertices after it). Per vertex (n) the zone's number, 0, 1, ... in
+ * the order of the zones' first vertices over the bodies of that run, or -1 for none. NULL
+ * for a body that has not met the pipeline yet (or an invalid handle). Read only, valid until the
+ * next step. */
+LOOM_API const int32_t *loom_body_impact_zones(const loom_world *w, int body);
+/* The boxes of the collision pipeline's triangle tree of a soft body at depth `depth` (0: the root;
+ * a leaf above that depth stands for itself): each the swept box of its triangles over the
+ * substep that last updated it, inflated by the body's thickness, in world coordinates at the
+ * world's time. Writes up to cap boxes (m) into lo[] and hi[]; returns how many there are (0 before
+ * the pipeline first ran for the body), -1 on an invalid handle or depth (0..64) or cap < 0. */
+LOOM_API int loom_body_collision_boxes(const loom_world *w, int body, int depth, loom_vec3 *lo, loom_vec3 *hi, int cap);
 /* Index of the vertex nearest p; -1 on an invalid handle. */
 LOOM_API int loom_body_vertex_near(const loom_world *w, int body, const loom_vec3 *p);
 /* Number of springs of each family (structural, shear, bend) of a springs/springs_pbd body. */

@@ -210,7 +210,8 @@ function App.init(opts)
   S.paused = view_state.paused or false
   S.show = {wireframe = view_state.wireframe or false, contacts = view_state.contacts or false,
             velocities = view_state.velocities or false, pins = view_state.pins ~= false,
-            grid = view_state.grid ~= false, lattice = view_state.lattice or false, help = false}
+            grid = view_state.grid ~= false, lattice = view_state.lattice or false, help = false,
+            pairs = view_state.pairs or false, zones = view_state.zones or false, boxes = view_state.boxes or false}
   S.acc = 0
   S.start_wall = view_state.start_wall or C.loom_clock()
   S.start_time = S.world.time
@@ -333,6 +334,7 @@ function App.export()
       elevation = c.elevation, fov = c.fov, camera_key = camera_key(S.scene.camera), paused = S.paused,
       wireframe = S.show.wireframe, contacts = S.show.contacts, velocities = S.show.velocities,
       pins = S.show.pins, grid = S.show.grid, lattice = S.show.lattice, frame_index = S.frame_index,
+      pairs = S.show.pairs, zones = S.show.zones, boxes = S.show.boxes,
       steps_done = S.steps_done, start_wall = S.start_wall,
     },
   }
@@ -546,6 +548,8 @@ local function draw_hud()
   if S.show.help then
     local help = "space  pause / run\n.      one step\nr      restart from t = 0\nw      wireframe\nc      contacts\n" ..
                  "v      velocities\np      pins\ng      grid\nl      solids: lattice / embedded surface\n" ..
+                 "k      collision pairs (proximity / continuous)\nz      impact zones\n" ..
+                 "b      collision tree boxes (depth 0, 2, ... 8, off)\n" ..
                  "f      record frames\nF12    screenshot\n" ..
                  "mouse  drag: orbit (on cloth: grab), right: pan, wheel: zoom\nh      this help"
     local hw, hh = C.loom_text_width(help, 1.5) + 24, C.loom_text_height(help, 1.5) + 20
@@ -667,6 +671,13 @@ local function handle_event(e)
     elseif k == "p" then S.show.pins = not S.show.pins
     elseif k == "g" then S.show.grid = not S.show.grid
     elseif k == "l" then S.show.lattice = not S.show.lattice
+    elseif k == "k" then S.show.pairs = not S.show.pairs
+    elseif k == "z" then S.show.zones = not S.show.zones
+    elseif k == "b" then
+      -- the collision tree's boxes: off, then depths 0, 2, 4, 6, 8, then off
+      local d = S.show.boxes
+      S.show.boxes = not d and 0 or (d < 8 and d + 2 or false)
+      App.notify(S.show.boxes and ("collision tree boxes at depth %d"):format(S.show.boxes) or "collision tree boxes off", "info")
     elseif k == "h" then S.show.help = not S.show.help
     elseif k == "f" then
       if not S.recording then

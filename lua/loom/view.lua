@@ -11,6 +11,8 @@ M.colors = {
   background = 0x2A2E35FF, cloth_front = 0xE39B3AFF, cloth_back = 0x4A7FC1FF, rigid = 0xA9AFB8FF, solid = 0xC8C864FF,
   kinematic = 0x8CC084FF, frozen = 0xC04848FF, pin = 0xFF4D4DFF, contact = 0xFFE14DFF,
   velocity = 0x7FE0FFFF, grid = 0x3E444DFF, axis_x = 0xA04040FF, axis_y = 0x40A040FF,
+  proximity = 0x4DD2FFFF, ccd = 0xFF5A3CFF, box = 0x9A7FE0FF,
+  zones = {0xFF5A5AFF, 0x5AE05AFF, 0x5A8CFFFF, 0xFFD24DFF, 0xE05AE0FF, 0x4DE0E0FF, 0xFF9A3CFF, 0xB4B4FFFF},
 }
 
 local rad = math.pi / 180
@@ -87,7 +89,113 @@ local function draw_grid(canvas, extent, step)
   end
 end
 
--- opts: wireframe, pins, contacts, velocities, grid (booleans)
+-- A body's edges as the collision pipeline numbers them (its triangles' unique edges, lower vertex
+-- first, sorted), made once per body.
+local edge_cache = setmetatable({}, {__mode = "k"})
+local function body_edges(b)
+  local e = edge_cache[b]
+  if e then return e end
+  local tri, nt = b:triangles()
+  local list, seen = {}, {}
+  for t = 0, nt - 1 do
+    for k = 0, 2 do
+      local a, c = tri[3 * t + k], tri[3 * t + (k + 1) % 3]
+      if a > c then a, c = c, a end
+      local key = a * 4294967296 + c
+      if not seen[key] then
+        seen[key] = true
+        list[#list + 1] = key
+      end
+    end
+  end
+  table.sort(list)
+  e = {}
+  for i, key in ipairs(list) do e[i - 1] = {math.floor(key / 4294967296), key % 4294967296} end
+  edge_cache[b] = e
+  return e
+end
+
+-- The collision pipeline's pairs of the last substep (contacts of solver 3, proximity, and 4,
+-- continuous collision): a vertex and the triangle it meets, or the two edges, drawn over the
+-- cloth in their solver's colour; a pair with a rigid obstacle as its contact point and normal.
+local function draw_pairs(canvas, world, w)
+  local by_handle = {}
+  for _, b in ipairs(world:bodies()) do by_handle[tonumber(b.handle)] = b end
+  local n = ffi.new("int[1]")
+  local items = C.loom_world_contacts(w, n)
+  local e = ffi.new("loom_vec3")
+  for i = 0, n[0] - 1 do
+    local c = items[i]
+    if c.solver == 3 or c.solver == 4 then
+      local col = c.solver == 3 and M.colors.proximity or M.colors.ccd
+      local A, B = by_handle[tonumber(c.body_a)], by_handle[tonumber(c.body_b)]
+      if A and B and A.kind ~= "rigid" and B.kind ~= "rigid" then
+        local xa, xb = A:raw "x", B:raw "x"
+        if c.type_a == 1 then -- a vertex against a triangle
+          local tri = B:triangles()
+          local t = c.feature_b
+          C.loom_canvas_point3(canvas, xa + c.feature_a, 5, col)
+          for k = 0, 2 do C.loom_canvas_line3(canvas, xb + tri[3 * t + k], xb + tri[3 * t + (k + 1) % 3], col) end
+        else -- an edge against an edge
+          local ea, eb = body_edges(A)[c.feature_a], body_edges(B)[c.feature_b]
+          if ea and eb then
+            C.loom_canvas_line3(canvas, xa + ea[1], xa + ea[2], col)
+            C.loom_canvas_line3(canvas, xb + eb[1], xb + eb[2], col)
+          end
+        end
+      else
+        C.loom_canvas_point3(canvas, c.point, 5, col)
+        e.x, e.y, e.z = c.point.x + 0.02 * c.normal.x, c.point.y + 0.02 * c.normal.y, c.point.z + 0.02 * c.normal.z
+        C.loom_canvas_line3(canvas, c.point, e, col)
+      end
+    end
+  end
+end
+
+-- The vertices of the last step's impact zones, one colour per zone.
+local function draw_zones(canvas, b, xs, w)
+  local z = C.loom_body_impact_zones(w, b.handle)
+  if z == nil then return end
+  local palette = M.colors.zones
+  for i = 0, b.n - 1 do
+    if z[i] >= 0 then C.loom_canvas_point3(canvas, xs + i, 5, palette[z[i] % #palette + 1]) end
+  end
+end
+
+-- The collision pipeline's tree boxes of a body at a depth, as wire boxes.
+local box_lo, box_hi, box_cap = nil, nil, 0
+local function draw_boxes(canvas, b, depth, w)
+  local count = C.loom_body_collision_boxes(w, b.handle, depth, nil, nil, 0)
+  if count <= 0 then return end
+  if count > box_cap then
+    box_cap = count
+    box_lo, box_hi = ffi.new("loom_vec3[?]", count), ffi.new("loom_vec3[?]", count)
+  end
+  count = C.loom_body_collision_boxes(w, b.handle, depth, box_lo, box_hi, box_cap)
+  local p, q = ffi.new("loom_vec3"), ffi.new("loom_vec3")
+  for k = 0, count - 1 do
+    local lo, hi = box_lo[k], box_hi[k]
+    local corner = function(v, i)
+      v.x = i % 2 == 1 and hi.x or lo.x
+      v.y = math.floor(i / 2) % 2 == 1 and hi.y or lo.y
+      v.z = i >= 4 and hi.z or lo.z
+    end
+    for i = 0, 7 do
+      for _, bit in ipairs {1, 2, 4} do
+        local j = bit == 1 and (i % 2 == 0 and i + 1 or -1) or bit == 2 and (math.floor(i / 2) % 2 == 0 and i + 2 or -1)
+          or (i < 4 and i + 4 or -1)
+        if j >= 0 then
+          corner(p, i)
+          corner(q, j)
+          C.loom_canvas_line3(canvas, p, q, M.colors.box)
+        end
+      end
+    end
+  end
+end
+
+-- opts: wireframe, pins, contacts, velocities, grid (booleans); pairs (the collision pipeline's
+-- pairs), zones (its impact zones), boxes (false, or the depth of its tree boxes to draw)
 function M.draw(canvas, world, cam, opts)
   opts = opts or {}
   C.loom_canvas_clear(canvas, M.colors.background)
@@ -136,6 +244,8 @@ function M.draw(canvas, world, cam, opts)
           if b.inv_m[i] == 0 then C.loom_canvas_point3(canvas, xs + i, 5, M.colors.pin) end
         end
       end
+      if opts.zones then draw_zones(canvas, b, xs, w) end
+      if opts.boxes then draw_boxes(canvas, b, opts.boxes, w) end
       if opts.velocities then
         local e = ffi.new("loom_vec3")
         for i = 0, b.n - 1 do
@@ -146,6 +256,7 @@ function M.draw(canvas, world, cam, opts)
       end
     end
   end
+  if opts.pairs then draw_pairs(canvas, world, w) end
   if opts.contacts then
     -- the contact buffer of the last substep: each contact's point and a 2 cm normal
     local n = ffi.new("int[1]")

@@ -1304,6 +1304,38 @@ function Body:contacts()
   return C.loom_body_contacts(self.world._w, self.handle)
 end
 
+-- body:impact_zones() → per vertex (0-based, n entries, read only until the next step) the
+-- number of the collision pipeline's impact zone it was in (0, 1, ...), or -1: the zones of the
+-- last step's last pipeline run that made any; nil before the pipeline first ran for the body.
+function Body:impact_zones()
+  need_cloth(self, "impact_zones")
+  local z = C.loom_body_impact_zones(self.world._w, self.handle)
+  if z == nil then return nil end
+  return z
+end
+
+-- body:collision_boxes([depth]) → {{lo = {x, y, z}, hi = {x, y, z}}, ...}: the boxes of the collision
+-- pipeline's triangle tree at that depth (0, the root, by default; a leaf above it stands for
+-- itself), swept over the substep that last updated them and inflated by the thickness; {} before
+-- the pipeline first ran for the body.
+function Body:collision_boxes(depth)
+  need_cloth(self, "collision_boxes")
+  depth = depth == nil and 0 or depth
+  if not (check.is_finite(depth) and depth == math.floor(depth) and depth >= 0 and depth <= 64) then
+    check.raise_n(1, "collision_boxes", "depth must be an integer in [0, 64]")
+  end
+  local w = self.world._w
+  local n = C.loom_body_collision_boxes(w, self.handle, depth, nil, nil, 0)
+  if n < 0 then error("collision_boxes: " .. last_error(), 2) end
+  local lo, hi = ffi.new("loom_vec3[?]", math.max(n, 1)), ffi.new("loom_vec3[?]", math.max(n, 1))
+  n = C.loom_body_collision_boxes(w, self.handle, depth, lo, hi, n)
+  local out = {}
+  for i = 0, n - 1 do
+    out[i + 1] = {lo = {lo[i].x, lo[i].y, lo[i].z}, hi = {hi[i].x, hi[i].y, hi[i].z}}
+  end
+  return out
+end
+
 function Body:spring_counts()
   need_only_cloth(self, "spring_counts")
   local a, b, c = ffi.new("int[1]"), ffi.new("int[1]"), ffi.new("int[1]")

@@ -192,3 +192,85 @@ describe("crossings already there", function()
   end)
 end)
 
+
+describe("the pipeline's debug views", function()
+  it("body:impact_zones() numbers the last step's zones, no more than stats.impact_zones, and clears", function()
+    local W = loom.load_scene("scenes/two_cloths.lua"):instantiate { n = 32 } -- (finer: zones form)
+    local upper, lower = W:body "upper", W:body "lower"
+    local seen_zones = false
+    for _ = 1, 45 do
+      W:step()
+      local st = W:stats()
+      local ids, size = {}, {}
+      for _, b in ipairs {upper, lower} do
+        local z = b:impact_zones()
+        assert.truthy(z)
+        for i = 0, b.n - 1 do
+          assert.truthy(z[i] >= -1)
+          if z[i] >= 0 then
+            ids[z[i]] = true
+            size[z[i]] = (size[z[i]] or 0) + 1
+          end
+        end
+      end
+      local count, largest = 0, 0
+      for id in pairs(ids) do
+        count = count + 1
+        largest = math.max(largest, size[id])
+      end
+      -- the zones of the step's last pipeline run that made any, numbered 0 .. count - 1 (the
+      -- stats count the most of any run)
+      assert.truthy(count <= st.impact_zones and (count > 0) == (st.impact_zones > 0))
+      for id = 0, count - 1 do assert.truthy(ids[id]) end
+      if count > 0 then
+        seen_zones = true
+        assert.truthy(largest <= st.largest_zone)
+      end
+    end
+    assert.truthy(seen_zones)   -- the scene makes impact zones
+    -- a step without any leaves every vertex at -1: both sheets put back flat, at rest, far above
+    -- the box and a metre apart
+    for k, b in ipairs {upper, lower} do
+      for i = 0, b.n - 1 do
+        local r = b.rest[i]
+        b.x[i].x, b.x[i].y, b.x[i].z = r.x, r.y, r.z + 2 + k
+        b.v[i].x, b.v[i].y, b.v[i].z = 0, 0, 0
+      end
+    end
+    W:step()
+    assert.equal(0, W:stats().impact_zones)
+    for _, b in ipairs {upper, lower} do
+      local z = b:impact_zones()
+      for i = 0, b.n - 1 do assert.equal(-1, z[i]) end
+    end
+    assert.error(function() W:body("box"):impact_zones() end, "rigid body")
+  end)
+
+  it("body:collision_boxes(depth) gives the tree's boxes: one root holding the cloth, the deeper inside it", function()
+    local W = loom.load_scene("scenes/two_cloths.lua"):instantiate()
+    local upper = W:body "upper"
+    assert.equal(0, #upper:collision_boxes(0))   -- before the pipeline first ran
+    W:run(0.3)
+    local root = upper:collision_boxes()
+    assert.equal(1, #root)
+    local lo, hi = root[1].lo, root[1].hi
+    for i = 0, upper.n - 1 do
+      local x = upper.x[i]
+      for k, v in ipairs {x.x, x.y, x.z} do
+        assert.truthy(v >= lo[k] - 1e-9 and v <= hi[k] + 1e-9, "vertex outside the root box")
+      end
+    end
+    local prev = 1
+    for depth = 1, 6 do
+      local boxes = upper:collision_boxes(depth)
+      assert.truthy(#boxes >= prev and #boxes <= 2 ^ depth)
+      prev = #boxes
+      for _, b in ipairs(boxes) do
+        for k = 1, 3 do assert.truthy(b.lo[k] >= lo[k] - 1e-12 and b.hi[k] <= hi[k] + 1e-12 and b.lo[k] <= b.hi[k]) end
+      end
+    end
+    for _, bad in ipairs {-1, 65, 1.5, "2", 0 / 0} do
+      assert.error(function() upper:collision_boxes(bad) end, "depth")
+    end
+  end)
+end)

@@ -164,11 +164,14 @@ static int prepare(particles *p) {
   c->nobs_prev = core_alloc(n, sizeof(vec3));
   c->held_prev = core_alloc(n, sizeof(uint8_t));
   c->was = core_alloc(2 * (n + nt + nE), sizeof(vec3));
+  c->zone = core_alloc(n, sizeof(int32_t));
   c->xprev_ok = 0;
-  if (!c->was || !c->xend || !c->nobs_prev || !c->held_prev || !c->vert_lo || !c->vert_hi || !c->tangled || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
+  if (!c->was || !c->zone || !c->xend || !c->nobs_prev || !c->held_prev || !c->vert_lo || !c->vert_hi || !c->tangled || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
       !c->count)
     return -1;
   memset(c->tangled, 0, n);
+  for (int i = 0; i < p->n; i++) c->zone[i] = -1;
+  c->zone_any = 0;
   size_t most = nt > nE ? nt : nE;
   if (n > most) most = n;
   if (bvh_work_reserve(&c->bwork, (int)most)) return -1;
@@ -1492,6 +1495,29 @@ static vec3 obstacle_carry(const collide_ctx *cx, int body, vec3 x) {
   return v3_add(p1, q_rotate(q1, q_rotate(q_conj(q0), v3_sub(x, p0))));
 }
 
+/* The substep's impact zones for the window (loom_body_impact_zones): each vertex of a zone (two
+ * vertices or more, or one an obstacle carries) gets its zone's number, in the order of the zones'
+ * first vertices, the others -1; the last rigidify's sums (acc) tell which roots are zones. */
+static void record_zones(collide_ctx *cx, int32_t *parent, const zone_acc *acc) {
+  loom_world *w = cx->w;
+  const arena_mark mark = arena_get_mark(&w->scratch);
+  int32_t *id = ARENA_NEW(&w->scratch, int32_t, cx->total, "zone numbers");
+  if (!id) return;
+  for (int g = 0; g < cx->total; g++) id[g] = -1;
+  int next = 0;
+  for (int a = 0; a < cx->nsoft; a++) {
+    particle_collide *c = &cx->b[a].p->col;
+    for (int i = 0; i < cx->b[a].p->n; i++) {
+      const int root = zfind(parent, cx->b[a].offset + i);
+      const int zone = acc[root].n >= 2 || cx->anchor[root] >= 0;
+      if (zone && id[root] < 0) id[root] = next++;
+      c->zone[i] = zone ? id[root] : -1;
+    }
+    c->zone_any = 1;
+  }
+  arena_release(&w->scratch, mark);
+}
+
 static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones) {
   const int N = cx->total;
   const double h = cx->h;
@@ -2242,6 +2268,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
         largest = rigidify(&cx, parent, acc, &zones);
       }
     }
+    if (zones > 0) record_zones(&cx, parent, acc);
     if (zones > w->stats.impact_zones) w->stats.impact_zones = zones;
     if (largest > w->stats.largest_zone) w->stats.largest_zone = largest;
     if (!resolved) {

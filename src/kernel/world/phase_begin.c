@@ -28,6 +28,12 @@ void phase_begin(loom_world *w, step_info *s) {
   w->stats.substeps = 0;
   w->stats.max_penetration = 0;
   w->contacts.count = 0;
+  for (int o = 0; o < w->order_count; o++) {
+    particles *p = w->bodies[w->order[o]].pts;
+    if (!p || !p->col.zone_any) continue;
+    for (int i = 0; i < p->n; i++) p->col.zone[i] = -1; /* (the last step's impact zones) */
+    p->col.zone_any = 0;
+  }
   int S = 1;
   for (int o = 0; o < w->order_count; o++) {
     body_slot *b = &w->bodies[w->order[o]];

@@ -419,6 +419,7 @@ void particles_free(particles *p) {
   core_free(c->xend);
   core_free(c->nobs_prev);
   core_free(c->held_prev);
+  core_free(c->zone);
   memset(p, 0, sizeof *p);
 }
 
@@ -571,6 +572,46 @@ LOOM_API const int32_t *loom_body_triangles(const loom_world *w, int handle, int
 LOOM_API const uint8_t *loom_body_contacts(const loom_world *w, int handle) {
   particles *p = pts_of(w, handle, "loom_body_contacts");
   return p ? p->contact : NULL;
+}
+
+LOOM_API const int32_t *loom_body_impact_zones(const loom_world *w, int handle) {
+  particles *p = pts_of(w, handle, "loom_body_impact_zones");
+  return p ? p->col.zone : NULL;
+}
+
+LOOM_API int loom_body_collision_boxes(const loom_world *w, int handle, int depth, loom_vec3 *lo, loom_vec3 *hi,
+                                       int cap) {
+  particles *p = pts_of(w, handle, "loom_body_collision_boxes");
+  if (!p) return -1;
+  if (depth < 0 || depth > BVH_MAX_DEPTH || cap < 0 || (cap > 0 && (!lo || !hi)))
+    return loom_fail("loom_body_collision_boxes: depth must be in [0, %d], cap >= 0 and the arrays given", BVH_MAX_DEPTH), -1;
+  const bvh *t = &p->col.tri_tree;
+  if (!p->col.ready || t->node_count == 0) return 0;
+  /* the boxes are in the search frame of the list (docs/architecture.md, collisions): back to the
+   * world's frame at the world's time */
+  const vec3 shift = v3_scale(w->cframe_v, w->time - w->cframe_t);
+  int32_t stack[BVH_MAX_DEPTH + 1], level[BVH_MAX_DEPTH + 1];
+  int sp = 0, count = 0;
+  stack[sp] = 0;
+  level[sp++] = 0;
+  while (sp > 0) {
+    const int id = stack[--sp], d = level[sp];
+    const bvh_node *nd = &t->nodes[id];
+    if (d < depth && nd->left >= 0) {
+      stack[sp] = nd->right;
+      level[sp++] = d + 1;
+      stack[sp] = nd->left; /* (left first) */
+      level[sp++] = d + 1;
+      continue;
+    }
+    if (count < cap) {
+      const vec3 a = v3_add(nd->lo, shift), b = v3_add(nd->hi, shift);
+      lo[count] = (loom_vec3){a.x, a.y, a.z};
+      hi[count] = (loom_vec3){b.x, b.y, b.z};
+    }
+    count++;
+  }
+  return count;
 }
 
 LOOM_API int loom_body_vertex_near(const loom_world *w, int handle, const loom_vec3 *p) {

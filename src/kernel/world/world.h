@@ -61,6 +61,9 @@ typedef struct particle_collide {
   uint8_t *held_prev;
   int check_tangles;     /* look for crossings at the start of the next run (first run, after a
                           * fallback, while tangled vertices remain) */
+  int32_t *zone;         /* the last step's impact zones: each vertex's zone, -1 for none (the
+                          * window's view: loom_body_impact_zones) */
+  int zone_any;          /* zone holds some zone (cleared at the next step's start) */
 } particle_collide;
 
 /* ---- particles: the part every particle-based kind shares ------------------------------------- */
