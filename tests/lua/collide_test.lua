@@ -81,6 +81,34 @@ describe("cloth on cloth", function()
     assert.less(gap, 2.0 * 0.006)
   end)
 
+  it("never flings a vertex: a pair that only a light node could separate gets a bounded impulse", function()
+    -- 32 x 32 cloths: at t = 0.34 s an edge-edge pair whose three heavier nodes the box held gave
+    -- its fourth (weight 0.002) 66 m/s, and the corner became a 60 cm spike (edges 23 times their
+    -- rest length), until impulses were capped at 4 times the pair's relative change per node
+    local W = loom.load_scene("scenes/two_cloths.lua"):instantiate { n = 32 }
+    local worst_strain, fastest = 0, 0
+    for _ = 1, 40 do
+      W:step()
+      for _, name in ipairs {"upper", "lower"} do
+        local b = W:body(name)
+        local x, r, v = b.x, b.rest, b.v
+        local tri, nt = b:triangles()
+        for t = 0, nt - 1 do
+          for k = 0, 2 do
+            local i, j = tri[3 * t + k], tri[3 * t + (k + 1) % 3]
+            local L = math.sqrt((r[i].x - r[j].x) ^ 2 + (r[i].y - r[j].y) ^ 2 + (r[i].z - r[j].z) ^ 2)
+            local l = math.sqrt((x[i].x - x[j].x) ^ 2 + (x[i].y - x[j].y) ^ 2 + (x[i].z - x[j].z) ^ 2)
+            worst_strain = math.max(worst_strain, l / L - 1)
+          end
+        end
+        for i = 0, b.n - 1 do fastest = math.max(fastest, math.sqrt(v[i].x ^ 2 + v[i].y ^ 2 + v[i].z ^ 2)) end
+      end
+      assert.equal(0, W:interpenetrations())
+    end
+    assert.less(worst_strain, 1.0)   -- measured 0.48 (the impact on the box's edges); 22.9 before
+    assert.less(fastest, 8)          -- the fall reaches 3.2 m/s; 66 m/s before
+  end)
+
   it("writes its contacts into world:contacts() (solver 3 proximity, 4 continuous)", function()
     local W = loom.load_scene("scenes/two_cloths.lua"):instantiate()
     W:run(0.5)
@@ -195,22 +223,22 @@ end)
 
 describe("the pipeline's debug views", function()
   it("body:impact_zones() numbers the last step's zones, no more than stats.impact_zones, and clears", function()
-    local W = loom.load_scene("scenes/two_cloths.lua"):instantiate { n = 32 } -- (finer: zones form)
-    local upper, lower = W:body "upper", W:body "lower"
-    local seen_zones = false
-    for _ = 1, 45 do
+    -- the 20 m/s ball through the curtain makes impact zones in some steps and not in others
+    local W = loom.load_scene("scenes/fast_sphere.lua"):instantiate()
+    local curtain = W:body "curtain"
+    local zone_steps, cleared = 0, 0
+    local last = false
+    for _ = 1, 100 do
       W:step()
       local st = W:stats()
+      local z = curtain:impact_zones()
+      assert.truthy(z)
       local ids, size = {}, {}
-      for _, b in ipairs {upper, lower} do
-        local z = b:impact_zones()
-        assert.truthy(z)
-        for i = 0, b.n - 1 do
-          assert.truthy(z[i] >= -1)
-          if z[i] >= 0 then
-            ids[z[i]] = true
-            size[z[i]] = (size[z[i]] or 0) + 1
-          end
+      for i = 0, curtain.n - 1 do
+        assert.truthy(z[i] >= -1)
+        if z[i] >= 0 then
+          ids[z[i]] = true
+          size[z[i]] = (size[z[i]] or 0) + 1
         end
       end
       local count, largest = 0, 0
@@ -219,31 +247,16 @@ describe("the pipeline's debug views", function()
         largest = math.max(largest, size[id])
       end
       -- the zones of the step's last pipeline run that made any, numbered 0 .. count - 1 (the
-      -- stats count the most of any run)
+      -- stats count the most of any run); none at all in a step without zones
       assert.truthy(count <= st.impact_zones and (count > 0) == (st.impact_zones > 0))
       for id = 0, count - 1 do assert.truthy(ids[id]) end
-      if count > 0 then
-        seen_zones = true
-        assert.truthy(largest <= st.largest_zone)
-      end
+      assert.truthy(largest <= st.largest_zone)
+      if count > 0 then zone_steps = zone_steps + 1 elseif last then cleared = cleared + 1 end
+      last = count > 0
     end
-    assert.truthy(seen_zones)   -- the scene makes impact zones
-    -- a step without any leaves every vertex at -1: both sheets put back flat, at rest, far above
-    -- the box and a metre apart
-    for k, b in ipairs {upper, lower} do
-      for i = 0, b.n - 1 do
-        local r = b.rest[i]
-        b.x[i].x, b.x[i].y, b.x[i].z = r.x, r.y, r.z + 2 + k
-        b.v[i].x, b.v[i].y, b.v[i].z = 0, 0, 0
-      end
-    end
-    W:step()
-    assert.equal(0, W:stats().impact_zones)
-    for _, b in ipairs {upper, lower} do
-      local z = b:impact_zones()
-      for i = 0, b.n - 1 do assert.equal(-1, z[i]) end
-    end
-    assert.error(function() W:body("box"):impact_zones() end, "rigid body")
+    assert.less(0, zone_steps)   -- the scene makes impact zones
+    assert.less(0, cleared)      -- and steps without them after steps with them
+    assert.error(function() W:body("ball"):impact_zones() end, "rigid body")
   end)
 
   it("body:collision_boxes(depth) gives the tree's boxes: one root holding the cloth, the deeper inside it", function()
