@@ -671,6 +671,8 @@ static int collect(collide_ctx *cx) {
       p->col.ecol_hi[i] = v3_max(s0, e);
     }
     if (update_trees(&cx->b[a], world_par(cx->w))) return -1;
+    p->col.frame_v = cx->vref; /* (the frame of the trees' boxes: loom_body_collision_boxes) */
+    p->col.frame_t = cx->w->cframe_t;
     p->col.vert_ok = 0; /* (the vertex tree is built by the first top-up that needs it, then refit) */
   }
   traverse_all(cx);
@@ -1879,6 +1881,8 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
       p->col.ecol_hi[i] = v3_max(s0, e);
     }
     if (update_trees(&cx->b[a], world_par(cx->w))) return -1;
+    p->col.frame_v = cx->vref; /* (the frame of the trees' boxes: loom_body_collision_boxes) */
+    p->col.frame_t = cx->w->cframe_t;
     const double r = box_reach(&cx->b[a]);
     const vec3 re = v3(r, r, r);
     for (int i = 0; i < p->n; i++) {

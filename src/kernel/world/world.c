@@ -587,9 +587,9 @@ LOOM_API int loom_body_collision_boxes(const loom_world *w, int handle, int dept
     return loom_fail("loom_body_collision_boxes: depth must be in [0, %d], cap >= 0 and the arrays given", BVH_MAX_DEPTH), -1;
   const bvh *t = &p->col.tri_tree;
   if (!p->col.ready || t->node_count == 0) return 0;
-  /* the boxes are in the search frame of the list (docs/architecture.md, collisions): back to the
-   * world's frame at the world's time */
-  const vec3 shift = v3_scale(w->cframe_v, w->time - w->cframe_t);
+  /* the boxes are in the search frame they were made in (docs/architecture.md, collisions): back
+   * to the world's frame at the world's time */
+  const vec3 shift = v3_scale(p->col.frame_v, w->time - p->col.frame_t);
   int32_t stack[BVH_MAX_DEPTH + 1], level[BVH_MAX_DEPTH + 1];
   int sp = 0, count = 0;
   stack[sp] = 0;

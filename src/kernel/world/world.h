@@ -64,6 +64,8 @@ typedef struct particle_collide {
   int32_t *zone;         /* the last step's impact zones: each vertex's zone, -1 for none (the
                           * window's view: loom_body_impact_zones) */
   int zone_any;          /* zone holds some zone (cleared at the next step's start) */
+  vec3 frame_v;          /* the search frame the trees' boxes were last made in: moving at frame_v */
+  double frame_t;        /* from this time (contact_collide.c, collect) */
 } particle_collide;
 
 /* ---- particles: the part every particle-based kind shares ------------------------------------- */
