@@ -491,6 +491,10 @@ LOOM_API const int32_t *loom_body_impact_zones(const loom_world *w, int body);
  * pipeline has left alone since keeps its last boxes). Writes up to cap boxes (m) into lo[] and hi[]; returns how many there are (0 before
  * the pipeline first ran for the body), -1 on an invalid handle or depth (0..64) or cap < 0. */
 LOOM_API int loom_body_collision_boxes(const loom_world *w, int body, int depth, loom_vec3 *lo, loom_vec3 *hi, int cap);
+/* The edges (count x 2, lower vertex first, sorted) the collision pipeline numbers a soft body's
+ * edge features by (world contacts of solvers 3 and 4); NULL with *count 0 before the pipeline
+ * first ran for the body. Read only. */
+LOOM_API const int32_t *loom_body_collision_edges(const loom_world *w, int body, int *count);
 /* Index of the vertex nearest p; -1 on an invalid handle. */
 LOOM_API int loom_body_vertex_near(const loom_world *w, int body, const loom_vec3 *p);
 /* Number of springs of each family (structural, shear, bend) of a springs/springs_pbd body. */

@@ -241,6 +241,7 @@ const int32_t *loom_body_triangles(const loom_world *w, int body, int *count);
 const uint8_t *loom_body_contacts(const loom_world *w, int body);
 const int32_t *loom_body_impact_zones(const loom_world *w, int body);
 int loom_body_collision_boxes(const loom_world *w, int body, int depth, loom_vec3 *lo, loom_vec3 *hi, int cap);
+const int32_t *loom_body_collision_edges(const loom_world *w, int body, int *count);
 int loom_body_vertex_near(const loom_world *w, int body, const loom_vec3 *p);
 int loom_body_spring_counts(const loom_world *w, int body, int *structural, int *shear, int *bend);
 int loom_body_add_acceleration(loom_world *w, int body, const loom_vec3 *a);

@@ -89,41 +89,23 @@ local function draw_grid(canvas, extent, step)
   end
 end
 
--- A body's edges as the collision pipeline numbers them (its triangles' unique edges, lower vertex
--- first, sorted), made once per body.
-local edge_cache = setmetatable({}, {__mode = "k"})
-local function body_edges(b)
-  local e = edge_cache[b]
-  if e then return e end
-  local tri, nt = b:triangles()
-  local list, seen = {}, {}
-  for t = 0, nt - 1 do
-    for k = 0, 2 do
-      local a, c = tri[3 * t + k], tri[3 * t + (k + 1) % 3]
-      if a > c then a, c = c, a end
-      local key = a * 4294967296 + c
-      if not seen[key] then
-        seen[key] = true
-        list[#list + 1] = key
-      end
-    end
-  end
-  table.sort(list)
-  e = {}
-  for i, key in ipairs(list) do e[i - 1] = {math.floor(key / 4294967296), key % 4294967296} end
-  edge_cache[b] = e
-  return e
-end
-
 -- The collision pipeline's pairs of the last substep (contacts of solver 3, proximity, and 4,
 -- continuous collision): a vertex and the triangle it meets, or the two edges, drawn over the
 -- cloth in their solver's colour; a pair with a rigid obstacle as its contact point and normal.
 local function draw_pairs(canvas, world, w)
   local by_handle = {}
   for _, b in ipairs(world:bodies()) do by_handle[tonumber(b.handle)] = b end
-  local n = ffi.new("int[1]")
+  local n, ne = ffi.new("int[1]"), ffi.new("int[1]")
   local items = C.loom_world_contacts(w, n)
   local e = ffi.new("loom_vec3")
+  local tris, edges = {}, {} -- per body, looked up once per frame
+  local function topology(b)
+    if not tris[b] then
+      tris[b] = b:triangles()
+      edges[b] = C.loom_body_collision_edges(w, b.handle, ne)
+    end
+    return tris[b], edges[b]
+  end
   for i = 0, n[0] - 1 do
     local c = items[i]
     if c.solver == 3 or c.solver == 4 then
@@ -132,15 +114,16 @@ local function draw_pairs(canvas, world, w)
       if A and B and A.kind ~= "rigid" and B.kind ~= "rigid" then
         local xa, xb = A:raw "x", B:raw "x"
         if c.type_a == 1 then -- a vertex against a triangle
-          local tri = B:triangles()
+          local tri = topology(B)
           local t = c.feature_b
           C.loom_canvas_point3(canvas, xa + c.feature_a, 5, col)
           for k = 0, 2 do C.loom_canvas_line3(canvas, xb + tri[3 * t + k], xb + tri[3 * t + (k + 1) % 3], col) end
         else -- an edge against an edge
-          local ea, eb = body_edges(A)[c.feature_a], body_edges(B)[c.feature_b]
-          if ea and eb then
-            C.loom_canvas_line3(canvas, xa + ea[1], xa + ea[2], col)
-            C.loom_canvas_line3(canvas, xb + eb[1], xb + eb[2], col)
+          local _, ea = topology(A)
+          local _, eb = topology(B)
+          if ea ~= nil and eb ~= nil then
+            C.loom_canvas_line3(canvas, xa + ea[2 * c.feature_a], xa + ea[2 * c.feature_a + 1], col)
+            C.loom_canvas_line3(canvas, xb + eb[2 * c.feature_b], xb + eb[2 * c.feature_b + 1], col)
           end
         end
       else
@@ -162,6 +145,9 @@ local function draw_zones(canvas, b, xs, w)
   end
 end
 
+-- The 12 edges of a box between its corners numbered as in draw_boxes (1-based).
+local BOX_EDGES = {{1, 2}, {3, 4}, {5, 6}, {7, 8}, {1, 3}, {2, 4}, {5, 7}, {6, 8}, {1, 5}, {2, 6}, {3, 7}, {4, 8}}
+
 -- The collision pipeline's tree boxes of a body at a depth, as wire boxes.
 local box_lo, box_hi, box_cap = nil, nil, 0
 local function draw_boxes(canvas, b, depth, w)
@@ -172,25 +158,17 @@ local function draw_boxes(canvas, b, depth, w)
     box_lo, box_hi = ffi.new("loom_vec3[?]", count), ffi.new("loom_vec3[?]", count)
   end
   count = C.loom_body_collision_boxes(w, b.handle, depth, box_lo, box_hi, box_cap)
-  local p, q = ffi.new("loom_vec3"), ffi.new("loom_vec3")
+  local c = {}
+  for i = 1, 8 do c[i] = ffi.new("loom_vec3") end
   for k = 0, count - 1 do
     local lo, hi = box_lo[k], box_hi[k]
-    local corner = function(v, i)
+    for i = 0, 7 do -- corner i: bit 0 picks x, bit 1 y, bit 2 z
+      local v = c[i + 1]
       v.x = i % 2 == 1 and hi.x or lo.x
       v.y = math.floor(i / 2) % 2 == 1 and hi.y or lo.y
       v.z = i >= 4 and hi.z or lo.z
     end
-    for i = 0, 7 do
-      for _, bit in ipairs {1, 2, 4} do
-        local j = bit == 1 and (i % 2 == 0 and i + 1 or -1) or bit == 2 and (math.floor(i / 2) % 2 == 0 and i + 2 or -1)
-          or (i < 4 and i + 4 or -1)
-        if j >= 0 then
-          corner(p, i)
-          corner(q, j)
-          C.loom_canvas_line3(canvas, p, q, M.colors.box)
-        end
-      end
-    end
+    for _, pair in ipairs(BOX_EDGES) do C.loom_canvas_line3(canvas, c[pair[1]], c[pair[2]], M.colors.box) end
   end
 end
 

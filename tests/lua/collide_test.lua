@@ -286,4 +286,38 @@ describe("the pipeline's debug views", function()
       assert.error(function() upper:collision_boxes(bad) end, "depth")
     end
   end)
+
+  it("numbers edge features by the sorted unique edges loom_body_collision_edges gives (the k view)", function()
+    local C = require "loom.lib"
+    local ffi = require "ffi"
+    local W = loom.load_scene("scenes/two_cloths.lua"):instantiate()
+    local upper = W:body "upper"
+    local count = ffi.new("int[1]")
+    assert.truthy(C.loom_body_collision_edges(W:ptr(), upper.handle, count) == nil and count[0] == 0)
+    W:run(0.5)
+    local e = C.loom_body_collision_edges(W:ptr(), upper.handle, count)
+    local ne = count[0]
+    local tri, nt = upper:triangles()
+    local want = {}
+    for t = 0, nt - 1 do
+      for k = 0, 2 do
+        local a, b = tri[3 * t + k], tri[3 * t + (k + 1) % 3]
+        want[math.min(a, b) * 65536 + math.max(a, b)] = true
+      end
+    end
+    local n = 0
+    for _ in pairs(want) do n = n + 1 end
+    assert.equal(n, ne)
+    for j = 0, ne - 1 do
+      assert.truthy(e[2 * j] < e[2 * j + 1] and want[e[2 * j] * 65536 + e[2 * j + 1]])
+      if j > 0 then assert.truthy(e[2 * j - 2] * 65536 + e[2 * j - 1] < e[2 * j] * 65536 + e[2 * j + 1]) end
+    end
+    local view = W:contacts()
+    for i = 0, #view - 1 do
+      local c = view[i]
+      if (c.solver == 3 or c.solver == 4) and c.type_a == 2 and c.body_a == upper.handle then
+        assert.truthy(c.feature_a >= 0 and c.feature_a < ne)
+      end
+    end
+  end)
 end)

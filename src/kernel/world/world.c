@@ -579,6 +579,14 @@ LOOM_API const int32_t *loom_body_impact_zones(const loom_world *w, int handle) 
   return p ? p->col.zone : NULL;
 }
 
+LOOM_API const int32_t *loom_body_collision_edges(const loom_world *w, int handle, int *count) {
+  if (count) *count = 0;
+  particles *p = pts_of(w, handle, "loom_body_collision_edges");
+  if (!p || !p->col.ready) return NULL;
+  if (count) *count = p->col.ne;
+  return p->col.edge;
+}
+
 LOOM_API int loom_body_collision_boxes(const loom_world *w, int handle, int depth, loom_vec3 *lo, loom_vec3 *hi,
                                        int cap) {
   particles *p = pts_of(w, handle, "loom_body_collision_boxes");
