@@ -746,14 +746,14 @@ static double wsum2(const double inv[4], const double w[4]) {
 }
 
 /* How much of a pair's relative velocity change its impulse may give now. The change reaches the
- * nodes as w_k inv_k / s times it (s = sum of w^2 inv): about 1 at most when the nodes are free, but
- * 1 / w_k for a free node of small weight whose heavier partners are held or pinned (an edge whose
- * other node, 2 mm away, an obstacle holds: 500 times). Such a pair cannot be separated by moving
+ * nodes as w_k inv_k / s times it (s = sum of w^2 inv): at most 1 when the nodes are free with equal
+ * masses, but 1 / w_k for a free node of small weight whose heavier partners are held or pinned (an
+ * edge whose other node, 2 mm away, an obstacle holds: 500 times). Such a pair cannot be separated by moving
  * what can move; the impulse is scaled so that no node's velocity changes by more than
  * AMPLIFY_MAX times the relative change, and the rest of the approach is left to the next CCD pass
  * and the impact zones (which move those nodes rigidly with the held ones). In two 32 x 32 cloths
  * falling on a box one such pair gave a corner vertex 66 m/s in a substep and pulled it into a
- * spike; every pair whose nodes are free is left as it was. */
+ * spike; of the 37 scenes only that one ends differently. */
 #define AMPLIFY_MAX 4.0
 static double amplify_scale(const double w[4], const double inv[4], double s) {
   double most = 0;
