@@ -497,3 +497,155 @@ TEST(bvh_pair_traversal_early_exit_deterministic_no_allocation) {
   bvh_free(&empty);
   bvh_free(&t);
 }
+
+/* ---- trees over moving items (bvh_motion_overlap) ------------------------------------------------ */
+
+/* Two segments (or a point and a triangle) whose nodes move on straight paths from s to e: the
+ * motion test on their start and end boxes, each inflated by R, holds whenever the features come
+ * within 2 R of each other along every axis at some time (sampled), and it rejects features that
+ * move together far apart, where their swept boxes overlap. */
+TEST(bvh_motion_overlap_holds_whenever_features_meet) {
+  rng r = {41};
+  const double R = 0.05;
+  int met = 0, rejected_swept = 0;
+  for (int trial = 0; trial < 4000; trial++) {
+    const int na = 1 + rng_int(&r, 3); /* nodes of the first side (of 4): point-triangle, edge-edge, triangle-point */
+    vec3 s[4], e[4];
+    const vec3 common = rng_vec(&r, -3, 3); /* a motion shared by everything (any frame) */
+    for (int k = 0; k < 4; k++) {
+      s[k] = rng_vec(&r, -0.4, 0.4);
+      e[k] = v3_add(v3_add(s[k], common), trial % 3 ? rng_vec(&r, -0.3, 0.3) : v3(0, 0, 0));
+    }
+    vec3 box[2][4]; /* per side: start lo, hi, end lo, hi (inflated by R) */
+    for (int side = 0; side < 2; side++) {
+      const int k0 = side ? na : 0, k1 = side ? 4 : na;
+      vec3 slo = s[k0], shi = s[k0], elo = e[k0], ehi = e[k0];
+      for (int k = k0 + 1; k < k1; k++) {
+        slo = v3_min(slo, s[k]), shi = v3_max(shi, s[k]);
+        elo = v3_min(elo, e[k]), ehi = v3_max(ehi, e[k]);
+      }
+      const vec3 re = v3(R, R, R);
+      box[side][0] = v3_sub(slo, re), box[side][1] = v3_add(shi, re);
+      box[side][2] = v3_sub(elo, re), box[side][3] = v3_add(ehi, re);
+    }
+    const int pass = bvh_motion_overlap(box[0][0], box[0][1], box[0][2], box[0][3], box[1][0], box[1][1], box[1][2], box[1][3]);
+    /* sampled points of the two features over the motion */
+    int close = 0;
+    for (int q = 0; q < 200 && !close; q++) {
+      const double t = q % 50 == 0 ? (q / 50) % 2 : rng_unit(&r);
+      vec3 p[2];
+      for (int side = 0; side < 2; side++) {
+        const int k0 = side ? na : 0, k1 = side ? 4 : na;
+        double w[4], sum = 0;
+        for (int k = k0; k < k1; k++) sum += w[k] = rng_unit(&r) + 1e-3;
+        p[side] = v3(0, 0, 0);
+        for (int k = k0; k < k1; k++) p[side] = v3_madd(p[side], v3_add(v3_scale(s[k], 1 - t), v3_scale(e[k], t)), w[k] / sum);
+      }
+      const vec3 d = v3_sub(p[0], p[1]);
+      close = fabs(d.x) <= 2 * R && fabs(d.y) <= 2 * R && fabs(d.z) <= 2 * R;
+    }
+    met += close;
+    if (close) CHECK(pass);
+    /* the swept boxes of the two sides */
+    const int swept = bvh_box_overlap(v3_min(box[0][0], box[0][2]), v3_max(box[0][1], box[0][3]), v3_min(box[1][0], box[1][2]),
+                                      v3_max(box[1][1], box[1][3]));
+    if (pass) CHECK(swept); /* never looser than the swept boxes */
+    rejected_swept += swept && !pass;
+  }
+  CHECK(met > 100);
+  CHECK(rejected_swept > 500); /* and much tighter when things move together */
+  /* two points 1 m apart moving 10 m together along the line between them: their swept boxes
+   * overlap, the motion test does not */
+  const vec3 z = v3(0, 0, 0);
+  CHECK(!bvh_motion_overlap(z, z, v3(10, 0, 0), v3(10, 0, 0), v3(1, 0, 0), v3(1, 0, 0), v3(11, 0, 0), v3(11, 0, 0)));
+  CHECK(bvh_box_overlap(z, v3(10, 0, 0), v3(1, 0, 0), v3(11, 0, 0)));
+  /* crossing paths meet in the middle: neither their starts nor their ends are near */
+  CHECK(bvh_motion_overlap(z, z, v3(2, 0, 0), v3(2, 0, 0), v3(2, 0, 0), v3(2, 0, 0), z, z));
+}
+
+/* The queries and traversals of trees with end boxes report exactly the pairs the motion test
+ * takes (brute force), in two parts as in one; trees whose end boxes are their start boxes report
+ * what box queries report. */
+static void moving_boxes(rng *r, int kind, int n, vec3 *lo, vec3 *hi, vec3 *elo, vec3 *ehi) {
+  random_boxes(r, kind, n, lo, hi);
+  for (int i = 0; i < n; i++) {
+    const vec3 d = i % 4 == 0 ? v3(0, 0, 0) : rng_vec(r, -1.5, 1.5);
+    elo[i] = v3_add(lo[i], d);
+    ehi[i] = v3_add(hi[i], d);
+  }
+}
+
+TEST(bvh_motion_queries_match_brute_force) {
+  enum { NA = 500, NB = 300 };
+  static vec3 alo[NA], ahi[NA], aelo[NA], aehi[NA], blo[NB], bhi[NB], belo[NB], behi[NB];
+  static unsigned char seen[NA * NA];
+  rng r = {43};
+  for (int kind = 0; kind < 3; kind++) {
+    const int sizes[][2] = {{1, 1}, {3, 2}, {NA, NB}, {NA, 1}};
+    for (int si = 0; si < 4; si++) {
+      const int na = sizes[si][0], nb = sizes[si][1];
+      moving_boxes(&r, kind, na, alo, ahi, aelo, aehi);
+      moving_boxes(&r, 0, nb, blo, bhi, belo, behi);
+      bvh a, b;
+      CHECK_EQ_INT(bvh_build(&a, alo, ahi, na, 4), 0);
+      CHECK_EQ_INT(bvh_build(&b, blo, bhi, nb, 3), 0);
+      CHECK_EQ_INT(bvh_enable_ends(&a), 0);
+      CHECK_EQ_INT(bvh_enable_ends(&b), 0);
+      bvh_refit_ends(&a, aelo, aehi);
+      bvh_refit_ends(&b, belo, behi);
+      /* one moving box against b */
+      for (int q = 0; q < 40; q++) {
+        const int k = rng_int(&r, na);
+        memset(seen, 0, sizeof seen);
+        hits h = {seen, 0, 0, 0};
+        CHECK_EQ_INT(bvh_query_motion(&b, alo[k], ahi[k], aelo[k], aehi[k], collect, &h), 0);
+        int bad = 0;
+        for (int j = 0; j < nb; j++)
+          bad += bvh_motion_overlap(alo[k], ahi[k], aelo[k], aehi[k], blo[j], bhi[j], belo[j], behi[j]) != seen[j];
+        CHECK_EQ_INT(bad, 0);
+        CHECK_EQ_INT(h.dup, 0);
+      }
+      /* a against b, in one traversal and in two parts */
+      for (int parts = 0; parts < 2; parts++) {
+        memset(seen, 0, sizeof seen);
+        pair_hits h = {seen, nb, 0, 0, 0, 0};
+        if (parts) {
+          CHECK_EQ_INT(bvh_query_pairs_part(&a, &b, 0, collect_pair, &h), 0);
+          CHECK_EQ_INT(bvh_query_pairs_part(&a, &b, 1, collect_pair, &h), 0);
+        } else {
+          CHECK_EQ_INT(bvh_query_pairs(&a, &b, collect_pair, &h), 0);
+        }
+        int bad = 0;
+        for (int i = 0; i < na; i++)
+          for (int j = 0; j < nb; j++)
+            bad += bvh_motion_overlap(alo[i], ahi[i], aelo[i], aehi[i], blo[j], bhi[j], belo[j], behi[j]) != seen[(size_t)i * nb + j];
+        CHECK_EQ_INT(bad, 0);
+        CHECK_EQ_INT(h.dup, 0);
+      }
+      /* a with itself */
+      memset(seen, 0, sizeof seen);
+      pair_hits s = {seen, na, 0, 0, 0, 0};
+      CHECK_EQ_INT(bvh_query_self_part(&a, 0, collect_self, &s), 0);
+      CHECK_EQ_INT(bvh_query_self_part(&a, 1, collect_self, &s), 0);
+      int bad = 0, expect = 0;
+      for (int i = 0; i < na; i++)
+        for (int j = i + 1; j < na; j++) {
+          const int ov = bvh_motion_overlap(alo[i], ahi[i], aelo[i], aehi[i], alo[j], ahi[j], aelo[j], aehi[j]);
+          expect += ov;
+          bad += ov != seen[(size_t)i * na + j];
+        }
+      CHECK_EQ_INT(bad, 0);
+      CHECK_EQ_INT(s.count, expect);
+      CHECK_EQ_INT(s.misordered + s.dup, 0);
+      /* end boxes equal to the start boxes: the box traversal's pairs */
+      bvh_refit_ends(&a, alo, ahi);
+      CHECK_EQ_INT(a.ends_differ, 0);
+      memset(seen, 0, sizeof seen);
+      pair_hits u = {seen, na, 0, 0, 0, 0};
+      CHECK_EQ_INT(bvh_query_self(&a, collect_self, &u), 0);
+      CHECK_EQ_INT(overlap_mismatches(seen, na, alo, ahi, na, alo, ahi, na, 1), 0);
+      bvh_free(&a);
+      bvh_free(&b);
+    }
+  }
+}

@@ -21,6 +21,10 @@ void bvh_free(bvh *t) {
   core_free(t->items);
   core_free(t->item_lo);
   core_free(t->item_hi);
+  core_free(t->node_elo);
+  core_free(t->node_ehi);
+  core_free(t->item_elo);
+  core_free(t->item_ehi);
   bvh_clear(t);
 }
 
@@ -229,6 +233,83 @@ void bvh_refit(bvh *t, const vec3 *lo, const vec3 *hi) {
   }
 }
 
+int bvh_enable_ends(bvh *t) {
+  if (t->node_elo || t->item_count == 0) return 0;
+  /* (room for every tree of this many items: a rebuild may shape it differently) */
+  const size_t nn = 2 * (size_t)t->item_count - 1, ni = (size_t)t->item_count;
+  t->node_elo = core_alloc(nn, sizeof(vec3));
+  t->node_ehi = core_alloc(nn, sizeof(vec3));
+  t->item_elo = core_alloc(ni, sizeof(vec3));
+  t->item_ehi = core_alloc(ni, sizeof(vec3));
+  if (t->node_elo && t->node_ehi && t->item_elo && t->item_ehi) return 0;
+  core_free(t->node_elo);
+  core_free(t->node_ehi);
+  core_free(t->item_elo);
+  core_free(t->item_ehi);
+  t->node_elo = t->node_ehi = t->item_elo = t->item_ehi = NULL;
+  return loom_fail("bvh: out of memory for the end boxes of %d items", t->item_count);
+}
+
+void bvh_refit_ends(bvh *t, const vec3 *elo, const vec3 *ehi) {
+  if (!t->node_elo) return;
+  int differ = 0;
+  for (int i = 0; i < t->item_count; i++) {
+    const vec3 a = elo[t->items[i]], b = ehi[t->items[i]], lo = t->item_lo[i], hi = t->item_hi[i];
+    t->item_elo[i] = a;
+    t->item_ehi[i] = b;
+    differ |= a.x != lo.x || a.y != lo.y || a.z != lo.z || b.x != hi.x || b.y != hi.y || b.z != hi.z;
+  }
+  t->ends_differ = differ;
+  for (int id = t->node_count - 1; id >= 0; id--) {
+    const bvh_node *nd = &t->nodes[id];
+    if (nd->left < 0) {
+      vec3 lo = t->item_elo[nd->right], hi = t->item_ehi[nd->right];
+      for (int i = 1; i < nd->count; i++) {
+        lo = v3_min(lo, t->item_elo[nd->right + i]);
+        hi = v3_max(hi, t->item_ehi[nd->right + i]);
+      }
+      t->node_elo[id] = lo;
+      t->node_ehi[id] = hi;
+    } else {
+      t->node_elo[id] = v3_min(t->node_elo[nd->left], t->node_elo[nd->right]);
+      t->node_ehi[id] = v3_max(t->node_ehi[nd->left], t->node_ehi[nd->right]);
+    }
+  }
+}
+
+int bvh_motion_overlap(vec3 alo, vec3 ahi, vec3 aelo, vec3 aehi, vec3 blo, vec3 bhi, vec3 belo, vec3 behi) {
+  return (alo.x <= bhi.x || aelo.x <= behi.x) && (blo.x <= ahi.x || belo.x <= aehi.x) &&
+         (alo.y <= bhi.y || aelo.y <= behi.y) && (blo.y <= ahi.y || belo.y <= aehi.y) &&
+         (alo.z <= bhi.z || aelo.z <= behi.z) && (blo.z <= ahi.z || belo.z <= aehi.z);
+}
+
+int bvh_query_motion(const bvh *t, vec3 lo, vec3 hi, vec3 elo, vec3 ehi, int (*fn)(int item, void *ctx), void *ctx) {
+  if (!t || t->node_count == 0 || !t->node_elo) return 0;
+  if (!t->ends_differ && lo.x == elo.x && lo.y == elo.y && lo.z == elo.z && hi.x == ehi.x && hi.y == ehi.y && hi.z == ehi.z)
+    return bvh_query_box(t, lo, hi, fn, ctx); /* (the same test: start and end boxes are one) */
+  int32_t stack[BVH_MAX_DEPTH];
+  int sp = 0;
+  int32_t id = 0;
+  for (;;) {
+    const bvh_node *nd = &t->nodes[id];
+    if (bvh_motion_overlap(nd->lo, nd->hi, t->node_elo[id], t->node_ehi[id], lo, hi, elo, ehi)) {
+      if (nd->left >= 0) {
+        stack[sp++] = nd->right;
+        id = nd->left;
+        continue;
+      }
+      for (int i = nd->right; i < nd->right + nd->count; i++) {
+        if (bvh_motion_overlap(t->item_lo[i], t->item_hi[i], t->item_elo[i], t->item_ehi[i], lo, hi, elo, ehi)) {
+          int r = fn(t->items[i], ctx);
+          if (r) return r;
+        }
+      }
+    }
+    if (sp == 0) return 0;
+    id = stack[--sp];
+  }
+}
+
 int bvh_box_overlap(vec3 alo, vec3 ahi, vec3 blo, vec3 bhi) {
   return alo.x <= bhi.x && blo.x <= ahi.x && alo.y <= bhi.y && blo.y <= ahi.y && alo.z <= bhi.z && blo.z <= ahi.z;
 }
@@ -336,10 +417,13 @@ static double box_extent(const bvh_node *nd) {
 /* Items of two leaves; a leaf with itself (same) pairs slots i < j; ordered puts the smaller item
  * index first (self traversal). */
 static int leaf_pairs(const bvh *a, const bvh_node *la, const bvh *b, const bvh_node *lb, int same, int ordered,
-                      int (*fn)(int, int, void *), void *ctx) {
+                      int ends, int (*fn)(int, int, void *), void *ctx) {
   for (int i = la->right; i < la->right + la->count; i++) {
     for (int j = same ? i + 1 : lb->right; j < lb->right + lb->count; j++) {
-      if (!bvh_box_overlap(a->item_lo[i], a->item_hi[i], b->item_lo[j], b->item_hi[j])) continue;
+      if (ends ? !bvh_motion_overlap(a->item_lo[i], a->item_hi[i], a->item_elo[i], a->item_ehi[i], b->item_lo[j],
+                                     b->item_hi[j], b->item_elo[j], b->item_ehi[j])
+               : !bvh_box_overlap(a->item_lo[i], a->item_hi[i], b->item_lo[j], b->item_hi[j]))
+        continue;
       int ia = a->items[i], ib = b->items[j];
       int r = ordered && ib < ia ? fn(ib, ia, ctx) : fn(ia, ib, ctx);
       if (r) return r;
@@ -354,6 +438,8 @@ static int pair_traverse(const bvh *a, const bvh *b, int self, int na0, int nb0,
   pair_entry stack[BVH_PAIR_STACK];
   int sp = 0;
   pair_entry e = {na0, nb0};
+  /* (trees whose end boxes are their start boxes: the motion test is the box test) */
+  const int ends = a->node_elo && b->node_elo && (a->ends_differ || b->ends_differ);
   for (;;) {
     const bvh_node *na = &a->nodes[e.na], *nb = &b->nodes[e.nb];
     if (self && e.na == e.nb) {
@@ -364,9 +450,11 @@ static int pair_traverse(const bvh *a, const bvh *b, int self, int na0, int nb0,
         e = (pair_entry){na->left, na->left};
         continue;
       }
-      int r = leaf_pairs(a, na, b, nb, 1, 1, fn, ctx);
+      int r = leaf_pairs(a, na, b, nb, 1, 1, ends, fn, ctx);
       if (r) return r;
-    } else if (bvh_box_overlap(na->lo, na->hi, nb->lo, nb->hi)) {
+    } else if (ends ? bvh_motion_overlap(na->lo, na->hi, a->node_elo[e.na], a->node_ehi[e.na], nb->lo, nb->hi,
+                                         b->node_elo[e.nb], b->node_ehi[e.nb])
+                    : bvh_box_overlap(na->lo, na->hi, nb->lo, nb->hi)) {
       int split_a = na->left >= 0 && (nb->left < 0 || box_extent(na) >= box_extent(nb));
       if (split_a || nb->left >= 0) {
         LOOM_ASSERT(sp + 1 <= BVH_PAIR_STACK, "bvh pair stack overflow");
@@ -379,7 +467,7 @@ static int pair_traverse(const bvh *a, const bvh *b, int self, int na0, int nb0,
         }
         continue;
       }
-      int r = leaf_pairs(a, na, b, nb, 0, self, fn, ctx);
+      int r = leaf_pairs(a, na, b, nb, 0, self, ends, fn, ctx);
       if (r) return r;
     }
     if (sp == 0) return 0;

@@ -20,6 +20,11 @@ typedef struct bvh {
   int node_count, item_count;
   vec3 *item_lo, *item_hi; /* item boxes in leaf order (parallel to items): queries test items
                             * exactly, whatever the leaf size */
+  /* end boxes (bvh_enable_ends; NULL without): a second box per node and item, for items that
+   * move — [lo, hi] holds where an item starts, [elo, ehi] where it ends */
+  vec3 *node_elo, *node_ehi, *item_elo, *item_ehi;
+  int ends_differ; /* some item's end box is not its start box (bvh_refit_ends): without, the
+                    * motion tests are box tests */
 } bvh;
 
 /* Maximum depth of a tree (root = depth 0). Median splits halve the item count at every level,
@@ -48,6 +53,23 @@ void bvh_work_free(bvh_work *wk);
 int bvh_work_reserve(bvh_work *wk, int n); /* buffers for n boxes; 0 or -1 */
 /* Recomputes node boxes bottom-up from new item boxes (same n). */
 void bvh_refit(bvh *t, const vec3 *lo, const vec3 *hi);
+
+/* Trees over moving items. Each item has a start box [lo, hi] (the tree's boxes, which the build
+ * splits) and an end box [elo, ehi]. Two items whose points move on straight paths, each from its
+ * start box to its end box over the same interval, can only meet if along every axis their start
+ * boxes or their end boxes reach each other on each side (bvh_motion_overlap): the difference of two
+ * such points is a convex combination of a difference of starts and a difference of ends. The
+ * test does not depend on the frame (a common motion shifts every end box alike), so parts of a
+ * moving body that move together are near only where they are near, where swept boxes, stretched
+ * by the motion, overlap everything along it. A node's boxes are the unions of its items'.
+ * bvh_enable_ends allocates the end boxes once (a rebuild of the same size keeps them; 0 or -1);
+ * bvh_refit_ends sets them after a bvh_refit or bvh_rebuild with the same start boxes. The pair
+ * traversals below test end boxes too when both trees have them; bvh_query_motion is the query
+ * of one moving box. */
+int bvh_enable_ends(bvh *t);
+void bvh_refit_ends(bvh *t, const vec3 *elo, const vec3 *ehi);
+int bvh_motion_overlap(vec3 alo, vec3 ahi, vec3 aelo, vec3 aehi, vec3 blo, vec3 bhi, vec3 belo, vec3 behi);
+int bvh_query_motion(const bvh *t, vec3 lo, vec3 hi, vec3 elo, vec3 ehi, int (*fn)(int item, void *ctx), void *ctx);
 /* Calls fn(item, ctx) for every item whose box overlaps [lo, hi]; stops early when fn returns
  * non-zero (that value is returned). Uses a fixed stack (depth <= BVH_MAX_DEPTH): no allocation. */
 int bvh_query_box(const bvh *t, vec3 lo, vec3 hi, int (*fn)(int item, void *ctx), void *ctx);
@@ -56,7 +78,8 @@ int bvh_query_box(const bvh *t, vec3 lo, vec3 hi, int (*fn)(int item, void *ctx)
 int bvh_query_segment(const bvh *t, vec3 p0, vec3 p1, int (*fn)(int item, void *ctx), void *ctx);
 
 /* Pair traversal: calls fn(ia, ib, ctx) once for every item ia of a and ib of b whose boxes
- * overlap (same closed-box test as bvh_box_overlap). Self traversal: calls fn(i, j, ctx) once for
+ * overlap (same closed-box test as bvh_box_overlap; bvh_motion_overlap when both trees have end
+ * boxes and one of them has an end box that differs from its start box). Self traversal: calls fn(i, j, ctx) once for
  * every unordered pair of distinct items of t whose boxes overlap, with i < j (item indices).
  * Both descend the two trees together (the node with the larger box splits first), stop early
  * when fn returns non-zero (that value is returned), use a fixed stack of BVH_PAIR_STACK node

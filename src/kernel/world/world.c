@@ -409,6 +409,14 @@ void particles_free(particles *p) {
   core_free(c->vbar0);
   core_free(c->ecol);
   core_free(c->ecol_hi);
+  core_free(c->ecol_e);
+  core_free(c->ecol_ehi);
+  core_free(c->tri_elo);
+  core_free(c->tri_ehi);
+  core_free(c->edge_elo);
+  core_free(c->edge_ehi);
+  core_free(c->vert_elo);
+  core_free(c->vert_ehi);
   core_free(c->stamp);
   core_free(c->nobs);
   core_free(c->held);
@@ -613,7 +621,10 @@ LOOM_API int loom_body_collision_boxes(const loom_world *w, int handle, int dept
       continue;
     }
     if (count < cap) {
-      const vec3 a = v3_add(nd->lo, shift), b = v3_add(nd->hi, shift);
+      /* the space the node's features take over the substep the trees were made for: its start
+       * box and its end box together */
+      const vec3 a = v3_add(t->node_elo ? v3_min(nd->lo, t->node_elo[id]) : nd->lo, shift);
+      const vec3 b = v3_add(t->node_ehi ? v3_max(nd->hi, t->node_ehi[id]) : nd->hi, shift);
       lo[count] = (loom_vec3){a.x, a.y, a.z};
       hi[count] = (loom_vec3){b.x, b.y, b.z};
     }

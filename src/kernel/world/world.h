@@ -37,15 +37,19 @@ typedef struct particle_collide {
   int ne;
   int32_t *edge;         /* unique edges of the surface triangles: 2 vertices each, lower first */
   bvh tri_tree, edge_tree;
-  bvh vert_tree;         /* the vertices' path boxes (a list's top-up finds the vertices near a moved face) */
-  vec3 *vert_lo, *vert_hi;
+  bvh vert_tree;         /* the vertices' start and end boxes (a list's top-up finds the vertices near a
+                          * moved face) */
+  vec3 *vert_lo, *vert_hi, *vert_elo, *vert_ehi;
   vec3 *was;             /* a top-up's copy of the vertex, triangle and edge boxes before it */
   int vert_ok;           /* vert_tree was built since the last collection (a top-up refits it) */
   bvh_work bwork;        /* the trees' rebuild buffers */
-  vec3 *tri_lo, *tri_hi, *edge_lo, *edge_hi;
+  vec3 *tri_lo, *tri_hi, *edge_lo, *edge_hi; /* the features' start boxes (the trees' boxes) */
+  vec3 *tri_elo, *tri_ehi, *edge_elo, *edge_ehi; /* and their end boxes (bvh_enable_ends) */
   double built_area;     /* summed node box areas right after the last build (quality reference) */
   vec3 *vbar, *vbar0;    /* mean velocity over the substep: corrected, and as predicted */
-  vec3 *ecol, *ecol_hi;  /* each vertex's path box when the candidates were last collected */
+  vec3 *ecol, *ecol_hi;  /* each vertex's start box and end box when the candidates were last collected
+                          * or topped up (contact_collide.c, vertex_boxes) */
+  vec3 *ecol_e, *ecol_ehi;
   double tree_reach;     /* the inflation of the trees' boxes (and the vertex queries') at their last
                           * update */
   double *inv_m;         /* inverse masses in the pipeline: 0 for pinned vertices */
