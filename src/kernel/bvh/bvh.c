@@ -277,6 +277,15 @@ void bvh_refit_ends(bvh *t, const vec3 *elo, const vec3 *ehi) {
   }
 }
 
+void bvh_ends_equal(bvh *t) { t->ends_differ = 0; }
+
+/* A node's or an item's end box: its start box in a tree whose end boxes are its start boxes
+ * (their arrays are then not kept up to date) */
+static inline vec3 node_elo(const bvh *t, int id) { return t->ends_differ ? t->node_elo[id] : t->nodes[id].lo; }
+static inline vec3 node_ehi(const bvh *t, int id) { return t->ends_differ ? t->node_ehi[id] : t->nodes[id].hi; }
+static inline vec3 item_elo(const bvh *t, int i) { return t->ends_differ ? t->item_elo[i] : t->item_lo[i]; }
+static inline vec3 item_ehi(const bvh *t, int i) { return t->ends_differ ? t->item_ehi[i] : t->item_hi[i]; }
+
 int bvh_motion_overlap(vec3 alo, vec3 ahi, vec3 aelo, vec3 aehi, vec3 blo, vec3 bhi, vec3 belo, vec3 behi) {
   return (alo.x <= bhi.x || aelo.x <= behi.x) && (blo.x <= ahi.x || belo.x <= aehi.x) &&
          (alo.y <= bhi.y || aelo.y <= behi.y) && (blo.y <= ahi.y || belo.y <= aehi.y) &&
@@ -284,7 +293,7 @@ int bvh_motion_overlap(vec3 alo, vec3 ahi, vec3 aelo, vec3 aehi, vec3 blo, vec3 
 }
 
 int bvh_query_motion(const bvh *t, vec3 lo, vec3 hi, vec3 elo, vec3 ehi, int (*fn)(int item, void *ctx), void *ctx) {
-  if (!t || t->node_count == 0 || !t->node_elo) return 0;
+  if (!t || t->node_count == 0) return 0;
   if (!t->ends_differ && lo.x == elo.x && lo.y == elo.y && lo.z == elo.z && hi.x == ehi.x && hi.y == ehi.y && hi.z == ehi.z)
     return bvh_query_box(t, lo, hi, fn, ctx); /* (the same test: start and end boxes are one) */
   int32_t stack[BVH_MAX_DEPTH];
@@ -292,14 +301,14 @@ int bvh_query_motion(const bvh *t, vec3 lo, vec3 hi, vec3 elo, vec3 ehi, int (*f
   int32_t id = 0;
   for (;;) {
     const bvh_node *nd = &t->nodes[id];
-    if (bvh_motion_overlap(nd->lo, nd->hi, t->node_elo[id], t->node_ehi[id], lo, hi, elo, ehi)) {
+    if (bvh_motion_overlap(nd->lo, nd->hi, node_elo(t, id), node_ehi(t, id), lo, hi, elo, ehi)) {
       if (nd->left >= 0) {
         stack[sp++] = nd->right;
         id = nd->left;
         continue;
       }
       for (int i = nd->right; i < nd->right + nd->count; i++) {
-        if (bvh_motion_overlap(t->item_lo[i], t->item_hi[i], t->item_elo[i], t->item_ehi[i], lo, hi, elo, ehi)) {
+        if (bvh_motion_overlap(t->item_lo[i], t->item_hi[i], item_elo(t, i), item_ehi(t, i), lo, hi, elo, ehi)) {
           int r = fn(t->items[i], ctx);
           if (r) return r;
         }
@@ -420,8 +429,8 @@ static int leaf_pairs(const bvh *a, const bvh_node *la, const bvh *b, const bvh_
                       int ends, int (*fn)(int, int, void *), void *ctx) {
   for (int i = la->right; i < la->right + la->count; i++) {
     for (int j = same ? i + 1 : lb->right; j < lb->right + lb->count; j++) {
-      if (ends ? !bvh_motion_overlap(a->item_lo[i], a->item_hi[i], a->item_elo[i], a->item_ehi[i], b->item_lo[j],
-                                     b->item_hi[j], b->item_elo[j], b->item_ehi[j])
+      if (ends ? !bvh_motion_overlap(a->item_lo[i], a->item_hi[i], item_elo(a, i), item_ehi(a, i), b->item_lo[j],
+                                     b->item_hi[j], item_elo(b, j), item_ehi(b, j))
                : !bvh_box_overlap(a->item_lo[i], a->item_hi[i], b->item_lo[j], b->item_hi[j]))
         continue;
       int ia = a->items[i], ib = b->items[j];
@@ -439,7 +448,7 @@ static int pair_traverse(const bvh *a, const bvh *b, int self, int na0, int nb0,
   int sp = 0;
   pair_entry e = {na0, nb0};
   /* (trees whose end boxes are their start boxes: the motion test is the box test) */
-  const int ends = a->node_elo && b->node_elo && (a->ends_differ || b->ends_differ);
+  const int ends = a->ends_differ || b->ends_differ;
   for (;;) {
     const bvh_node *na = &a->nodes[e.na], *nb = &b->nodes[e.nb];
     if (self && e.na == e.nb) {
@@ -452,8 +461,8 @@ static int pair_traverse(const bvh *a, const bvh *b, int self, int na0, int nb0,
       }
       int r = leaf_pairs(a, na, b, nb, 1, 1, ends, fn, ctx);
       if (r) return r;
-    } else if (ends ? bvh_motion_overlap(na->lo, na->hi, a->node_elo[e.na], a->node_ehi[e.na], nb->lo, nb->hi,
-                                         b->node_elo[e.nb], b->node_ehi[e.nb])
+    } else if (ends ? bvh_motion_overlap(na->lo, na->hi, node_elo(a, e.na), node_ehi(a, e.na), nb->lo, nb->hi,
+                                         node_elo(b, e.nb), node_ehi(b, e.nb))
                     : bvh_box_overlap(na->lo, na->hi, nb->lo, nb->hi)) {
       int split_a = na->left >= 0 && (nb->left < 0 || box_extent(na) >= box_extent(nb));
       if (split_a || nb->left >= 0) {

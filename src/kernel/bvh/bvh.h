@@ -24,7 +24,7 @@ typedef struct bvh {
    * move — [lo, hi] holds where an item starts, [elo, ehi] where it ends */
   vec3 *node_elo, *node_ehi, *item_elo, *item_ehi;
   int ends_differ; /* some item's end box is not its start box (bvh_refit_ends): without, the
-                    * motion tests are box tests */
+                    * motion tests are box tests and the end boxes' arrays are not read */
 } bvh;
 
 /* Maximum depth of a tree (root = depth 0). Median splits halve the item count at every level,
@@ -68,6 +68,8 @@ void bvh_refit(bvh *t, const vec3 *lo, const vec3 *hi);
  * of one moving box. */
 int bvh_enable_ends(bvh *t);
 void bvh_refit_ends(bvh *t, const vec3 *elo, const vec3 *ehi);
+/* Every item's end box is its start box (what bvh_refit_ends would find, without the refit). */
+void bvh_ends_equal(bvh *t);
 int bvh_motion_overlap(vec3 alo, vec3 ahi, vec3 aelo, vec3 aehi, vec3 blo, vec3 bhi, vec3 belo, vec3 behi);
 int bvh_query_motion(const bvh *t, vec3 lo, vec3 hi, vec3 elo, vec3 ehi, int (*fn)(int item, void *ctx), void *ctx);
 /* Calls fn(item, ctx) for every item whose box overlaps [lo, hi]; stops early when fn returns

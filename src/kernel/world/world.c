@@ -623,8 +623,8 @@ LOOM_API int loom_body_collision_boxes(const loom_world *w, int handle, int dept
     if (count < cap) {
       /* the space the node's features take over the substep the trees were made for: its start
        * box and its end box together */
-      const vec3 a = v3_add(t->node_elo ? v3_min(nd->lo, t->node_elo[id]) : nd->lo, shift);
-      const vec3 b = v3_add(t->node_ehi ? v3_max(nd->hi, t->node_ehi[id]) : nd->hi, shift);
+      const vec3 a = v3_add(t->ends_differ ? v3_min(nd->lo, t->node_elo[id]) : nd->lo, shift);
+      const vec3 b = v3_add(t->ends_differ ? v3_max(nd->hi, t->node_ehi[id]) : nd->hi, shift);
       lo[count] = (loom_vec3){a.x, a.y, a.z};
       hi[count] = (loom_vec3){b.x, b.y, b.z};
     }

@@ -50,6 +50,7 @@ typedef struct particle_collide {
   vec3 *ecol, *ecol_hi;  /* each vertex's start box and end box when the candidates were last collected
                           * or topped up (contact_collide.c, vertex_boxes) */
   vec3 *ecol_e, *ecol_ehi;
+  int ends;              /* how many vertices have an end box that is not their start box */
   double tree_reach;     /* the inflation of the trees' boxes (and the vertex queries') at their last
                           * update */
   double *inv_m;         /* inverse masses in the pipeline: 0 for pinned vertices */
