@@ -54,9 +54,8 @@ typedef struct cbody {
   const vec3 *was_lo, *was_hi, *was_elo, *was_ehi, *was_tri_lo, *was_tri_hi, *was_tri_elo, *was_tri_ehi, *was_edge_lo,
       *was_edge_hi, *was_edge_elo, *was_edge_ehi;
   double was_reach;
-  int was_ends; /* the body's end boxes were its start boxes (ends == 0: their arrays not set) */
-  int was_all; /* the was_ arrays hold every feature (else only those with a vertex the top-up
-                * moves: the others' boxes are the same as before it) */
+  int was_ends; /* the body had vertices whose end boxes are not their start boxes (ends; without,
+                 * the end boxes' arrays are neither set nor copied) */
 } cbody;
 
 typedef struct collide_ctx {
@@ -220,7 +219,10 @@ static inline vec3 frame_end(const collide_ctx *cx, const particles *p, int i) {
  * together are then near only where they are near, instead of wherever their swept boxes, long
  * with the motion, overlap (a 128 x 128 cloth falling from horizontal: 2.7 times fewer
  * candidates on average, a step 23 % shorter), and its list serves while it starts and ends within
- * the margin of them, so it is collected again at the next substep. The threshold weighs the two:
+ * the margin of them, so it is collected again at the next substep. A top-up gives the vertices it
+ * moves their swept boxes (`points` 0: the few vertices a pile's impulses fling would otherwise
+ * turn the whole body's trees to the motion test, which costs more per node). The threshold
+ * weighs the two:
  * at four margins the falling cloth took 28 % less time but a 64² pile, whose vertices move back
  * and forth within their swept boxes and keep their lists, 10 % more; at eight 23 % less and about
  * 4 % more (within the noise of the measurement); at twelve 15 % less and the same. Either
@@ -228,12 +230,12 @@ static inline vec3 frame_end(const collide_ctx *cx, const particles *p, int i) {
  * convex hull of a point of its start box and a point of its end box, which is what
  * bvh_motion_overlap needs. */
 #define SWEEP_FORM 8.0
-static void vertex_boxes(const collide_ctx *cx, const cbody *cb, int i) {
+static void vertex_boxes(const collide_ctx *cx, const cbody *cb, int i, int points) {
   particles *p = cb->p;
   particle_collide *c = &p->col;
   const vec3 s0 = frame_start(cx, p, i), e = frame_end(cx, p, i), d = v3_sub(e, s0);
   const double lim = SWEEP_FORM * cb->margin;
-  if (fabs(d.x) > lim || fabs(d.y) > lim || fabs(d.z) > lim) {
+  if (points && (fabs(d.x) > lim || fabs(d.y) > lim || fabs(d.z) > lim)) {
     c->ecol[i] = c->ecol_hi[i] = s0;
     c->ecol_e[i] = c->ecol_ehi[i] = e;
   } else {
@@ -284,7 +286,7 @@ static void tree_part(void *ctx, int part) {
       const int i0 = tr[0], i1 = tr[1], i2 = tr[2];
       c->tri_lo[k] = v3_sub(v3_min(v3_min(c->ecol[i0], c->ecol[i1]), c->ecol[i2]), e);
       c->tri_hi[k] = v3_add(v3_max(v3_max(c->ecol_hi[i0], c->ecol_hi[i1]), c->ecol_hi[i2]), e);
-      if (!c->ends) continue; /* (end boxes are start boxes: feature_boxes) */
+      if (!c->ends) continue; /* (no vertex has end boxes of its own: set_ends) */
       c->tri_elo[k] = v3_sub(v3_min(v3_min(c->ecol_e[i0], c->ecol_e[i1]), c->ecol_e[i2]), e);
       c->tri_ehi[k] = v3_add(v3_max(v3_max(c->ecol_ehi[i0], c->ecol_ehi[i1]), c->ecol_ehi[i2]), e);
     }
@@ -398,42 +400,30 @@ static inline int edges_touch(const int32_t *E, int i, int j) {
  * vertices_range forms it, so the test gives the same bits as the one that found it). Most of what
  * a moved vertex's queries find is such a pair (a 64² pile: about 49 of every 50); the rest are
  * sorted and checked against the list. */
-/* During a top-up: the boxes a vertex (kind 0, not inflated), a triangle (1) or an edge (2) of body
- * B had at the last update — the top-up's copy when `was` (it has a vertex the top-up moves, or
- * every feature was copied), else the current ones, which are the same; a body whose end boxes
- * were its start boxes has them in the start boxes' arrays only. */
-static void feature_boxes(const cbody *B, const particle_collide *c, int was, int kind, int k, vec3 out[4]) {
-  const int ends = was ? B->was_ends : c->ends;
-  const vec3 *lo = kind == 0 ? (was ? B->was_lo : c->ecol) : kind == 1 ? (was ? B->was_tri_lo : c->tri_lo) : (was ? B->was_edge_lo : c->edge_lo);
-  const vec3 *hi = kind == 0 ? (was ? B->was_hi : c->ecol_hi) : kind == 1 ? (was ? B->was_tri_hi : c->tri_hi) : (was ? B->was_edge_hi : c->edge_hi);
-  const vec3 *elo = kind == 0 ? (was ? B->was_elo : c->ecol_e) : kind == 1 ? (was ? B->was_tri_elo : c->tri_elo) : (was ? B->was_edge_elo : c->edge_elo);
-  const vec3 *ehi = kind == 0 ? (was ? B->was_ehi : c->ecol_ehi) : kind == 1 ? (was ? B->was_tri_ehi : c->tri_ehi) : (was ? B->was_edge_ehi : c->edge_ehi);
-  out[0] = lo[k];
-  out[1] = hi[k];
-  out[2] = kind == 0 || ends ? elo[k] : lo[k];
-  out[3] = kind == 0 || ends ? ehi[k] : hi[k];
-}
-
 static int listed(collide_ctx *cx, int ee, int a, int i, int b, int t) {
   if (!cx->topup) return 0;
   const cbody *A = &cx->b[a], *B = &cx->b[b];
-  const particle_collide *ca = &A->p->col, *cb = &B->p->col;
-  const uint8_t *oa = cx->out + A->offset, *ob = cx->out + B->offset;
   int was;
-  vec3 fa[4], fb[4]; /* each feature's boxes: start lo, hi, end lo, hi */
-  if (ee) {
-    /* (an edge without a moved vertex has the box it had) */
-    const int32_t *ea = &ca->edge[2 * i], *eb = &cb->edge[2 * t];
-    feature_boxes(A, ca, A->was_all || oa[ea[0]] || oa[ea[1]], 2, i, fa);
-    feature_boxes(B, cb, B->was_all || ob[eb[0]] || ob[eb[1]], 2, t, fb);
+  if (!A->was_ends && !B->was_ends) {
+    /* every end box was its start box: the box test */
+    if (ee) {
+      was = bvh_box_overlap(A->was_edge_lo[i], A->was_edge_hi[i], B->was_edge_lo[t], B->was_edge_hi[t]);
+    } else {
+      const vec3 e = v3(A->was_reach, A->was_reach, A->was_reach);
+      was = bvh_box_overlap(v3_sub(A->was_lo[i], e), v3_add(A->was_hi[i], e), B->was_tri_lo[t], B->was_tri_hi[t]);
+    }
+  } else if (ee) {
+    was = bvh_motion_overlap(A->was_edge_lo[i], A->was_edge_hi[i], A->was_ends ? A->was_edge_elo[i] : A->was_edge_lo[i],
+                             A->was_ends ? A->was_edge_ehi[i] : A->was_edge_hi[i], B->was_edge_lo[t], B->was_edge_hi[t],
+                             B->was_ends ? B->was_edge_elo[t] : B->was_edge_lo[t],
+                             B->was_ends ? B->was_edge_ehi[t] : B->was_edge_hi[t]);
   } else {
-    const int32_t *tr = &B->p->tri[3 * t];
-    feature_boxes(A, ca, A->was_all || oa[i], 0, i, fa);
     const vec3 e = v3(A->was_reach, A->was_reach, A->was_reach);
-    fa[0] = v3_sub(fa[0], e), fa[1] = v3_add(fa[1], e), fa[2] = v3_sub(fa[2], e), fa[3] = v3_add(fa[3], e);
-    feature_boxes(B, cb, B->was_all || ob[tr[0]] || ob[tr[1]] || ob[tr[2]], 1, t, fb);
+    const vec3 *elo = A->was_ends ? A->was_elo : A->was_lo, *ehi = A->was_ends ? A->was_ehi : A->was_hi;
+    was = bvh_motion_overlap(v3_sub(A->was_lo[i], e), v3_add(A->was_hi[i], e), v3_sub(elo[i], e), v3_add(ehi[i], e),
+                             B->was_tri_lo[t], B->was_tri_hi[t], B->was_ends ? B->was_tri_elo[t] : B->was_tri_lo[t],
+                             B->was_ends ? B->was_tri_ehi[t] : B->was_tri_hi[t]);
   }
-  was = bvh_motion_overlap(fa[0], fa[1], fa[2], fa[3], fb[0], fb[1], fb[2], fb[3]);
   cx->nlisted += was;
   return was;
 }
@@ -760,7 +750,7 @@ static int collect(collide_ctx *cx) {
   cx->w->cframe_t = cx->tnow;
   for (int a = 0; a < cx->nb; a++) {
     particles *p = cx->b[a].p;
-    for (int i = 0; i < p->n; i++) vertex_boxes(cx, &cx->b[a], i);
+    for (int i = 0; i < p->n; i++) vertex_boxes(cx, &cx->b[a], i, 1);
     p->col.ends = count_ends(&p->col, p->n);
     if (update_trees(&cx->b[a], world_par(cx->w))) return -1;
     p->col.frame_v = cx->vref; /* (the frame of the trees' boxes: loom_body_collision_boxes) */
@@ -1780,10 +1770,11 @@ static int moved_vertices(const collide_ctx *cx, uint8_t *out) {
     const particle_collide *c = &p->col;
     const double r = cx->b[a].margin;
     const vec3 e = v3(r, r, r);
+    const vec3 *el = c->ends ? c->ecol_e : c->ecol, *eh = c->ends ? c->ecol_ehi : c->ecol_hi;
     for (int i = 0; i < p->n; i++) {
       /* it starts within the margin of its start box and ends within the margin of its end box */
       const vec3 lo = v3_sub(c->ecol[i], e), hi = v3_add(c->ecol_hi[i], e);
-      const vec3 elo = v3_sub(c->ecol_e[i], e), ehi = v3_add(c->ecol_ehi[i], e);
+      const vec3 elo = v3_sub(el[i], e), ehi = v3_add(eh[i], e);
       const vec3 x0 = frame_start(cx, p, i), x1 = frame_end(cx, p, i);
       const int left = x0.x < lo.x || x0.y < lo.y || x0.z < lo.z || x0.x > hi.x || x0.y > hi.y || x0.z > hi.z ||
                        x1.x < elo.x || x1.y < elo.y || x1.z < elo.z || x1.x > ehi.x || x1.y > ehi.y || x1.z > ehi.z;
@@ -1947,33 +1938,16 @@ static int extend(collide_ctx *cx, const uint8_t *out) {
     const vec3 **to[12] = {&B->was_lo, &B->was_hi, &B->was_elo, &B->was_ehi, &B->was_tri_lo, &B->was_tri_hi,
                            &B->was_tri_elo, &B->was_tri_ehi, &B->was_edge_lo, &B->was_edge_hi, &B->was_edge_elo,
                            &B->was_edge_ehi};
-    /* all of them when the reach changed since (every box then changes), else those of the
-     * vertices the top-up moves and of the features they are nodes of */
-    B->was_all = c->tree_reach != box_reach(B);
-    const uint8_t *m = out + B->offset;
-    vec3 *at = c->was, *dst[12];
+    /* (the end boxes only when some differ from the start boxes) */
+    B->was_ends = c->ends != 0;
+    vec3 *at = c->was;
     for (int k = 0; k < 12; k++) {
       const int len = k < 4 ? n : k < 8 ? nt : ne;
-      dst[k] = at;
       *to[k] = at;
+      if (B->was_ends || k % 4 < 2) memcpy(at, from[k], sizeof(vec3) * (size_t)len);
       at += len;
-      if (B->was_all) memcpy(dst[k], from[k], sizeof(vec3) * (size_t)len);
-    }
-    if (!B->was_all) {
-      for (int j = 0; j < n; j++)
-        if (m[j])
-          for (int k = 0; k < 4; k++) dst[k][j] = from[k][j];
-      for (int j = 0; j < nt; j++) {
-        const int32_t *tr = &B->p->tri[3 * j];
-        if (m[tr[0]] | m[tr[1]] | m[tr[2]])
-          for (int k = 4; k < 8; k++) dst[k][j] = from[k][j];
-      }
-      for (int j = 0; j < ne; j++)
-        if (m[c->edge[2 * j]] | m[c->edge[2 * j + 1]])
-          for (int k = 8; k < 12; k++) dst[k][j] = from[k][j];
     }
     B->was_reach = c->tree_reach;
-    B->was_ends = c->ends;
   }
   const int r = extend_into(cx, out);
   cx->topup = 0;
@@ -1993,7 +1967,7 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
     for (int i = 0; i < p->n; i++)
       if (m[i]) {
         const int before = !v3_same(p->col.ecol[i], p->col.ecol_e[i]) || !v3_same(p->col.ecol_hi[i], p->col.ecol_ehi[i]);
-        vertex_boxes(cx, &cx->b[a], i);
+        vertex_boxes(cx, &cx->b[a], i, 0);
         p->col.ends += (!v3_same(p->col.ecol[i], p->col.ecol_e[i]) || !v3_same(p->col.ecol_hi[i], p->col.ecol_ehi[i])) - before;
       }
     if (update_trees(&cx->b[a], world_par(cx->w))) return -1;
