@@ -485,8 +485,9 @@ LOOM_API const uint8_t *loom_body_contacts(const loom_world *w, int body);
  * next step. */
 LOOM_API const int32_t *loom_body_impact_zones(const loom_world *w, int body);
 /* The boxes of the collision pipeline's triangle tree of a soft body at depth `depth` (0: the root;
- * a leaf above that depth stands for itself): each the swept box of its triangles over the
- * substep that last updated it, inflated by the body's thickness, in world coordinates at the
+ * a leaf above that depth stands for itself): each the space its triangles take over the
+ * substep that last updated it — the union of their start and end boxes (the swept box for slowly
+ * moving vertices), inflated by the body's thickness — in world coordinates at the
  * world's time (the boxes are kept in a frame moving with the cloth, and moved with it; a body the
  * pipeline has left alone since keeps its last boxes). Writes up to cap boxes (m) into lo[] and hi[]; returns how many there are (0 before
  * the pipeline first ran for the body), -1 on an invalid handle or depth (0..64) or cap < 0. */

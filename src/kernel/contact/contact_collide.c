@@ -55,7 +55,7 @@ typedef struct cbody {
       *was_edge_hi, *was_edge_elo, *was_edge_ehi;
   double was_reach;
   int was_ends; /* the body had vertices whose end boxes are not their start boxes (ends; without,
-                 * the end boxes' arrays are neither set nor copied) */
+                 * the end boxes are not copied and the was_ end pointers are the start ones) */
 } cbody;
 
 typedef struct collide_ctx {
@@ -224,13 +224,20 @@ static inline vec3 frame_end(const collide_ctx *cx, const particles *p, int i) {
  * turn the whole body's trees to the motion test, which costs more per node). The threshold
  * weighs the two:
  * at four margins the falling cloth took 28 % less time but a 64² pile, whose vertices move back
- * and forth within their swept boxes and keep their lists, 10 % more; at eight 23 % less and about
- * 4 % more (within the noise of the measurement); at twelve 15 % less and the same. Either
+ * and forth within their swept boxes and keep their lists, 10 % more; at eight 23 % less and 2-4 %
+ * more (within the noise of the measurement); at twelve 15 % less and the same. Either
  * way a point of a feature on its straight path lies, at every time of the substep, within the
  * convex hull of a point of its start box and a point of its end box, which is what
  * bvh_motion_overlap needs. */
 #define SWEEP_FORM 8.0
-static void vertex_boxes(const collide_ctx *cx, const cbody *cb, int i, int points) {
+
+/* Vertex i has an end box that is not its start box (its start and end points). */
+static inline int has_ends(const particle_collide *c, int i) {
+  return !v3_same(c->ecol[i], c->ecol_e[i]) || !v3_same(c->ecol_hi[i], c->ecol_ehi[i]);
+}
+
+/* Sets vertex i's boxes; returns has_ends for them. */
+static int vertex_boxes(const collide_ctx *cx, const cbody *cb, int i, int points) {
   particles *p = cb->p;
   particle_collide *c = &p->col;
   const vec3 s0 = frame_start(cx, p, i), e = frame_end(cx, p, i), d = v3_sub(e, s0);
@@ -242,13 +249,14 @@ static void vertex_boxes(const collide_ctx *cx, const cbody *cb, int i, int poin
     c->ecol[i] = c->ecol_e[i] = v3_min(s0, e);
     c->ecol_hi[i] = c->ecol_ehi[i] = v3_max(s0, e);
   }
+  return has_ends(c, i);
 }
 
-/* How many of the body's vertices have a start box that is not their end box (vertex_boxes). */
-static int count_ends(const particle_collide *c, int n) {
-  int k = 0;
-  for (int i = 0; i < n; i++) k += !v3_same(c->ecol[i], c->ecol_e[i]) || !v3_same(c->ecol_hi[i], c->ecol_ehi[i]);
-  return k;
+/* The end boxes of a body's vertices or features as the trees have them: their own arrays when
+ * some vertex has end boxes of its own (c->ends), else the start boxes' (the end boxes' arrays are
+ * then not kept up to date). */
+static inline const vec3 *ends_of(const particle_collide *c, const vec3 *end, const vec3 *start) {
+  return c->ends ? end : start;
 }
 
 /* A tree's end boxes after its start boxes were refit: refit too when some vertex of the body
@@ -413,16 +421,13 @@ static int listed(collide_ctx *cx, int ee, int a, int i, int b, int t) {
       was = bvh_box_overlap(v3_sub(A->was_lo[i], e), v3_add(A->was_hi[i], e), B->was_tri_lo[t], B->was_tri_hi[t]);
     }
   } else if (ee) {
-    was = bvh_motion_overlap(A->was_edge_lo[i], A->was_edge_hi[i], A->was_ends ? A->was_edge_elo[i] : A->was_edge_lo[i],
-                             A->was_ends ? A->was_edge_ehi[i] : A->was_edge_hi[i], B->was_edge_lo[t], B->was_edge_hi[t],
-                             B->was_ends ? B->was_edge_elo[t] : B->was_edge_lo[t],
-                             B->was_ends ? B->was_edge_ehi[t] : B->was_edge_hi[t]);
+    was = bvh_motion_overlap(A->was_edge_lo[i], A->was_edge_hi[i], A->was_edge_elo[i], A->was_edge_ehi[i],
+                             B->was_edge_lo[t], B->was_edge_hi[t], B->was_edge_elo[t], B->was_edge_ehi[t]);
   } else {
     const vec3 e = v3(A->was_reach, A->was_reach, A->was_reach);
-    const vec3 *elo = A->was_ends ? A->was_elo : A->was_lo, *ehi = A->was_ends ? A->was_ehi : A->was_hi;
-    was = bvh_motion_overlap(v3_sub(A->was_lo[i], e), v3_add(A->was_hi[i], e), v3_sub(elo[i], e), v3_add(ehi[i], e),
-                             B->was_tri_lo[t], B->was_tri_hi[t], B->was_ends ? B->was_tri_elo[t] : B->was_tri_lo[t],
-                             B->was_ends ? B->was_tri_ehi[t] : B->was_tri_hi[t]);
+    was = bvh_motion_overlap(v3_sub(A->was_lo[i], e), v3_add(A->was_hi[i], e), v3_sub(A->was_elo[i], e),
+                             v3_add(A->was_ehi[i], e), B->was_tri_lo[t], B->was_tri_hi[t], B->was_tri_elo[t],
+                             B->was_tri_ehi[t]);
   }
   cx->nlisted += was;
   return was;
@@ -750,8 +755,8 @@ static int collect(collide_ctx *cx) {
   cx->w->cframe_t = cx->tnow;
   for (int a = 0; a < cx->nb; a++) {
     particles *p = cx->b[a].p;
-    for (int i = 0; i < p->n; i++) vertex_boxes(cx, &cx->b[a], i, 1);
-    p->col.ends = count_ends(&p->col, p->n);
+    p->col.ends = 0;
+    for (int i = 0; i < p->n; i++) p->col.ends += vertex_boxes(cx, &cx->b[a], i, 1);
     if (update_trees(&cx->b[a], world_par(cx->w))) return -1;
     p->col.frame_v = cx->vref; /* (the frame of the trees' boxes: loom_body_collision_boxes) */
     p->col.frame_t = cx->w->cframe_t;
@@ -1770,7 +1775,7 @@ static int moved_vertices(const collide_ctx *cx, uint8_t *out) {
     const particle_collide *c = &p->col;
     const double r = cx->b[a].margin;
     const vec3 e = v3(r, r, r);
-    const vec3 *el = c->ends ? c->ecol_e : c->ecol, *eh = c->ends ? c->ecol_ehi : c->ecol_hi;
+    const vec3 *el = ends_of(c, c->ecol_e, c->ecol), *eh = ends_of(c, c->ecol_ehi, c->ecol_hi);
     for (int i = 0; i < p->n; i++) {
       /* it starts within the margin of its start box and ends within the margin of its end box */
       const vec3 lo = v3_sub(c->ecol[i], e), hi = v3_add(c->ecol_hi[i], e);
@@ -1827,9 +1832,9 @@ static void moved_vertex_pairs(collide_ctx *cx, int x, int y, const uint8_t *out
     const int32_t *tr = &py->tri[3 * t];
     if (!my[tr[0]] && !my[tr[1]] && !my[tr[2]]) continue;
     cx->qt = t;
-    const int e = py->col.ends != 0; /* (else the end boxes are the start boxes, and not set) */
-    bvh_query_motion(&px->col.vert_tree, py->col.tri_lo[t], py->col.tri_hi[t], e ? py->col.tri_elo[t] : py->col.tri_lo[t],
-                     e ? py->col.tri_ehi[t] : py->col.tri_hi[t], tri_vertex_cb, cx);
+    const particle_collide *c = &py->col;
+    bvh_query_motion(&px->col.vert_tree, c->tri_lo[t], c->tri_hi[t], ends_of(c, c->tri_elo, c->tri_lo)[t],
+                     ends_of(c, c->tri_ehi, c->tri_hi)[t], tri_vertex_cb, cx);
   }
 }
 
@@ -1844,9 +1849,8 @@ static void moved_edge_pairs(collide_ctx *cx, int x, int y, int swap, const uint
   for (int j = cx->part ? cxc->ne / 2 : 0; j < (cx->part ? cxc->ne : cxc->ne / 2) && !cx->overflow; j++) {
     if (!mx[cxc->edge[2 * j]] && !mx[cxc->edge[2 * j + 1]]) continue;
     cx->qi = j;
-    const int e = cxc->ends != 0;
-    bvh_query_motion(&cx->b[y].p->col.edge_tree, cxc->edge_lo[j], cxc->edge_hi[j], e ? cxc->edge_elo[j] : cxc->edge_lo[j],
-                     e ? cxc->edge_ehi[j] : cxc->edge_hi[j], edge_query_cb, cx);
+    bvh_query_motion(&cx->b[y].p->col.edge_tree, cxc->edge_lo[j], cxc->edge_hi[j], ends_of(cxc, cxc->edge_elo, cxc->edge_lo)[j],
+                     ends_of(cxc, cxc->edge_ehi, cxc->edge_hi)[j], edge_query_cb, cx);
   }
 }
 
@@ -1943,8 +1947,12 @@ static int extend(collide_ctx *cx, const uint8_t *out) {
     vec3 *at = c->was;
     for (int k = 0; k < 12; k++) {
       const int len = k < 4 ? n : k < 8 ? nt : ne;
+      if (!B->was_ends && k % 4 >= 2) {
+        *to[k] = *to[k - 2]; /* (the start box's copy) */
+        continue;
+      }
       *to[k] = at;
-      if (B->was_ends || k % 4 < 2) memcpy(at, from[k], sizeof(vec3) * (size_t)len);
+      memcpy(at, from[k], sizeof(vec3) * (size_t)len);
       at += len;
     }
     B->was_reach = c->tree_reach;
@@ -1966,9 +1974,8 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
     const uint8_t *m = out + cx->b[a].offset;
     for (int i = 0; i < p->n; i++)
       if (m[i]) {
-        const int before = !v3_same(p->col.ecol[i], p->col.ecol_e[i]) || !v3_same(p->col.ecol_hi[i], p->col.ecol_ehi[i]);
-        vertex_boxes(cx, &cx->b[a], i, 0);
-        p->col.ends += (!v3_same(p->col.ecol[i], p->col.ecol_e[i]) || !v3_same(p->col.ecol_hi[i], p->col.ecol_ehi[i])) - before;
+        const int before = has_ends(&p->col, i);
+        p->col.ends += vertex_boxes(cx, &cx->b[a], i, 0) - before;
       }
     if (update_trees(&cx->b[a], world_par(cx->w))) return -1;
     p->col.frame_v = cx->vref; /* (the frame of the trees' boxes: loom_body_collision_boxes) */
