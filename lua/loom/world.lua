@@ -1316,8 +1316,8 @@ end
 
 -- body:collision_boxes([depth]) → {{lo = {x, y, z}, hi = {x, y, z}}, ...}: the boxes of the collision
 -- pipeline's triangle tree at that depth (0, the root, by default; a leaf above it stands for
--- itself), swept over the substep that last updated them and inflated by the thickness; {} before
--- the pipeline first ran for the body.
+-- itself), each the space its triangles take over the substep that last updated them (their start
+-- and end boxes together) inflated by the thickness; {} before the pipeline first ran for the body.
 function Body:collision_boxes(depth)
   need_cloth(self, "collision_boxes")
   depth = depth == nil and 0 or depth
