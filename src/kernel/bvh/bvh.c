@@ -54,14 +54,19 @@ static void sort_axis(int32_t *idx, int32_t *tmp, const double *key, int axis, i
   }
 }
 
-static void node_box_from_items(const bvh *t, bvh_node *nd) {
-  vec3 lo = t->item_lo[nd->right], hi = t->item_hi[nd->right];
-  for (int i = 1; i < nd->count; i++) {
-    lo = v3_min(lo, t->item_lo[nd->right + i]);
-    hi = v3_max(hi, t->item_hi[nd->right + i]);
+/* The union of boxes [first, first + count) of lo[], hi[] (a leaf's items, start or end boxes). */
+static void box_union(const vec3 *lo, const vec3 *hi, int first, int count, vec3 *ulo, vec3 *uhi) {
+  vec3 a = lo[first], b = hi[first];
+  for (int i = 1; i < count; i++) {
+    a = v3_min(a, lo[first + i]);
+    b = v3_max(b, hi[first + i]);
   }
-  nd->lo = lo;
-  nd->hi = hi;
+  *ulo = a;
+  *uhi = b;
+}
+
+static void node_box_from_items(const bvh *t, bvh_node *nd) {
+  box_union(t->item_lo, t->item_hi, nd->right, nd->count, &nd->lo, &nd->hi);
 }
 
 static int32_t build_node(build_ctx *b, int begin, int end, int depth) {
@@ -263,13 +268,7 @@ void bvh_refit_ends(bvh *t, const vec3 *elo, const vec3 *ehi) {
   for (int id = t->node_count - 1; id >= 0; id--) {
     const bvh_node *nd = &t->nodes[id];
     if (nd->left < 0) {
-      vec3 lo = t->item_elo[nd->right], hi = t->item_ehi[nd->right];
-      for (int i = 1; i < nd->count; i++) {
-        lo = v3_min(lo, t->item_elo[nd->right + i]);
-        hi = v3_max(hi, t->item_ehi[nd->right + i]);
-      }
-      t->node_elo[id] = lo;
-      t->node_ehi[id] = hi;
+      box_union(t->item_elo, t->item_ehi, nd->right, nd->count, &t->node_elo[id], &t->node_ehi[id]);
     } else {
       t->node_elo[id] = v3_min(t->node_elo[nd->left], t->node_elo[nd->right]);
       t->node_ehi[id] = v3_max(t->node_ehi[nd->left], t->node_ehi[nd->right]);

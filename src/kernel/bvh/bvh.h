@@ -63,9 +63,10 @@ void bvh_refit(bvh *t, const vec3 *lo, const vec3 *hi);
  * moving body that move together are near only where they are near, where swept boxes, stretched
  * by the motion, overlap everything along it. A node's boxes are the unions of its items'.
  * bvh_enable_ends allocates the end boxes once (a rebuild of the same size keeps them; 0 or -1);
- * bvh_refit_ends sets them after a bvh_refit or bvh_rebuild with the same start boxes. The pair
- * traversals below test end boxes too when both trees have them; bvh_query_motion is the query
- * of one moving box. */
+ * bvh_refit_ends sets them after a bvh_refit or bvh_rebuild with the same start boxes. A tree
+ * whose end boxes all equal their start boxes (ends_differ 0) is read as having its start boxes
+ * for end boxes. The pair traversals below use the motion test when either tree's end boxes
+ * differ; bvh_query_motion is the query of one moving box. */
 int bvh_enable_ends(bvh *t);
 void bvh_refit_ends(bvh *t, const vec3 *elo, const vec3 *ehi);
 /* Every item's end box is its start box (what bvh_refit_ends would find, without the refit). */
@@ -80,8 +81,8 @@ int bvh_query_box(const bvh *t, vec3 lo, vec3 hi, int (*fn)(int item, void *ctx)
 int bvh_query_segment(const bvh *t, vec3 p0, vec3 p1, int (*fn)(int item, void *ctx), void *ctx);
 
 /* Pair traversal: calls fn(ia, ib, ctx) once for every item ia of a and ib of b whose boxes
- * overlap (same closed-box test as bvh_box_overlap; bvh_motion_overlap when both trees have end
- * boxes and one of them has an end box that differs from its start box). Self traversal: calls fn(i, j, ctx) once for
+ * overlap (same closed-box test as bvh_box_overlap; bvh_motion_overlap when either tree has an
+ * end box that differs from its start box). Self traversal: calls fn(i, j, ctx) once for
  * every unordered pair of distinct items of t whose boxes overlap, with i < j (item indices).
  * Both descend the two trees together (the node with the larger box splits first), stop early
  * when fn returns non-zero (that value is returned), use a fixed stack of BVH_PAIR_STACK node

@@ -266,6 +266,18 @@ static void set_ends(bvh *t, int ends, const vec3 *elo, const vec3 *ehi) {
   else bvh_ends_equal(t);
 }
 
+/* The box of a feature with nodes v[0..k) (k = 2 or 3), the union of their boxes in lo[], hi[],
+ * inflated by e: its start box from the vertices' start boxes, its end box from their end boxes. */
+static inline void feature_box(const vec3 *lo, const vec3 *hi, const int32_t *v, int k, vec3 e, vec3 *flo, vec3 *fhi) {
+  vec3 a = v3_min(lo[v[0]], lo[v[1]]), b = v3_max(hi[v[0]], hi[v[1]]);
+  if (k == 3) {
+    a = v3_min(a, lo[v[2]]);
+    b = v3_max(b, hi[v[2]]);
+  }
+  *flo = v3_sub(a, e);
+  *fhi = v3_add(b, e);
+}
+
 static double tree_area(const bvh *t) {
   double a = 0;
   for (int i = 0; i < t->node_count; i++) {
@@ -291,12 +303,9 @@ static void tree_part(void *ctx, int part) {
   if (!part) {
     for (int k = 0; k < p->nt; k++) {
       const int32_t *tr = &p->tri[3 * k];
-      const int i0 = tr[0], i1 = tr[1], i2 = tr[2];
-      c->tri_lo[k] = v3_sub(v3_min(v3_min(c->ecol[i0], c->ecol[i1]), c->ecol[i2]), e);
-      c->tri_hi[k] = v3_add(v3_max(v3_max(c->ecol_hi[i0], c->ecol_hi[i1]), c->ecol_hi[i2]), e);
-      if (!c->ends) continue; /* (no vertex has end boxes of its own: set_ends) */
-      c->tri_elo[k] = v3_sub(v3_min(v3_min(c->ecol_e[i0], c->ecol_e[i1]), c->ecol_e[i2]), e);
-      c->tri_ehi[k] = v3_add(v3_max(v3_max(c->ecol_ehi[i0], c->ecol_ehi[i1]), c->ecol_ehi[i2]), e);
+      feature_box(c->ecol, c->ecol_hi, tr, 3, e, &c->tri_lo[k], &c->tri_hi[k]);
+      if (c->ends) /* (else no vertex has end boxes of its own: set_ends) */
+        feature_box(c->ecol_e, c->ecol_ehi, tr, 3, e, &c->tri_elo[k], &c->tri_ehi[k]);
     }
     if (t->refit) {
       bvh_refit(&c->tri_tree, c->tri_lo, c->tri_hi);
@@ -305,12 +314,9 @@ static void tree_part(void *ctx, int part) {
     return;
   }
   for (int j = 0; j < c->ne; j++) {
-    const int i0 = c->edge[2 * j], i1 = c->edge[2 * j + 1];
-    c->edge_lo[j] = v3_sub(v3_min(c->ecol[i0], c->ecol[i1]), e);
-    c->edge_hi[j] = v3_add(v3_max(c->ecol_hi[i0], c->ecol_hi[i1]), e);
-    if (!c->ends) continue;
-    c->edge_elo[j] = v3_sub(v3_min(c->ecol_e[i0], c->ecol_e[i1]), e);
-    c->edge_ehi[j] = v3_add(v3_max(c->ecol_ehi[i0], c->ecol_ehi[i1]), e);
+    const int32_t *ed = &c->edge[2 * j];
+    feature_box(c->ecol, c->ecol_hi, ed, 2, e, &c->edge_lo[j], &c->edge_hi[j]);
+    if (c->ends) feature_box(c->ecol_e, c->ecol_ehi, ed, 2, e, &c->edge_elo[j], &c->edge_ehi[j]);
   }
   if (t->refit) {
     bvh_refit(&c->edge_tree, c->edge_lo, c->edge_hi);
