@@ -514,3 +514,52 @@ TEST(ccd_margin_changes_no_result) {
   CHECK(memcmp(x[0], x[1], sizeof x[0]) == 0);
   CHECK(memcmp(x[0], x[2], sizeof x[0]) == 0);
 }
+
+/* The search margin climbs its rungs where lists serve many substeps with top-ups (a cloth hanging
+ * from two corners, moving a fraction of a millimetre per step), which then need fewer top-ups; a
+ * pile falling in folds, whose lists last a substep, climbs only once it rests. Either way every
+ * position is bit-identical to the fixed bottom rung, with no crossing. */
+TEST(ccd_margin_climbs_where_lists_last) {
+  enum { N = 24 };
+  loom_vec3 x[2][2][N * N];
+  int topups[2][2], top[2][2], crossings = 0;
+  for (int scene = 0; scene < 2; scene++)
+    for (int run = 0; run < 2; run++) {
+      loom_world *w = fx_world(scene == 0 ? 1.0 / 60 : 0.01);
+      w->cmargin = run == 1 ? 0.25 : 0;
+      loom_mesh *m = NULL;
+      int c;
+      if (scene == 0) {
+        m = fx_grid(N, 1.0, v3(0, 0, 1), LOOM_PLANE_XZ);
+        loom_cloth_def d = fx_def(LOOM_MODEL_BARAFF_WITKIN, "hanging", m);
+        d.thickness = 0.004;
+        d.self_collision = 1;
+        c = loom_cloth_create(w, &d);
+        CHECK(c > 0);
+        loom_vec3 *xc = loom_body_x(w, c);
+        for (int i = 0; i < N * N; i++) xc[i].y = 1e-4 * sin(7 * xc[i].x + 3 * xc[i].z);
+        const int32_t corners[2] = {N * N - N, N * N - 1};
+        CHECK(loom_pins_create(w, c, corners, 2) > 0);
+      } else {
+        c = pile_sheet(w, N, &m);
+      }
+      top[scene][run] = 0;
+      int early = 0;
+      for (int s = 0; s < 240; s++) {
+        CHECK(loom_world_step(w) >= 0);
+        if (s % 10 == 9) crossings += loom_world_interpenetrations(w);
+        if (w->cm_level > top[scene][run]) top[scene][run] = w->cm_level;
+        if (s == 119) early = w->ctopups;
+      }
+      topups[scene][run] = w->ctopups - early; /* (over the last 120 steps) */
+      memcpy(x[scene][run], loom_body_x(w, c), sizeof x[scene][run]);
+      loom_mesh_destroy(m);
+      loom_world_destroy(w);
+    }
+  CHECK_EQ_INT(crossings, 0);
+  for (int scene = 0; scene < 2; scene++) CHECK(memcmp(x[scene][0], x[scene][1], sizeof x[scene][0]) == 0);
+  CHECK_MSG(top[0][0] >= 2, "the hanging cloth's margin reached rung %d", top[0][0]);
+  CHECK_MSG(3 * topups[0][0] < 2 * topups[0][1], "hanging: %d top-ups with the climbing margin, %d with the fixed one",
+            topups[0][0], topups[0][1]);
+  CHECK_EQ_INT(top[0][1], 0);
+}

@@ -121,6 +121,8 @@ static int cmp_edge(const void *a, const void *b) {
   return x[1] < y[1] ? -1 : (x[1] > y[1]);
 }
 
+static double select_kth(double *a, int n, int k);
+
 static int prepare(particles *p) {
   particle_collide *c = &p->col;
   if (c->ready) return 0;
@@ -181,6 +183,15 @@ static int prepare(particles *p) {
       !c->count)
     return -1;
   memset(c->tangled, 0, n);
+  /* the lower quartile of the edge lengths (the search margin's room, margin_top) */
+  double *len = ne > 0 ? core_alloc((size_t)ne, sizeof(double)) : NULL;
+  c->edge_short = 0;
+  if (len) {
+    for (int e = 0; e < ne; e++) len[e] = v3_dist(p->x[c->edge[2 * e]], p->x[c->edge[2 * e + 1]]);
+    c->edge_short = select_kth(len, ne, ne / 4);
+    if (!isfinite(c->edge_short)) c->edge_short = 0;
+    core_free(len);
+  }
   for (int i = 0; i < p->n; i++) c->zone[i] = -1;
   c->zone_any = 0;
   size_t most = nt > nE ? nt : nE;
@@ -762,6 +773,7 @@ static int collect(collide_ctx *cx) {
   for (int a = 0; a < cx->nb; a++) {
     particles *p = cx->b[a].p;
     p->col.ends = 0;
+    p->col.list_margin = cx->b[a].margin;
     for (int i = 0; i < p->n; i++) p->col.ends += vertex_boxes(cx, &cx->b[a], i, 1);
     if (update_trees(&cx->b[a], world_par(cx->w))) return -1;
     p->col.frame_v = cx->vref; /* (the frame of the trees' boxes: loom_body_collision_boxes) */
@@ -2126,10 +2138,98 @@ static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits, int full
   arena_release(&w->scratch, mark);
 }
 
+/* ---- the search margin ---------------------------------------------------------------------------
+ * A wide margin lets a list serve many substeps where the cloth moves little (a hanging cloth whose
+ * 100-170 fastest vertices left a margin of an eighth of the thickness at every step, each time a
+ * top-up), but lengthens the list where layers lie close (a pile) or cells are small. The margin is
+ * therefore a rung of MARGIN_RUNGS (half thicknesses per substep), chosen from how the lists fare:
+ * a list that served at least MARGIN_PROBE_SERVED substeps, half of them needing a top-up, is
+ * collected one rung up; if that list is more than half as long again as the one before, the rung
+ * goes back down and becomes the ceiling (lifted again after MARGIN_RETRY fresh collections); a
+ * list that had to be collected afresh before serving two substeps (fast motion, which no margin
+ * holds) drops to the bottom rung; no rung reaches the next ring of features of a body's flat sheet
+ * (margin_top). A new rung always starts a fresh list (cm_pending): a kept list
+ * is checked with the margin its boxes were made with (list_margin). The margin changes no
+ * result, only how often a list is collected and how long it is (tests/c/test_ccd.c), so this
+ * choice, which is not state, cannot make a restored run differ. */
+static const double MARGIN_RUNGS[] = {0.25, 0.5, 1.0, 2.0};
+#define MARGIN_TOP 3
+#define MARGIN_PROBE_SERVED 4
+#define MARGIN_RETRY 256
+
+/* The margin of a new list for a body of half thickness `half` (explicit integrators, four
+ * substeps or more, keep the widest; a test's fixed margin wins). */
+static double margin_for(const loom_world *w, const step_info *s, double half) {
+  if (w->cmargin > 0) return half * w->cmargin * s->substeps;
+  if (s->substeps >= 4) return half * 2.0;
+  return half * d_min(MARGIN_RUNGS[w->cm_level] * s->substeps, 2.0);
+}
+
+static int margin_adaptive(const loom_world *w, const step_info *s) { return w->cmargin <= 0 && s->substeps < 4; }
+
+/* The highest rung whose boxes stay clear of the next ring of features in a body's flat rest sheet:
+ * two boxes, each half the thickness plus the margin beyond its path, reach each other across a
+ * gap of twice that, so the margin stays below half the shorter edges less half the thickness (a
+ * 128² cloth of 1 m, 7.9 mm edges and 4 mm thickness: 1 mm; at 2 mm its list went from 112 000
+ * candidates to 1 448 000). */
+static int margin_top(const step_info *s, const cbody *cb) {
+  const double room = 0.5 * cb->p->col.edge_short - cb->half;
+  int top = MARGIN_TOP;
+  while (top > 0 && cb->half * d_min(MARGIN_RUNGS[top] * s->substeps, 2.0) > room) top--;
+  return top;
+}
+
+/* A kept list served a new substep (topped up or not); `top` is the highest rung the bodies
+ * allow (margin_top). */
+static void margin_served(loom_world *w, const step_info *s, int topped, int top) {
+  if (!margin_adaptive(w, s)) return;
+  w->cm_served++;
+  w->cm_topups += topped != 0;
+  int cap = w->cm_ceiling ? w->cm_ceiling - 1 : MARGIN_TOP;
+  if (top < cap) cap = top;
+  if (w->cm_level > top && !w->cm_pending) { /* (a body with shorter edges joined) */
+    w->cm_level = top;
+    w->cm_pending = 1;
+  }
+  if (w->cm_level < cap && !w->cm_pending && w->cm_served >= MARGIN_PROBE_SERVED && 2 * w->cm_topups >= w->cm_served) {
+    w->cm_level++;
+    w->cm_probe = 1;
+    w->cm_pending = 1;
+  }
+}
+
+/* A list was collected afresh: `before` candidates in the one it replaces, `pending` whether a new
+ * rung started it. */
+static void margin_collected(loom_world *w, const step_info *s, int before, int pending) {
+  if (!margin_adaptive(w, s) || w->cm_pending) return; /* (a new rung waits: this list is the old one's) */
+  if (w->cm_probe) {
+    w->cm_probe = 0;
+    if (pending && 2 * (double)w->ncpairs > 3 * (double)before && w->cm_level > 0) {
+      w->cm_level--;
+      w->cm_ceiling = w->cm_level + 1;
+      w->cm_pending = 1;
+    }
+  } else if (!pending && w->cm_served < 2 && w->cm_level > 0) {
+    w->cm_level = 0;
+    w->cm_pending = 1;
+  }
+  if (++w->cm_collections >= MARGIN_RETRY) {
+    w->cm_collections = 0;
+    w->cm_ceiling = 0;
+  }
+  w->cm_served = w->cm_topups = 0;
+}
+
 int contact_collide_respond(loom_world *w, const step_info *s) {
   /* (set again below when this run leaves every path free of collisions) */
   const int last_ok = w->cround_ok;
   w->cround_ok = 0;
+  /* a new rung of the margin starts a new list at a substep's first run */
+  const int pending = w->cm_pending && w->cdist_serial != w->substep_serial;
+  if (pending) {
+    w->cpair_valid = 0;
+    w->cm_pending = 0;
+  }
   cbody list[64];
   int nb = 0, any_pair = 0, total = 0;
   for (int o = 0; o < w->order_count && nb < 64; o++) {
@@ -2155,12 +2255,12 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].p = p;
     list[nb].offset = total;
     list[nb].half = 0.5 * fmax(p->thickness, MIN_THICKNESS);
-    /* a wider margin lets one list serve more substeps; worth it when there are several per
-     * step (explicit integrators), not when each step is one substep that moves a lot (the
-     * margin changes no result: the list is a superset of the pairs within reach either way;
-     * with a quarter of the half thickness per substep a 64² pile's list is 28 % shorter than
-     * with half, and the pile and a draped table about 4 % faster) */
-    list[nb].margin = list[nb].half * (w->cmargin > 0 ? w->cmargin * s->substeps : s->substeps >= 4 ? 2.0 : 0.25 * s->substeps);
+    /* a kept list's boxes were made with the margin of its collection; a new list's is the
+     * rung's (margin_for: a wider margin lets one list serve more substeps, worth it when there
+     * are several per step or the cloth moves little; with a quarter of the half thickness per
+     * substep a 64² pile's list is 28 % shorter than with half, and the pile and a draped table
+     * about 4 % faster) */
+    list[nb].margin = w->cpair_valid && p->col.list_margin > 0 ? p->col.list_margin : margin_for(w, s, list[nb].half);
     list[nb].self = (unsigned char)(p->self_collision != 0);
     list[nb].obstacle = 0;
     list[nb].resting = (unsigned char)(p->resting != 0);
@@ -2193,7 +2293,8 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].p = r->model.ccd;
     list[nb].offset = total;
     list[nb].half = 0.5 * fmax(r->params.thickness, MIN_THICKNESS);
-    list[nb].margin = widest; /* a moving obstacle's list lasts as long as the cloth's */
+    /* a moving obstacle's list lasts as long as the cloth's */
+    list[nb].margin = w->cpair_valid && r->model.ccd->col.list_margin > 0 ? r->model.ccd->col.list_margin : widest;
     list[nb].self = 0;
     list[nb].obstacle = 1;
     list[nb].resting = 0;
@@ -2321,11 +2422,21 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
   if (moved < 0 || 4 * moved > total || w->ncpairs > 2 * w->cpair_base || (moved && w->ctopup_off)) {
     w->cpair_sig = sig;
     cx.moved = NULL; /* a new list: every distance afresh */
+    const int before = w->cpair_base;
     failed = collect(&cx);
+    if (!failed) margin_collected(w, s, before, pending);
   } else {
     /* the start positions moved since the list's distances were found (else a later round in the
      * same substep: they, and so cdist, are the same) */
-    if (!same_substep) start_distances(&cx);
+    if (!same_substep) {
+      start_distances(&cx);
+      int top = MARGIN_TOP;
+      for (int a = 0; a < nsoft; a++) {
+        const int t = margin_top(s, &list[a]);
+        if (t < top) top = t;
+      }
+      margin_served(w, s, moved, top);
+    }
     cx.moved = NULL;
     if (moved) failed = extend(&cx, out);
   }

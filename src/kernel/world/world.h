@@ -53,6 +53,9 @@ typedef struct particle_collide {
   int ends;              /* how many vertices have an end box that is not their start box */
   double tree_reach;     /* the inflation of the trees' boxes (and the vertex queries') at their last
                           * update */
+  double list_margin;    /* the margin the candidate list was last collected with (0: none) */
+  double edge_short;     /* the lower quartile of its edges' lengths at first use (the search
+                          * margin's room: contact_collide.c, margin_top) */
   double *inv_m;         /* inverse masses in the pipeline: 0 for pinned vertices */
   vec3 *nobs;            /* the (mean) obstacle normal holding a vertex this step (held == 1) */
   uint8_t *held;         /* 0 free, 1 held on one side by an obstacle (moves freely away from it) */
@@ -313,6 +316,12 @@ struct loom_world {
   double cpairs_tested; /* (candidates the passes selected, for tests) */
   vec3 cframe_v;        /* the frame it was collected in: moving at this velocity (contact_collide.c) */
   double cframe_t;      /* from this time (the collecting substep's start) */
+  /* the candidate search's margin, chosen from how the lists fare (contact_collide.c, margin_level):
+   * not state — the margin changes no result */
+  int cm_level, cm_ceiling; /* the margin's rung, and the highest allowed */
+  int cm_served, cm_topups; /* substeps the current list served, and those that topped it up */
+  int cm_probe, cm_pending; /* the list was collected one rung up to try it; a new rung waits */
+  int cm_collections;       /* fresh collections since the ceiling was last lifted */
   double collide_warned_until; /* the pipeline's last-resort warning is quiet until then (s) */
   double tangle_warned_until;  /* and its warning about crossings already there */
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
