@@ -189,6 +189,8 @@ typedef struct cloth_solver {
    * where each group starts (part 0, part 1, band, end). */
   int32_t *tri_order, *hinge_order, *spring_order;
   int tri_part[4], hinge_part[4], spring_part[4];
+  int32_t *hinge_ready; /* per position in hinge_order: the triangles of its group (positions in
+                         * tri_order) to assemble before it (cloth_implicit.c, assemble_group) */
   core_par *par; /* the world's helper thread during a substep (NULL: inline) */
   vec3 *dv, *rhs, *r, *c, *q, *z, *f0;
   mat3 *pinv;     /* inverse diagonal blocks (the block-Jacobi preconditioner) */

@@ -200,6 +200,28 @@ int cloth_solver_build(cloth_body *b) {
   s->hinge_order = partition(b->model.nh, 4, n / 2, hinge_vert, b, s->hinge_part);
   s->spring_order = partition(nsp, 2, n / 2, spring_vert, b, s->spring_part);
   if (!s->tri_order || !s->hinge_order || !s->spring_order) goto done;
+  /* each hinge after every triangle of its group that shares a vertex with it (so after every
+   * one that fills one of its blocks), and after the hinges before it */
+  s->hinge_ready = core_alloc((size_t)(b->model.nh > 0 ? b->model.nh : 1), sizeof(int32_t));
+  int32_t *last = core_alloc((size_t)(n > 0 ? n : 1), sizeof(int32_t));
+  if (!s->hinge_ready || !last) {
+    core_free(last);
+    goto done;
+  }
+  for (int g = 0; g < 3; g++) {
+    for (int i = 0; i < n; i++) last[i] = s->tri_part[g];
+    for (int k = s->tri_part[g]; k < s->tri_part[g + 1]; k++)
+      for (int j = 0; j < 3; j++) last[b->model.bw[s->tri_order[k]].v[j]] = k + 1;
+    int ready = s->tri_part[g];
+    for (int k = s->hinge_part[g]; k < s->hinge_part[g + 1]; k++) {
+      for (int j = 0; j < 4; j++) {
+        const int v = b->model.hinges[s->hinge_order[k]].v[j];
+        if (last[v] > ready) ready = last[v];
+      }
+      s->hinge_ready[k] = ready;
+    }
+  }
+  core_free(last);
   /* the multigrid hierarchy keeps the couplings of the stretch and shear elements (triangles or
    * structural and shear springs); bending couplings are lumped (cloth_multigrid.c) */
   keep = core_calloc((size_t)(nb > 0 ? nb : 1), sizeof(uint8_t));
@@ -229,6 +251,7 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->spring_blocks);
   core_free(s->tri_order);
   core_free(s->hinge_order);
+  core_free(s->hinge_ready);
   core_free(s->spring_order);
   core_free(s->dv);
   core_free(s->rhs);
@@ -509,26 +532,9 @@ typedef struct assemble_ctx {
   int bad[2], bad_vertex[2]; /* refused damping blocks per part, and the first one's vertex */
 } assemble_ctx;
 
-/* The elements of group g (0, 1: a half; 2: the band) into A, y and f0. */
-static void assemble_group(assemble_ctx *a, int g) {
-  cloth_body *b = a->b;
-  cloth_solver *s = &b->solver;
-  vec3 *y = s->q;
-  if (b->params.model == LOOM_MODEL_BARAFF_WITKIN) {
-    if (b->params.stretch > 0 || b->params.shear > 0)
-      for (int k = s->tri_part[g]; k < s->tri_part[g + 1]; k++) assemble_tri(b, s->tri_order[k], a->x, a->v, a->h, y, s->f0);
-    if (b->params.bend > 0)
-      for (int k = s->hinge_part[g]; k < s->hinge_part[g + 1]; k++)
-        assemble_hinge(b, s->hinge_order[k], a->x, a->v, a->h, y, s->f0);
-  } else {
-    for (int k = s->spring_part[g]; k < s->spring_part[g + 1]; k++) assemble_spring(b, s->spring_order[k], a->x, a->v, a->h, y);
-  }
-}
-
-/* Half `part` of the assembly: its rows cleared, their mass, drag, external damping and grab
- * terms, then the elements that lie in it. */
-static void assemble_half(void *ctx, int lo, int hi, int part) {
-  assemble_ctx *a = ctx;
+/* Rows [lo, hi) of half `part` made ready for the elements: cleared, then their mass, drag,
+ * external damping and grab terms. */
+static void prepare_rows(assemble_ctx *a, int lo, int hi, int part) {
   cloth_body *b = a->b;
   cloth_solver *s = &b->solver;
   const double h = a->h;
@@ -542,7 +548,6 @@ static void assemble_half(void *ctx, int lo, int hi, int part) {
   /* the external forces' velocity Jacobian (loom_body_damping): D_i = -df_i/dv_i joins A_ii as h D_i.
    * Only finite, symmetric positive semi-definite blocks are taken (every principal minor >= 0), so
    * A stays positive definite; the others are counted and reported. */
-  a->bad[part] = 0;
   for (int i = lo; i < hi; i++) {
     const double *d = &b->p.damp[6 * i];
     if (d[0] == 0 && d[1] == 0 && d[2] == 0 && d[3] == 0 && d[4] == 0 && d[5] == 0) continue;
@@ -573,7 +578,70 @@ static void assemble_half(void *ctx, int lo, int hi, int part) {
     add_identity(&s->val[s->diag[gv]], h * a->grab_c + h * h * a->grab_k);
     y[gv] = v3_madd(y[gv], a->v[gv], -a->grab_k);
   }
-  assemble_group(a, part);
+}
+
+/* The rows of a half made ready so far (prepare_rows), just ahead of the elements that reach
+ * them: the rows an element fills are then still in the cache when it comes. */
+typedef struct row_cursor {
+  int next, end, part;
+} row_cursor;
+
+static inline void rows_ready(assemble_ctx *a, row_cursor *rc, int v) {
+  if (v < rc->next) return;
+  const int to = v + 1 < rc->end ? v + 1 : rc->end;
+  prepare_rows(a, rc->next, to, rc->part);
+  rc->next = to;
+}
+
+static inline int max3(const int32_t *v) { return v[0] > v[1] ? (v[0] > v[2] ? v[0] : v[2]) : (v[1] > v[2] ? v[1] : v[2]); }
+static inline int max4(const int32_t *v) {
+  const int a = v[0] > v[1] ? v[0] : v[1], c = v[2] > v[3] ? v[2] : v[3];
+  return a > c ? a : c;
+}
+
+/* The elements of group g (0, 1: a half; 2: the band) into A, y and f0, its rows made ready as
+ * the elements reach them (rc; the band's are all ready). A block sums its terms in one order
+ * whatever the interleaving: rows ready before any element, the group's triangles in their order,
+ * then its hinges in theirs. Each hinge waits only for the triangles that share a vertex with it
+ * (hinge_ready), so the two kinds walk the mesh side by side instead of one after the other over
+ * the whole matrix. */
+static void assemble_group(assemble_ctx *a, int g, row_cursor *rc) {
+  cloth_body *b = a->b;
+  cloth_solver *s = &b->solver;
+  vec3 *y = s->q;
+  if (b->params.model == LOOM_MODEL_BARAFF_WITKIN) {
+    const int tris = b->params.stretch > 0 || b->params.shear > 0, hinges = b->params.bend > 0;
+    int kt = s->tri_part[g];
+    const int kt1 = tris ? s->tri_part[g + 1] : kt;
+    if (hinges)
+      for (int kh = s->hinge_part[g]; kh < s->hinge_part[g + 1]; kh++) {
+        for (const int need = tris ? s->hinge_ready[kh] : kt; kt < need; kt++) {
+          const int t = s->tri_order[kt];
+          rows_ready(a, rc, max3(b->model.bw[t].v));
+          assemble_tri(b, t, a->x, a->v, a->h, y, s->f0);
+        }
+        const int hh = s->hinge_order[kh];
+        rows_ready(a, rc, max4(b->model.hinges[hh].v));
+        assemble_hinge(b, hh, a->x, a->v, a->h, y, s->f0);
+      }
+    for (; kt < kt1; kt++) {
+      const int t = s->tri_order[kt];
+      rows_ready(a, rc, max3(b->model.bw[t].v));
+      assemble_tri(b, t, a->x, a->v, a->h, y, s->f0);
+    }
+  } else {
+    rows_ready(a, rc, rc->end - 1);
+    for (int k = s->spring_part[g]; k < s->spring_part[g + 1]; k++) assemble_spring(b, s->spring_order[k], a->x, a->v, a->h, y);
+  }
+}
+
+/* Half `part` of the assembly: its rows and the elements that lie in it. */
+static void assemble_half(void *ctx, int lo, int hi, int part) {
+  assemble_ctx *a = ctx;
+  a->bad[part] = 0;
+  row_cursor rc = {lo, hi, part};
+  assemble_group(a, part, &rc);
+  rows_ready(a, &rc, hi - 1); /* (rows no element of the half reaches) */
 }
 
 /* Fills A = M - h df/dv - h^2 df/dx and y = df/dx v0 (in s->q). Baraff-Witkin element forces
@@ -587,7 +655,8 @@ static void assemble(cloth_body *b, const vec3 *x, const vec3 *v, double h, doub
   cloth_solver *s = &b->solver;
   assemble_ctx a = {b, x, v, h, drag, grab_k, grab_c, grab_vertex, {0, 0}, {-1, -1}};
   core_par_rows(s->par, b->p.n, assemble_half, &a);
-  assemble_group(&a, 2);
+  row_cursor band = {b->p.n, b->p.n, 0};
+  assemble_group(&a, 2, &band);
   s->bad_damping = a.bad[0] + a.bad[1];
   s->bad_damping_vertex = a.bad[0] ? a.bad_vertex[0] : a.bad_vertex[1];
 }
