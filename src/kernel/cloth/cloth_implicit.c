@@ -593,10 +593,19 @@ static inline void rows_ready(assemble_ctx *a, row_cursor *rc, int v) {
   rc->next = to;
 }
 
-static inline int max3(const int32_t *v) { return v[0] > v[1] ? (v[0] > v[2] ? v[0] : v[2]) : (v[1] > v[2] ? v[1] : v[2]); }
-static inline int max4(const int32_t *v) {
-  const int a = v[0] > v[1] ? v[0] : v[1], c = v[2] > v[3] ? v[2] : v[3];
-  return a > c ? a : c;
+/* The largest of an element's k vertex indices (the last row it fills). */
+static inline int last_row(const int32_t *v, int k) {
+  int m = v[0];
+  for (int j = 1; j < k; j++) m = v[j] > m ? v[j] : m;
+  return m;
+}
+
+/* The triangle at position kt of tri_order, its rows made ready first. */
+static inline void assemble_tri_at(assemble_ctx *a, row_cursor *rc, int kt) {
+  cloth_body *b = a->b;
+  const int t = b->solver.tri_order[kt];
+  rows_ready(a, rc, last_row(b->model.bw[t].v, 3));
+  assemble_tri(b, t, a->x, a->v, a->h, b->solver.q, b->solver.f0);
 }
 
 /* The elements of group g (0, 1: a half; 2: the band) into A, y and f0, its rows made ready as
@@ -615,20 +624,12 @@ static void assemble_group(assemble_ctx *a, int g, row_cursor *rc) {
     const int kt1 = tris ? s->tri_part[g + 1] : kt;
     if (hinges)
       for (int kh = s->hinge_part[g]; kh < s->hinge_part[g + 1]; kh++) {
-        for (const int need = tris ? s->hinge_ready[kh] : kt; kt < need; kt++) {
-          const int t = s->tri_order[kt];
-          rows_ready(a, rc, max3(b->model.bw[t].v));
-          assemble_tri(b, t, a->x, a->v, a->h, y, s->f0);
-        }
+        for (const int need = tris ? s->hinge_ready[kh] : kt; kt < need; kt++) assemble_tri_at(a, rc, kt);
         const int hh = s->hinge_order[kh];
-        rows_ready(a, rc, max4(b->model.hinges[hh].v));
+        rows_ready(a, rc, last_row(b->model.hinges[hh].v, 4));
         assemble_hinge(b, hh, a->x, a->v, a->h, y, s->f0);
       }
-    for (; kt < kt1; kt++) {
-      const int t = s->tri_order[kt];
-      rows_ready(a, rc, max3(b->model.bw[t].v));
-      assemble_tri(b, t, a->x, a->v, a->h, y, s->f0);
-    }
+    for (; kt < kt1; kt++) assemble_tri_at(a, rc, kt);
   } else {
     rows_ready(a, rc, rc->end - 1);
     for (int k = s->spring_part[g]; k < s->spring_part[g + 1]; k++) assemble_spring(b, s->spring_order[k], a->x, a->v, a->h, y);

@@ -2157,12 +2157,14 @@ static const double MARGIN_RUNGS[] = {0.25, 0.5, 1.0, 2.0};
 #define MARGIN_PROBE_SERVED 4
 #define MARGIN_RETRY 256
 
+/* Rung r's margin for a body of half thickness `half`: per substep, at most the whole thickness. */
+static double rung_margin(const step_info *s, double half, int r) { return half * d_min(MARGIN_RUNGS[r] * s->substeps, 2.0); }
+
 /* The margin of a new list for a body of half thickness `half` (explicit integrators, four
  * substeps or more, keep the widest; a test's fixed margin wins). */
 static double margin_for(const loom_world *w, const step_info *s, double half) {
   if (w->cmargin > 0) return half * w->cmargin * s->substeps;
-  if (s->substeps >= 4) return half * 2.0;
-  return half * d_min(MARGIN_RUNGS[w->cm_level] * s->substeps, 2.0);
+  return rung_margin(s, half, s->substeps >= 4 ? MARGIN_TOP : w->cm_level);
 }
 
 static int margin_adaptive(const loom_world *w, const step_info *s) { return w->cmargin <= 0 && s->substeps < 4; }
@@ -2175,7 +2177,7 @@ static int margin_adaptive(const loom_world *w, const step_info *s) { return w->
 static int margin_top(const step_info *s, const cbody *cb) {
   const double room = 0.5 * cb->p->col.edge_short - cb->half;
   int top = MARGIN_TOP;
-  while (top > 0 && cb->half * d_min(MARGIN_RUNGS[top] * s->substeps, 2.0) > room) top--;
+  while (top > 0 && rung_margin(s, cb->half, top) > room) top--;
   return top;
 }
 

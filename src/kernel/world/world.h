@@ -316,9 +316,9 @@ struct loom_world {
   double cpairs_tested; /* (candidates the passes selected, for tests) */
   vec3 cframe_v;        /* the frame it was collected in: moving at this velocity (contact_collide.c) */
   double cframe_t;      /* from this time (the collecting substep's start) */
-  /* the candidate search's margin, chosen from how the lists fare (contact_collide.c, margin_level):
-   * not state — the margin changes no result */
-  int cm_level, cm_ceiling; /* the margin's rung, and the highest allowed */
+  /* the candidate search's margin, chosen from how the lists fare (contact_collide.c, margin_served
+   * and margin_collected): not state — the margin changes no result */
+  int cm_level, cm_ceiling; /* the margin's rung; the highest allowed plus one (0: no ceiling) */
   int cm_served, cm_topups; /* substeps the current list served, and those that topped it up */
   int cm_probe, cm_pending; /* the list was collected one rung up to try it; a new rung waits */
   int cm_collections;       /* fresh collections since the ceiling was last lifted */
