@@ -292,15 +292,22 @@ int bvh_motion_overlap(vec3 alo, vec3 ahi, vec3 aelo, vec3 aehi, vec3 blo, vec3 
 }
 
 int bvh_query_motion(const bvh *t, vec3 lo, vec3 hi, vec3 elo, vec3 ehi, int (*fn)(int item, void *ctx), void *ctx) {
+  return bvh_query_motion_skip(t, NULL, -1, lo, hi, elo, ehi, fn, ctx);
+}
+
+int bvh_query_motion_skip(const bvh *t, const int32_t *tag, int32_t skip, vec3 lo, vec3 hi, vec3 elo, vec3 ehi,
+                          int (*fn)(int item, void *ctx), void *ctx) {
   if (!t || t->node_count == 0) return 0;
-  if (!t->ends_differ && lo.x == elo.x && lo.y == elo.y && lo.z == elo.z && hi.x == ehi.x && hi.y == ehi.y && hi.z == ehi.z)
+  if (skip < 0) tag = NULL;
+  if (!tag && !t->ends_differ && lo.x == elo.x && lo.y == elo.y && lo.z == elo.z && hi.x == ehi.x && hi.y == ehi.y &&
+      hi.z == ehi.z)
     return bvh_query_box(t, lo, hi, fn, ctx); /* (the same test: start and end boxes are one) */
   int32_t stack[BVH_MAX_DEPTH];
   int sp = 0;
   int32_t id = 0;
   for (;;) {
     const bvh_node *nd = &t->nodes[id];
-    if (bvh_motion_overlap(nd->lo, nd->hi, node_elo(t, id), node_ehi(t, id), lo, hi, elo, ehi)) {
+    if ((!tag || tag[id] != skip) && bvh_motion_overlap(nd->lo, nd->hi, node_elo(t, id), node_ehi(t, id), lo, hi, elo, ehi)) {
       if (nd->left >= 0) {
         stack[sp++] = nd->right;
         id = nd->left;
@@ -441,7 +448,8 @@ static int leaf_pairs(const bvh *a, const bvh_node *la, const bvh *b, const bvh_
 }
 
 /* From the node pair (na, nb): in self mode na == nb stands for the subtree with itself. */
-static int pair_traverse(const bvh *a, const bvh *b, int self, int na0, int nb0, int (*fn)(int, int, void *), void *ctx) {
+static int pair_traverse(const bvh *a, const bvh *b, int self, const int32_t *tag, int na0, int nb0,
+                         int (*fn)(int, int, void *), void *ctx) {
   if (!a || !b || a->node_count == 0 || b->node_count == 0) return 0;
   pair_entry stack[BVH_PAIR_STACK];
   int sp = 0;
@@ -450,7 +458,9 @@ static int pair_traverse(const bvh *a, const bvh *b, int self, int na0, int nb0,
   const int ends = a->ends_differ || b->ends_differ;
   for (;;) {
     const bvh_node *na = &a->nodes[e.na], *nb = &b->nodes[e.nb];
-    if (self && e.na == e.nb) {
+    if (tag && tag[e.na] >= 0 && tag[e.na] == tag[e.nb]) {
+      /* (every pair of the two subtrees is one the caller skips: nothing to report) */
+    } else if (self && e.na == e.nb) {
       if (na->left >= 0) {
         LOOM_ASSERT(sp + 2 <= BVH_PAIR_STACK, "bvh pair stack overflow");
         stack[sp++] = (pair_entry){na->left, na->right};
@@ -484,27 +494,31 @@ static int pair_traverse(const bvh *a, const bvh *b, int self, int na0, int nb0,
 }
 
 int bvh_query_pairs(const bvh *a, const bvh *b, int (*fn)(int ia, int ib, void *ctx), void *ctx) {
-  return pair_traverse(a, b, 0, 0, 0, fn, ctx);
+  return pair_traverse(a, b, 0, NULL, 0, 0, fn, ctx);
 }
 
 int bvh_query_self(const bvh *t, int (*fn)(int i, int j, void *ctx), void *ctx) {
-  return pair_traverse(t, t, 1, 0, 0, fn, ctx);
+  return pair_traverse(t, t, 1, NULL, 0, 0, fn, ctx);
 }
 
 int bvh_query_pairs_part(const bvh *a, const bvh *b, int part, int (*fn)(int ia, int ib, void *ctx), void *ctx) {
   if (!a || !b || a->node_count == 0 || b->node_count == 0) return 0;
   const bvh_node *root = &a->nodes[0];
-  if (root->left < 0) return part == 0 ? pair_traverse(a, b, 0, 0, 0, fn, ctx) : 0;
-  return pair_traverse(a, b, 0, part == 0 ? root->left : root->right, 0, fn, ctx);
+  if (root->left < 0) return part == 0 ? pair_traverse(a, b, 0, NULL, 0, 0, fn, ctx) : 0;
+  return pair_traverse(a, b, 0, NULL, part == 0 ? root->left : root->right, 0, fn, ctx);
 }
 
 int bvh_query_self_part(const bvh *t, int part, int (*fn)(int i, int j, void *ctx), void *ctx) {
+  return bvh_query_self_part_skip(t, NULL, part, fn, ctx);
+}
+
+int bvh_query_self_part_skip(const bvh *t, const int32_t *tag, int part, int (*fn)(int i, int j, void *ctx), void *ctx) {
   if (!t || t->node_count == 0) return 0;
   const bvh_node *root = &t->nodes[0];
-  if (root->left < 0) return part == 0 ? pair_traverse(t, t, 1, 0, 0, fn, ctx) : 0;
-  if (part == 0) return pair_traverse(t, t, 1, root->left, root->left, fn, ctx);
-  const int r = pair_traverse(t, t, 1, root->right, root->right, fn, ctx);
-  return r ? r : pair_traverse(t, t, 1, root->left, root->right, fn, ctx);
+  if (root->left < 0) return part == 0 ? pair_traverse(t, t, 1, tag, 0, 0, fn, ctx) : 0;
+  if (part == 0) return pair_traverse(t, t, 1, tag, root->left, root->left, fn, ctx);
+  const int r = pair_traverse(t, t, 1, tag, root->right, root->right, fn, ctx);
+  return r ? r : pair_traverse(t, t, 1, tag, root->left, root->right, fn, ctx);
 }
 
 /* Squared distance from p to a closed box (0 inside). */

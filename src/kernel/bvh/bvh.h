@@ -73,6 +73,10 @@ void bvh_refit_ends(bvh *t, const vec3 *elo, const vec3 *ehi);
 void bvh_ends_equal(bvh *t);
 int bvh_motion_overlap(vec3 alo, vec3 ahi, vec3 aelo, vec3 aehi, vec3 blo, vec3 bhi, vec3 belo, vec3 behi);
 int bvh_query_motion(const bvh *t, vec3 lo, vec3 hi, vec3 elo, vec3 ehi, int (*fn)(int item, void *ctx), void *ctx);
+/* The same, passing over every node n with tag[n] == skip (per node of t, as the caller labels
+ * them: skip >= 0 marks subtrees none of whose items it wants; skip < 0 or tag NULL: all). */
+int bvh_query_motion_skip(const bvh *t, const int32_t *tag, int32_t skip, vec3 lo, vec3 hi, vec3 elo, vec3 ehi,
+                          int (*fn)(int item, void *ctx), void *ctx);
 /* Calls fn(item, ctx) for every item whose box overlaps [lo, hi]; stops early when fn returns
  * non-zero (that value is returned). Uses a fixed stack (depth <= BVH_MAX_DEPTH): no allocation. */
 int bvh_query_box(const bvh *t, vec3 lo, vec3 hi, int (*fn)(int item, void *ctx), void *ctx);
@@ -97,6 +101,10 @@ int bvh_query_self(const bvh *t, int (*fn)(int i, int j, void *ctx), void *ctx);
  * union of the two parts' calls is that of the whole traversal, their order is not. */
 int bvh_query_pairs_part(const bvh *a, const bvh *b, int part, int (*fn)(int ia, int ib, void *ctx), void *ctx);
 int bvh_query_self_part(const bvh *t, int part, int (*fn)(int i, int j, void *ctx), void *ctx);
+/* The self traversal's part passing over every pair of subtrees n, m with tag[n] == tag[m] >= 0
+ * (a subtree with itself when tag[n] >= 0): the caller's label for items whose pairs it does not
+ * want (tag: per node of t; NULL: every pair). */
+int bvh_query_self_part_skip(const bvh *t, const int32_t *tag, int part, int (*fn)(int i, int j, void *ctx), void *ctx);
 
 /* The item tests the queries use (closed boxes): boxes [alo, ahi] and [blo, bhi] overlap;
  * segment p0p1 meets box [lo, hi] (Kay-Kajiya slab test). */

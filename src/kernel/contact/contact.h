@@ -53,6 +53,47 @@ int contact_resting(vec3 n, vec3 vrel, double dist, double thick, double mu, dou
  * 0.1 thick apart along n (0: it already separates at least that fast). */
 double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], vec3 n, double thick, double h);
 
+/* Smooth patches (contact_patch.c): parts of a self-colliding body certified, for the substep's
+ * paths x_sub + t h vbar, not to touch themselves, whose pairs of features the pipeline skips.
+ * patch_build makes the body's fixed hierarchy at its first use (0, or -1 when the body has none:
+ * too few triangles, out of memory; its pairs are then all tested). patch_certify finds the
+ * certified nodes for the current paths (top_v, top_e, top_t: each feature's, -1 none; enabled 0:
+ * none) and returns how many; serial numbers the substep whose x_sub the paths start from (within
+ * one, only the cones of paths that changed are found again), par is the world's helper (or NULL)
+ * and changed n bytes of scratch. patch_recheck, after impulses changed some paths, checks the
+ * certified nodes they belong to again and finds the tops afresh if one fails (returns 1: the tops
+ * changed). patch_shrunk: the tops skip less than when the candidate list was last made or checked
+ * (patch_list_checked), so it may lack pairs now wanted. patch_tree_tags labels the nodes of the
+ * triangle and edge trees for the traversals (after every update of the trees). */
+int patch_build(particles *p);
+int patch_certify(particles *p, double h, int enabled, core_par *par, unsigned serial, uint8_t *changed);
+int patch_recheck(particles *p, double h, core_par *par, unsigned serial, uint8_t *changed);
+int patch_shrunk(const particles *p);
+/* Marks in out (n bytes) the vertices of the triangles of every patch that skips less than when the
+ * list was last checked (the vertices whose pairs a top-up must add); returns how many it marked
+ * that were not marked. */
+int patch_mark_shrunk(const particles *p, uint8_t *out);
+void patch_list_checked(particles *p);
+void patch_tree_tags(particles *p);
+/* Pair (vertex v, triangle t), and pair of edges (e, f), of one body lie in one certified patch. */
+static inline int patch_skips_point(const particle_collide *c, int32_t v, int32_t t) {
+  return c->patches == 1 && c->top_v[v] >= 0 && c->top_v[v] == c->top_t[t];
+}
+static inline int patch_skips_edges(const particle_collide *c, int32_t e, int32_t f) {
+  return c->patches == 1 && c->top_e[e] >= 0 && c->top_e[e] == c->top_e[f];
+}
+/* The same, as the patches were when the candidate list was last checked: pairs it does not hold. */
+static inline int patch_skipped_point(const particle_collide *c, int32_t v, int32_t t) {
+  if (c->patches != 1 || c->leaf_v[v] < 0) return 0;
+  const int32_t k = c->pt_list_top[c->leaf_v[v]];
+  return k >= 0 && k == c->pt_list_top[c->leaf_t[t]];
+}
+static inline int patch_skipped_edges(const particle_collide *c, int32_t e, int32_t f) {
+  if (c->patches != 1 || c->leaf_e[e] < 0 || c->leaf_e[f] < 0) return 0;
+  const int32_t k = c->pt_list_top[c->leaf_e[e]];
+  return k >= 0 && k == c->pt_list_top[c->leaf_e[f]];
+}
+
 /* Solids with depth_contact against each other (contact_solid.c): document 002's spatial hash,
  * point-in-tet tests, consistent penetration depth and response. Returns the points it moved. */
 int contact_solid_respond(loom_world *w, const step_info *s);

@@ -380,6 +380,19 @@ static int reserve_pairs(loom_world *w, int cap) {
   return 0;
 }
 
+/* Room for cap pairs in the second part of a collection (called between traversals only: the
+ * helper thread fills that part while the first grows its own). Reserved up front with the list,
+ * whatever the lists so far held: smooth patches leave them nearly empty while a cloth lies flat,
+ * and a later step must not allocate when it creases. */
+static int reserve_second(loom_world *w, int cap) {
+  if (cap <= w->cpair2_cap) return 0;
+  collide_pair *p2 = core_realloc(w->cpairs2, (size_t)cap, sizeof(collide_pair));
+  if (!p2) return -1;
+  w->cpairs2 = p2;
+  w->cpair2_cap = cap;
+  return 0;
+}
+
 static int push_pair(collide_ctx *cx, int type, int a, int b, int fa, int fb) {
   loom_world *w = cx->w;
   collide_pair *q;
@@ -428,6 +441,8 @@ static inline int edges_touch(const int32_t *E, int i, int j) {
 static int listed(collide_ctx *cx, int ee, int a, int i, int b, int t) {
   if (!cx->topup) return 0;
   const cbody *A = &cx->b[a], *B = &cx->b[b];
+  /* (a pair of one smooth patch of the list's, which it left out) */
+  if (a == b && (ee ? patch_skipped_edges(&A->p->col, i, t) : patch_skipped_point(&A->p->col, i, t))) return 0;
   int was;
   if (!A->was_ends && !B->was_ends) {
     /* every end box was its start box: the box test */
@@ -453,14 +468,15 @@ static int listed(collide_ctx *cx, int ee, int a, int i, int b, int t) {
 static int vertex_cb(int t, void *ud) {
   collide_ctx *cx = ud;
   const particles *pb = cx->b[cx->qb].p;
-  if (cx->qa == cx->qb && tri_has(&pb->tri[3 * t], cx->qi)) return 0;
+  if (cx->qa == cx->qb && (tri_has(&pb->tri[3 * t], cx->qi) || patch_skips_point(&pb->col, cx->qi, t))) return 0;
   if (listed(cx, 0, cx->qa, cx->qi, cx->qb, t)) return 0;
   return push_pair(cx, 0, cx->qa, cx->qb, cx->qi, t);
 }
 
 static int edge_cb(int i, int j, void *ud) {
   collide_ctx *cx = ud;
-  if (cx->qa == cx->qb && edges_touch(cx->b[cx->qa].p->col.edge, i, j)) return 0;
+  if (cx->qa == cx->qb && (edges_touch(cx->b[cx->qa].p->col.edge, i, j) || patch_skips_edges(&cx->b[cx->qa].p->col, i, j)))
+    return 0;
   return push_pair(cx, 1, cx->qa, cx->qb, i, j);
 }
 
@@ -472,11 +488,15 @@ static void vertices_range(collide_ctx *cx, int a, int b, const uint8_t *mask, i
   cx->qa = a;
   cx->qb = b;
   const uint8_t *only = cx->b[a].points;
+  /* a vertex's own smooth patch holds no pair it wants (contact_patch.c): its subtrees are passed over */
+  const particle_collide *cb = &cx->b[b].p->col;
+  const int32_t *tag = a == b && cb->patches == 1 ? cb->tri_tag : NULL;
   for (int i = lo; i < hi && !cx->overflow; i++) {
     if ((only && !only[i]) || (mask && !mask[i])) continue;
     cx->qi = i;
-    bvh_query_motion(&cx->b[b].p->col.tri_tree, v3_sub(pa->col.ecol[i], e), v3_add(pa->col.ecol_hi[i], e),
-                     v3_sub(pa->col.ecol_e[i], e), v3_add(pa->col.ecol_ehi[i], e), vertex_cb, cx);
+    bvh_query_motion_skip(&cb->tri_tree, tag, tag ? cb->top_v[i] : -1, v3_sub(pa->col.ecol[i], e),
+                          v3_add(pa->col.ecol_hi[i], e), v3_sub(pa->col.ecol_e[i], e), v3_add(pa->col.ecol_ehi[i], e),
+                          vertex_cb, cx);
   }
 }
 
@@ -701,7 +721,8 @@ static void traverse_part(void *ctx, int part) {
     if (cx->b[a].self) {
       vertices_range(cx, a, a, NULL, part ? na / 2 : 0, part ? na : na / 2);
       cx->qa = cx->qb = a;
-      bvh_query_self_part(&cx->b[a].p->col.edge_tree, part, edge_cb, cx);
+      const particle_collide *c = &cx->b[a].p->col;
+      bvh_query_self_part_skip(&c->edge_tree, c->patches == 1 ? c->edge_tag : NULL, part, edge_cb, cx);
     }
     for (int b = a + 1; b < cx->nb; b++) {
       if (a >= cx->nsoft || !boxes_overlap(&cx->b[a], &cx->b[b])) continue;
@@ -776,6 +797,7 @@ static int collect(collide_ctx *cx) {
     p->col.list_margin = cx->b[a].margin;
     for (int i = 0; i < p->n; i++) p->col.ends += vertex_boxes(cx, &cx->b[a], i, 1);
     if (update_trees(&cx->b[a], world_par(cx->w))) return -1;
+    if (cx->b[a].self) patch_tree_tags(p);
     p->col.frame_v = cx->vref; /* (the frame of the trees' boxes: loom_body_collision_boxes) */
     p->col.frame_t = cx->w->cframe_t;
     p->col.vert_ok = 0; /* (the vertex tree is built by the first top-up that needs it, then refit) */
@@ -789,6 +811,8 @@ static int collect(collide_ctx *cx) {
   cx->new_list = 1; /* (start_distances gives the pairs their nodes first) */
   start_distances(cx);
   cx->new_list = 0;
+  for (int a = 0; a < cx->nsoft; a++)
+    if (cx->b[a].self) patch_list_checked(cx->b[a].p);
   return 0;
 }
 
@@ -1293,6 +1317,11 @@ static void side_moves(const collide_pair *q, const double *per_vertex, double *
 static int keep_pair(const collide_ctx *cx, int c, int ccd) {
   const loom_world *w = cx->w;
   const collide_pair *q = &w->cpairs[c];
+  if (q->a == q->b) {
+    /* both features in one smooth patch: they cannot meet this substep (contact_patch.c) */
+    const particle_collide *pc = &cx->b[q->a].p->col;
+    if ((q->type & 1) ? patch_skips_edges(pc, q->fa, q->fb) : patch_skips_point(pc, q->fa, q->fb)) return 0;
+  }
   if (cx->tangled) {
     const uint8_t *t = cx->tangled;
     const int ta = (q->type & 1) ? (t[q->g[0]] | t[q->g[1]]) : (t[q->g[0]] | t[q->g[1]] | t[q->g[2]]);
@@ -1821,7 +1850,8 @@ static int tri_vertex_cb(int i, void *ud) {
   collide_ctx *cx = ud;
   const uint8_t *only = cx->b[cx->qa].points;
   if (only && !only[i]) return 0;
-  if (cx->qa == cx->qb && tri_has(&cx->b[cx->qb].p->tri[3 * cx->qt], i)) return 0;
+  if (cx->qa == cx->qb && (tri_has(&cx->b[cx->qb].p->tri[3 * cx->qt], i) || patch_skips_point(&cx->b[cx->qa].p->col, i, cx->qt)))
+    return 0;
   if (listed(cx, 0, cx->qa, i, cx->qb, cx->qt)) return 0;
   return push_pair(cx, 0, cx->qa, cx->qb, i, cx->qt);
 }
@@ -1831,6 +1861,7 @@ static int tri_vertex_cb(int i, void *ud) {
 static int edge_query_cb(int j, void *ud) {
   collide_ctx *cx = ud;
   const int e = cx->qi;
+  if (cx->qa == cx->qb && patch_skips_edges(&cx->b[cx->qa].p->col, e, j)) return 0;
   if (listed(cx, 1, cx->qa, e, cx->qb, j)) return 0;
   if (cx->qa == cx->qb) {
     if (j == e || edges_touch(cx->b[cx->qa].p->col.edge, e, j)) return 0;
@@ -1864,11 +1895,13 @@ static void moved_edge_pairs(collide_ctx *cx, int x, int y, int swap, const uint
   cx->qa = x;
   cx->qb = y;
   cx->qswap = swap;
+  const int32_t *tag = x == y && cxc->patches == 1 ? cxc->edge_tag : NULL;
   for (int j = cx->part ? cxc->ne / 2 : 0; j < (cx->part ? cxc->ne : cxc->ne / 2) && !cx->overflow; j++) {
     if (!mx[cxc->edge[2 * j]] && !mx[cxc->edge[2 * j + 1]]) continue;
     cx->qi = j;
-    bvh_query_motion(&cx->b[y].p->col.edge_tree, cxc->edge_lo[j], cxc->edge_hi[j], ends_of(cxc, cxc->edge_elo, cxc->edge_lo)[j],
-                     ends_of(cxc, cxc->edge_ehi, cxc->edge_hi)[j], edge_query_cb, cx);
+    bvh_query_motion_skip(&cx->b[y].p->col.edge_tree, tag, tag ? cxc->top_e[j] : -1, cxc->edge_lo[j], cxc->edge_hi[j],
+                          ends_of(cxc, cxc->edge_elo, cxc->edge_lo)[j], ends_of(cxc, cxc->edge_ehi, cxc->edge_hi)[j],
+                          edge_query_cb, cx);
   }
 }
 
@@ -1996,6 +2029,7 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
         p->col.ends += vertex_boxes(cx, &cx->b[a], i, 0) - before;
       }
     if (update_trees(&cx->b[a], world_par(cx->w))) return -1;
+    if (cx->b[a].self) patch_tree_tags(p);
     p->col.frame_v = cx->vref; /* (the frame of the trees' boxes: loom_body_collision_boxes) */
     p->col.frame_t = cx->w->cframe_t;
     const double r = box_reach(&cx->b[a]);
@@ -2076,14 +2110,28 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
 
 /* The list for paths that changed: kept while every vertex stays in its box, topped up when a
  * few left theirs, collected afresh when many did (a quarter of the vertices) or when top-ups
- * have doubled it since it was last collected in full. *fresh: the list changed. 0, or -1 when out
- * of memory or room. */
+ * have doubled it since it was last collected in full. The smooth patches are checked again on
+ * the new paths first (contact_patch.c): the vertices of a patch that now skips less than when the
+ * list was checked join the top-up (the pairs it left out were never tested on these paths).
+ * *fresh: the list changed. 0, or -1 when out of memory or room. */
 static int refresh_list(collide_ctx *cx, uint8_t *out, int *fresh) {
-  const int moved = moved_vertices(cx, out);
-  *fresh = moved > 0;
-  if (!moved) return 0;
-  if (4 * moved > cx->total || cx->w->ncpairs > 2 * cx->w->cpair_base || cx->w->ctopup_off) return collect(cx);
-  return extend(cx, out);
+  int shrunk = 0;
+  for (int a = 0; a < cx->nsoft; a++) {
+    if (!cx->b[a].self) continue;
+    particles *p = cx->b[a].p;
+    /* (out as the recheck's scratch, before moved_vertices writes it) */
+    if (patch_recheck(p, cx->h, world_par(cx->w), cx->w->substep_serial, out + cx->b[a].offset)) shrunk |= patch_shrunk(p);
+  }
+  int marked = moved_vertices(cx, out);
+  for (int a = 0; a < cx->nsoft && shrunk; a++)
+    if (cx->b[a].self) marked += patch_mark_shrunk(cx->b[a].p, out + cx->b[a].offset);
+  *fresh = marked > 0;
+  int r = 0;
+  if (marked)
+    r = 4 * marked > cx->total || cx->w->ncpairs > 2 * cx->w->cpair_base || cx->w->ctopup_off ? collect(cx) : extend(cx, out);
+  for (int a = 0; a < cx->nsoft; a++)
+    if (cx->b[a].self) patch_list_checked(cx->b[a].p);
+  return r;
 }
 
 /* What the list was collected for: bodies, their thickness, self flags and (overlaps) which pairs
@@ -2382,13 +2430,23 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
       else c->held[i] = 0; /* opposite normals cancel: a vertex squeezed between two faces */
     }
   }
-  if (reserve_pairs(w, 16 * total > 1024 ? 16 * total : 1024)) {
+  if (reserve_pairs(w, 16 * total > 1024 ? 16 * total : 1024) || reserve_second(w, 8 * total > 1024 ? 8 * total : 1024)) {
     world_message(w, LOOM_ERROR, list[0].slot, "collisions: out of memory for candidate pairs; collisions skipped this substep");
     return 0;
   }
   /* (released on every return below) */
   const arena_mark base = arena_get_mark(&w->scratch);
   uint8_t *out = ARENA_NEW(&w->scratch, uint8_t, total, "vertices out of their boxes");
+  /* the smooth patches of the self-colliding bodies for these paths (contact_patch.c); where they
+   * skip less than when the list was checked, a top-up adds the pairs now wanted (below) */
+  int patches_shrunk = 0;
+  for (int a = 0; a < nsoft; a++) {
+    if (!list[a].self) continue;
+    particles *p = list[a].p;
+    if (!w->cpatch_off) patch_build(p);
+    patch_certify(p, h, out && !w->cpatch_off, world_par(w), w->substep_serial, out ? out + list[a].offset : NULL);
+    patches_shrunk |= patch_shrunk(p);
+  }
   /* a later run: the vertices whose path or hold changed since the last one */
   uint8_t *changed = cont ? ARENA_NEW(&w->scratch, uint8_t, total, "changed vertices") : NULL;
   for (int a = 0; a < nb && changed; a++) {
@@ -2421,7 +2479,12 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
    * afresh. */
   const int same_substep = w->cdist_serial == w->substep_serial;
   const int moved = out && w->cpair_valid && sig == w->cpair_sig ? moved_vertices(&cx, out) : -1;
-  if (moved < 0 || 4 * moved > total || w->ncpairs > 2 * w->cpair_base || (moved && w->ctopup_off)) {
+  /* and the vertices of the patches that skip less than when the list was checked: a top-up adds
+   * their pairs */
+  int marked = moved;
+  for (int a = 0; a < nsoft && moved >= 0 && patches_shrunk; a++)
+    if (list[a].self) marked += patch_mark_shrunk(list[a].p, out + list[a].offset);
+  if (moved < 0 || 4 * marked > total || w->ncpairs > 2 * w->cpair_base || (marked && w->ctopup_off)) {
     w->cpair_sig = sig;
     cx.moved = NULL; /* a new list: every distance afresh */
     const int before = w->cpair_base;
@@ -2440,7 +2503,9 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
       margin_served(w, s, moved, top);
     }
     cx.moved = NULL;
-    if (moved) failed = extend(&cx, out);
+    if (marked) failed = extend(&cx, out);
+    for (int a = 0; a < nsoft; a++)
+      if (list[a].self) patch_list_checked(list[a].p);
   }
   cx.moved = NULL;
   arena_release(&w->scratch, moved_mark);

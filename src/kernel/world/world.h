@@ -74,6 +74,30 @@ typedef struct particle_collide {
   int zone_any;          /* zone holds some zone (cleared at the next step's start) */
   vec3 frame_v;          /* the search frame the trees' boxes were last made in: moving at frame_v */
   double frame_t;        /* from this time (contact_collide.c, collect) */
+  /* smooth patches (contact_patch.c): a fixed hierarchy of the triangles, made at the first use from
+   * the rest positions (median splits: patch_tree's items are triangles, PATCH_LEAF per leaf), and
+   * what it certifies for the current paths */
+  int patches;           /* 1: the body has the hierarchy; 0 not made yet; -1 none (too few
+                          * triangles, or out of memory: every self pair is tested) */
+  bvh patch_tree;        /* its nodes are the patches, in pre-order */
+  int32_t *pt_first, *pt_count; /* per node: its triangles in patch_tree.items [first, first + count) */
+  int32_t *pt_nsub;      /* per node: the nodes of its subtree (pre-order: [node, node + nsub)) */
+  int32_t *pt_loop, *pt_loop_at, *pt_loop_len; /* the boundary loops of the disk nodes (len 0: not a
+                          * disk, or too small to be certified): vertices, each node's start, length */
+  int32_t *leaf_v, *leaf_e, *leaf_t; /* the leaf owning each vertex (-1: no triangle), edge, triangle */
+  vec3 *pt_axis;         /* per node: the axis of its normal cone over the substep */
+  double *pt_cos;        /* and the cosine of its half-angle (-2: no cone within a right angle) */
+  int32_t *pt_top;       /* per node: the certified node at or above it whose pairs are skipped, -1 */
+  int32_t *pt_list_top;  /* pt_top when the candidate list was last made or checked (what it lacks) */
+  int32_t *top_v, *top_e, *top_t; /* per vertex, edge, triangle: pt_top of its owner leaf */
+  int32_t *tri_tag, *edge_tag;    /* per node of tri_tree, edge_tree: the top all its items share, -1 */
+  vec3 *vcert;           /* vbar when the patches were last certified */
+  uint8_t *pt_dirty;     /* per node: scratch of patch_recheck */
+  int pt_certified;      /* certified top nodes of the last certification */
+  int pt_valid;          /* pt_axis, pt_cos hold the cones of the paths from x_sub by h vcert, x_sub
+                          * that of the substep pt_serial, with step pt_h */
+  unsigned pt_serial;
+  double pt_h;
 } particle_collide;
 
 /* ---- particles: the part every particle-based kind shares ------------------------------------- */
@@ -311,6 +335,7 @@ struct loom_world {
   unsigned cround_serial;
   uint64_t cround_sig;
   int cround_off;       /* tests: every run of the pipeline tests every candidate */
+  int cpatch_off;       /* tests: no smooth patches (contact_patch.c): every self pair is tested */
   double cmargin;       /* tests: the candidate search's margin in half thicknesses per substep (0: default) */
   int clater_runs;      /* (later runs that tested only what changed, for tests) */
   double cpairs_tested; /* (candidates the passes selected, for tests) */
