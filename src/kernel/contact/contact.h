@@ -62,9 +62,14 @@ double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], 
  * one, only the cones of paths that changed are found again), par is the world's helper (or NULL)
  * and changed n bytes of scratch. patch_recheck, after impulses changed some paths, checks the
  * certified nodes they belong to again and finds the tops afresh if one fails (returns 1: the tops
- * changed). patch_shrunk: the tops skip less than when the candidate list was last made or checked
- * (patch_list_checked), so it may lack pairs now wanted. patch_tree_tags labels the nodes of the
- * triangle and edge trees for the traversals (after every update of the trees). */
+ * changed).
+ * The candidate list holds every pair within reach but those its patches leave out (pt_list_top:
+ * the current tops when it is collected, patch_list_made); where the current tops leave out less
+ * (patch_shrunk), patch_mark_shrunk marks the vertices whose pairs a top-up adds, skipping only
+ * what both leave out, after which the list's patches are those (patch_list_checked). Where the
+ * current tops leave out more, the list keeps its pairs and the passes skip them. patch_tree_tags
+ * labels the nodes of the triangle and edge trees for a collection's traversals (after every
+ * update of the trees). */
 int patch_build(particles *p);
 int patch_certify(particles *p, double h, int enabled, core_par *par, unsigned serial, uint8_t *changed);
 int patch_recheck(particles *p, double h, core_par *par, unsigned serial, uint8_t *changed);
@@ -73,6 +78,7 @@ int patch_shrunk(const particles *p);
  * list was last checked (the vertices whose pairs a top-up must add); returns how many it marked
  * that were not marked. */
 int patch_mark_shrunk(const particles *p, uint8_t *out);
+void patch_list_made(particles *p);
 void patch_list_checked(particles *p);
 void patch_tree_tags(particles *p);
 /* Pair (vertex v, triangle t), and pair of edges (e, f), of one body lie in one certified patch. */

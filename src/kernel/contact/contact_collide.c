@@ -465,18 +465,26 @@ static int listed(collide_ctx *cx, int ee, int a, int i, int b, int t) {
   return was;
 }
 
+/* Pair (vertex v, triangle t), or edges (v, t), of body a left out for its smooth patches: a
+ * collection leaves out what the current patches skip; a top-up what both they and the list's skip
+ * (contact.h), so the list keeps every pair its own patches did not leave out. */
+static inline int patch_leaves_out(const collide_ctx *cx, int a, int ee, int32_t v, int32_t t) {
+  const particle_collide *c = &cx->b[a].p->col;
+  if (!(ee ? patch_skips_edges(c, v, t) : patch_skips_point(c, v, t))) return 0;
+  return !cx->topup || (ee ? patch_skipped_edges(c, v, t) : patch_skipped_point(c, v, t));
+}
+
 static int vertex_cb(int t, void *ud) {
   collide_ctx *cx = ud;
   const particles *pb = cx->b[cx->qb].p;
-  if (cx->qa == cx->qb && (tri_has(&pb->tri[3 * t], cx->qi) || patch_skips_point(&pb->col, cx->qi, t))) return 0;
+  if (cx->qa == cx->qb && (tri_has(&pb->tri[3 * t], cx->qi) || patch_leaves_out(cx, cx->qa, 0, cx->qi, t))) return 0;
   if (listed(cx, 0, cx->qa, cx->qi, cx->qb, t)) return 0;
   return push_pair(cx, 0, cx->qa, cx->qb, cx->qi, t);
 }
 
 static int edge_cb(int i, int j, void *ud) {
   collide_ctx *cx = ud;
-  if (cx->qa == cx->qb && (edges_touch(cx->b[cx->qa].p->col.edge, i, j) || patch_skips_edges(&cx->b[cx->qa].p->col, i, j)))
-    return 0;
+  if (cx->qa == cx->qb && (edges_touch(cx->b[cx->qa].p->col.edge, i, j) || patch_leaves_out(cx, cx->qa, 1, i, j))) return 0;
   return push_pair(cx, 1, cx->qa, cx->qb, i, j);
 }
 
@@ -488,9 +496,10 @@ static void vertices_range(collide_ctx *cx, int a, int b, const uint8_t *mask, i
   cx->qa = a;
   cx->qb = b;
   const uint8_t *only = cx->b[a].points;
-  /* a vertex's own smooth patch holds no pair it wants (contact_patch.c): its subtrees are passed over */
+  /* a vertex's own smooth patch holds no pair a collection wants (contact_patch.c): its subtrees
+   * are passed over (a top-up's pairs are left out one by one, patch_leaves_out) */
   const particle_collide *cb = &cx->b[b].p->col;
-  const int32_t *tag = a == b && cb->patches == 1 ? cb->tri_tag : NULL;
+  const int32_t *tag = a == b && cb->patches == 1 && !cx->topup ? cb->tri_tag : NULL;
   for (int i = lo; i < hi && !cx->overflow; i++) {
     if ((only && !only[i]) || (mask && !mask[i])) continue;
     cx->qi = i;
@@ -812,7 +821,7 @@ static int collect(collide_ctx *cx) {
   start_distances(cx);
   cx->new_list = 0;
   for (int a = 0; a < cx->nsoft; a++)
-    if (cx->b[a].self) patch_list_checked(cx->b[a].p);
+    if (cx->b[a].self) patch_list_made(cx->b[a].p);
   return 0;
 }
 
@@ -1850,7 +1859,7 @@ static int tri_vertex_cb(int i, void *ud) {
   collide_ctx *cx = ud;
   const uint8_t *only = cx->b[cx->qa].points;
   if (only && !only[i]) return 0;
-  if (cx->qa == cx->qb && (tri_has(&cx->b[cx->qb].p->tri[3 * cx->qt], i) || patch_skips_point(&cx->b[cx->qa].p->col, i, cx->qt)))
+  if (cx->qa == cx->qb && (tri_has(&cx->b[cx->qb].p->tri[3 * cx->qt], i) || patch_leaves_out(cx, cx->qa, 0, i, cx->qt)))
     return 0;
   if (listed(cx, 0, cx->qa, i, cx->qb, cx->qt)) return 0;
   return push_pair(cx, 0, cx->qa, cx->qb, i, cx->qt);
@@ -1861,7 +1870,7 @@ static int tri_vertex_cb(int i, void *ud) {
 static int edge_query_cb(int j, void *ud) {
   collide_ctx *cx = ud;
   const int e = cx->qi;
-  if (cx->qa == cx->qb && patch_skips_edges(&cx->b[cx->qa].p->col, e, j)) return 0;
+  if (cx->qa == cx->qb && patch_leaves_out(cx, cx->qa, 1, e, j)) return 0;
   if (listed(cx, 1, cx->qa, e, cx->qb, j)) return 0;
   if (cx->qa == cx->qb) {
     if (j == e || edges_touch(cx->b[cx->qa].p->col.edge, e, j)) return 0;
@@ -1895,13 +1904,11 @@ static void moved_edge_pairs(collide_ctx *cx, int x, int y, int swap, const uint
   cx->qa = x;
   cx->qb = y;
   cx->qswap = swap;
-  const int32_t *tag = x == y && cxc->patches == 1 ? cxc->edge_tag : NULL;
   for (int j = cx->part ? cxc->ne / 2 : 0; j < (cx->part ? cxc->ne : cxc->ne / 2) && !cx->overflow; j++) {
     if (!mx[cxc->edge[2 * j]] && !mx[cxc->edge[2 * j + 1]]) continue;
     cx->qi = j;
-    bvh_query_motion_skip(&cx->b[y].p->col.edge_tree, tag, tag ? cxc->top_e[j] : -1, cxc->edge_lo[j], cxc->edge_hi[j],
-                          ends_of(cxc, cxc->edge_elo, cxc->edge_lo)[j], ends_of(cxc, cxc->edge_ehi, cxc->edge_hi)[j],
-                          edge_query_cb, cx);
+    bvh_query_motion(&cx->b[y].p->col.edge_tree, cxc->edge_lo[j], cxc->edge_hi[j], ends_of(cxc, cxc->edge_elo, cxc->edge_lo)[j],
+                     ends_of(cxc, cxc->edge_ehi, cxc->edge_hi)[j], edge_query_cb, cx);
   }
 }
 

@@ -547,10 +547,21 @@ int patch_mark_shrunk(const particles *p, uint8_t *out) {
   return marked;
 }
 
-void patch_list_checked(particles *p) {
+void patch_list_made(particles *p) {
   particle_collide *c = &p->col;
   if (c->patches != 1) return;
   memcpy(c->pt_list_top, c->pt_top, sizeof(int32_t) * (size_t)c->patch_tree.node_count);
+}
+
+void patch_list_checked(particles *p) {
+  particle_collide *c = &p->col;
+  if (c->patches != 1) return;
+  /* what both leave out: per node the deeper of the two tops (both lie on its path from the root,
+   * and pre-order numbers a node after its ancestors), none when either is none */
+  for (int k = 0; k < c->patch_tree.node_count; k++) {
+    const int32_t was = c->pt_list_top[k], now = c->pt_top[k];
+    c->pt_list_top[k] = was < 0 || now < 0 ? -1 : (was > now ? was : now);
+  }
 }
 
 /* Per node of t (items labelled by top[item]): the label all its items share, or -1. */
