@@ -88,7 +88,8 @@ typedef struct particle_collide {
   vec3 *pt_axis;         /* per node: the axis of its normal cone over the substep */
   double *pt_cos;        /* and the cosine of its half-angle (-2: no cone within a right angle) */
   int32_t *pt_top;       /* per node: the certified node at or above it whose pairs are skipped, -1 */
-  int32_t *pt_list_top;  /* pt_top when the candidate list was last made or checked (what it lacks) */
+  int32_t *pt_list_top;  /* per node: the top under which the candidate list leaves pairs out (pt_top
+                          * when it was collected; deeper where a top-up added a lost patch's pairs) */
   int32_t *top_v, *top_e, *top_t; /* per vertex, edge, triangle: pt_top of its owner leaf */
   int32_t *tri_tag, *edge_tag;    /* per node of tri_tree, edge_tree: the top all its items share, -1 */
   vec3 *vcert;           /* vbar when the patches were last certified */
