@@ -11,12 +11,6 @@
 #include "contact/contact.h"
 #include "geom/geom.h"
 
-static int cmp_pair(const void *a, const void *b) {
-  const int32_t *x = a, *y = b;
-  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-  return x[1] < y[1] ? -1 : (x[1] > y[1]);
-}
-
 /* A surface of n vertices starting at x0 and moving by d over the substep (h = 1: vbar = d), rest
  * positions rest (x0 when NULL), triangles tri (nt x 3), its unique edges as the pipeline makes
  * them. Freed with surface_free. */
@@ -29,23 +23,7 @@ static particles *surface(int n, const vec3 *rest, const vec3 *x0, const vec3 *d
   p->col.vbar = core_alloc((size_t)n, sizeof(vec3));
   memcpy(p->x_sub, x0, sizeof(vec3) * (size_t)n);
   memcpy(p->col.vbar, d, sizeof(vec3) * (size_t)n);
-  int32_t *e = core_alloc(6 * (size_t)nt, sizeof(int32_t));
-  for (int t = 0; t < nt; t++)
-    for (int k = 0; k < 3; k++) {
-      const int32_t a = tri[3 * t + k], b = tri[3 * t + (k + 1) % 3];
-      e[6 * t + 2 * k] = a < b ? a : b;
-      e[6 * t + 2 * k + 1] = a < b ? b : a;
-    }
-  qsort(e, 3 * (size_t)nt, 2 * sizeof(int32_t), cmp_pair);
-  int ne = 0;
-  for (int i = 0; i < 3 * nt; i++)
-    if (ne == 0 || e[2 * i] != e[2 * ne - 2] || e[2 * i + 1] != e[2 * ne - 1]) {
-      e[2 * ne] = e[2 * i];
-      e[2 * ne + 1] = e[2 * i + 1];
-      ne++;
-    }
-  p->col.edge = e;
-  p->col.ne = ne;
+  p->col.ne = contact_unique_edges(tri, nt, &p->col.edge);
   return p;
 }
 
@@ -93,8 +71,8 @@ TEST(patch_flat_and_bent_sheets_are_one_patch) {
     particles *p = surface(G * G, rest, x0, d, nt, tri);
     CHECK(p && patch_build(p) == 0);
     CHECK_EQ_INT(patch_certify(p, 1.0, 1, NULL, 0, scratch), 1);
-    for (int t = 0; t < nt; t++) CHECK_EQ_INT(p->col.top_t[t], 0);
-    for (int e = 0; e < p->col.ne; e++) CHECK_EQ_INT(p->col.top_e[e], 0);
+    for (int t = 0; t < nt; t++) CHECK_EQ_INT(patch_top(p->col.pt_top, p->col.leaf_t, t), 0);
+    for (int e = 0; e < p->col.ne; e++) CHECK_EQ_INT(patch_top(p->col.pt_top, p->col.leaf_e, e), 0);
     CHECK(patch_skips_point(&p->col, 0, nt - 1) && patch_skips_edges(&p->col, 0, p->col.ne - 1));
     /* switched off: no patch, nothing skipped */
     CHECK_EQ_INT(patch_certify(p, 1.0, 0, NULL, 0, scratch), 0);

@@ -295,13 +295,15 @@ int bvh_query_motion(const bvh *t, vec3 lo, vec3 hi, vec3 elo, vec3 ehi, int (*f
   return bvh_query_motion_skip(t, NULL, -1, lo, hi, elo, ehi, fn, ctx);
 }
 
+static int query_box(const bvh *t, const int32_t *tag, int32_t skip, vec3 lo, vec3 hi, int (*fn)(int item, void *ctx),
+                     void *ctx);
+
 int bvh_query_motion_skip(const bvh *t, const int32_t *tag, int32_t skip, vec3 lo, vec3 hi, vec3 elo, vec3 ehi,
                           int (*fn)(int item, void *ctx), void *ctx) {
   if (!t || t->node_count == 0) return 0;
   if (skip < 0) tag = NULL;
-  if (!tag && !t->ends_differ && lo.x == elo.x && lo.y == elo.y && lo.z == elo.z && hi.x == ehi.x && hi.y == ehi.y &&
-      hi.z == ehi.z)
-    return bvh_query_box(t, lo, hi, fn, ctx); /* (the same test: start and end boxes are one) */
+  if (!t->ends_differ && lo.x == elo.x && lo.y == elo.y && lo.z == elo.z && hi.x == ehi.x && hi.y == ehi.y && hi.z == ehi.z)
+    return query_box(t, tag, skip, lo, hi, fn, ctx); /* (the same test: start and end boxes are one) */
   int32_t stack[BVH_MAX_DEPTH];
   int sp = 0;
   int32_t id = 0;
@@ -362,13 +364,19 @@ int bvh_segment_box(vec3 p0, vec3 p1, vec3 lo, vec3 hi) {
 /* Depth-first traversal with an explicit stack of pending right children: at most one per
  * level, so depth <= BVH_MAX_DEPTH entries. */
 int bvh_query_box(const bvh *t, vec3 lo, vec3 hi, int (*fn)(int item, void *ctx), void *ctx) {
+  return query_box(t, NULL, -1, lo, hi, fn, ctx);
+}
+
+/* bvh_query_box passing over the nodes tagged skip (tag NULL: none) */
+static int query_box(const bvh *t, const int32_t *tag, int32_t skip, vec3 lo, vec3 hi, int (*fn)(int item, void *ctx),
+                     void *ctx) {
   if (!t || t->node_count == 0) return 0;
   int32_t stack[BVH_MAX_DEPTH];
   int sp = 0;
   int32_t id = 0;
   for (;;) {
     const bvh_node *nd = &t->nodes[id];
-    if (bvh_box_overlap(nd->lo, nd->hi, lo, hi)) {
+    if ((!tag || tag[id] != skip) && bvh_box_overlap(nd->lo, nd->hi, lo, hi)) {
       if (nd->left >= 0) {
         stack[sp++] = nd->right;
         id = nd->left;

@@ -37,6 +37,9 @@ int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsig
 /* Particle bodies against themselves (self_collision) and each other (contact_collide.c): the
  * Bridson-Fedkiw-Anderson pipeline over the substep, after the obstacle families. */
 int contact_collide_respond(loom_world *w, const step_info *s); /* vertices it changed */
+/* The unique edges of nt triangles (tri: nt x 3), lower vertex first, sorted, into *edges
+ * (core_alloc'd, the caller frees it): how many, or -1 out of memory. */
+int contact_unique_edges(const int32_t *tri, int nt, int32_t **edges);
 /* Its formulas, exposed for unit tests. Repulsion of a proximity pair with weights w, node inverse
  * masses inv_m (0 = infinite) and masses m, unit normal n from the second feature to the first,
  * relative velocity vrel, distance dist < thick: the relative velocity change (normal: inelastic
@@ -57,8 +60,8 @@ double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], 
  * paths x_sub + t h vbar, not to touch themselves, whose pairs of features the pipeline skips.
  * patch_build makes the body's fixed hierarchy at its first use (0, or -1 when the body has none:
  * too few triangles, out of memory; its pairs are then all tested). patch_certify finds the
- * certified nodes for the current paths (top_v, top_e, top_t: each feature's, -1 none; enabled 0:
- * none) and returns how many; serial numbers the substep whose x_sub the paths start from (within
+ * certified nodes for the current paths (pt_top: per node, the certified node above or at it, -1
+ * none; enabled 0: none) and returns how many; serial numbers the substep whose x_sub the paths start from (within
  * one, only the cones of paths that changed are found again), par is the world's helper (or NULL)
  * and changed n bytes of scratch. patch_recheck, after impulses changed some paths, checks the
  * certified nodes they belong to again and finds the tops afresh if one fails (returns 1: the tops
@@ -81,23 +84,30 @@ int patch_mark_shrunk(const particles *p, uint8_t *out);
 void patch_list_made(particles *p);
 void patch_list_checked(particles *p);
 void patch_tree_tags(particles *p);
+/* The certified node under which feature i is left out of pairs (tops: per node, pt_top or
+ * pt_list_top; leaf: the owner leaves of its kind, leaf_v, leaf_e or leaf_t), -1 none. */
+static inline int32_t patch_top(const int32_t *tops, const int32_t *leaf, int32_t i) {
+  return leaf[i] >= 0 ? tops[leaf[i]] : -1;
+}
+static inline int patch_same(const particle_collide *c, const int32_t *tops, const int32_t *leaf_a, int32_t a,
+                             const int32_t *leaf_b, int32_t b) {
+  if (c->patches != 1) return 0;
+  const int32_t k = patch_top(tops, leaf_a, a);
+  return k >= 0 && k == patch_top(tops, leaf_b, b);
+}
 /* Pair (vertex v, triangle t), and pair of edges (e, f), of one body lie in one certified patch. */
 static inline int patch_skips_point(const particle_collide *c, int32_t v, int32_t t) {
-  return c->patches == 1 && c->top_v[v] >= 0 && c->top_v[v] == c->top_t[t];
+  return patch_same(c, c->pt_top, c->leaf_v, v, c->leaf_t, t);
 }
 static inline int patch_skips_edges(const particle_collide *c, int32_t e, int32_t f) {
-  return c->patches == 1 && c->top_e[e] >= 0 && c->top_e[e] == c->top_e[f];
+  return patch_same(c, c->pt_top, c->leaf_e, e, c->leaf_e, f);
 }
-/* The same, as the patches were when the candidate list was last checked: pairs it does not hold. */
+/* The same, for the patches whose pairs the candidate list leaves out: pairs it does not hold. */
 static inline int patch_skipped_point(const particle_collide *c, int32_t v, int32_t t) {
-  if (c->patches != 1 || c->leaf_v[v] < 0) return 0;
-  const int32_t k = c->pt_list_top[c->leaf_v[v]];
-  return k >= 0 && k == c->pt_list_top[c->leaf_t[t]];
+  return patch_same(c, c->pt_list_top, c->leaf_v, v, c->leaf_t, t);
 }
 static inline int patch_skipped_edges(const particle_collide *c, int32_t e, int32_t f) {
-  if (c->patches != 1 || c->leaf_e[e] < 0 || c->leaf_e[f] < 0) return 0;
-  const int32_t k = c->pt_list_top[c->leaf_e[e]];
-  return k >= 0 && k == c->pt_list_top[c->leaf_e[f]];
+  return patch_same(c, c->pt_list_top, c->leaf_e, e, c->leaf_e, f);
 }
 
 /* Solids with depth_contact against each other (contact_solid.c): document 002's spatial hash,

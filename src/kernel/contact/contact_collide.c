@@ -121,30 +121,35 @@ static int cmp_edge(const void *a, const void *b) {
   return x[1] < y[1] ? -1 : (x[1] > y[1]);
 }
 
+int contact_unique_edges(const int32_t *tri, int nt, int32_t **edges) {
+  int32_t *e = core_alloc(6 * (size_t)(nt > 0 ? nt : 1), sizeof(int32_t));
+  *edges = e;
+  if (!e) return -1;
+  for (int t = 0; t < nt; t++)
+    for (int k = 0; k < 3; k++) {
+      int32_t a = tri[3 * t + k], b = tri[3 * t + (k + 1) % 3];
+      e[6 * t + 2 * k] = a < b ? a : b;
+      e[6 * t + 2 * k + 1] = a < b ? b : a;
+    }
+  qsort(e, (size_t)3 * (size_t)nt, 2 * sizeof(int32_t), cmp_edge);
+  int ne = 0;
+  for (int i = 0; i < 3 * nt; i++)
+    if (ne == 0 || e[2 * i] != e[2 * (ne - 1)] || e[2 * i + 1] != e[2 * (ne - 1) + 1]) {
+      e[2 * ne] = e[2 * i];
+      e[2 * ne + 1] = e[2 * i + 1];
+      ne++;
+    }
+  return ne;
+}
+
 static double select_kth(double *a, int n, int k);
 
 static int prepare(particles *p) {
   particle_collide *c = &p->col;
   if (c->ready) return 0;
   if (!c->edge) { /* (an obstacle's body comes with its edges) */
-    int32_t *e = core_alloc(6 * (size_t)(p->nt ? p->nt : 1), sizeof(int32_t));
-    if (!e) return -1;
-    for (int t = 0; t < p->nt; t++)
-      for (int k = 0; k < 3; k++) {
-        int32_t a = p->tri[3 * t + k], b = p->tri[3 * t + (k + 1) % 3];
-        e[6 * t + 2 * k] = a < b ? a : b;
-        e[6 * t + 2 * k + 1] = a < b ? b : a;
-      }
-    qsort(e, (size_t)3 * (size_t)p->nt, 2 * sizeof(int32_t), cmp_edge);
-    int ne = 0;
-    for (int i = 0; i < 3 * p->nt; i++)
-      if (ne == 0 || e[2 * i] != e[2 * (ne - 1)] || e[2 * i + 1] != e[2 * (ne - 1) + 1]) {
-        e[2 * ne] = e[2 * i];
-        e[2 * ne + 1] = e[2 * i + 1];
-        ne++;
-      }
-    c->edge = e;
-    c->ne = ne;
+    c->ne = contact_unique_edges(p->tri, p->nt, &c->edge);
+    if (c->ne < 0) return -1;
   }
   const int ne = c->ne;
   const size_t n = (size_t)p->n, nt = (size_t)(p->nt ? p->nt : 1), nE = (size_t)(ne ? ne : 1);
@@ -503,7 +508,7 @@ static void vertices_range(collide_ctx *cx, int a, int b, const uint8_t *mask, i
   for (int i = lo; i < hi && !cx->overflow; i++) {
     if ((only && !only[i]) || (mask && !mask[i])) continue;
     cx->qi = i;
-    bvh_query_motion_skip(&cb->tri_tree, tag, tag ? cb->top_v[i] : -1, v3_sub(pa->col.ecol[i], e),
+    bvh_query_motion_skip(&cb->tri_tree, tag, tag ? patch_top(cb->pt_top, cb->leaf_v, i) : -1, v3_sub(pa->col.ecol[i], e),
                           v3_add(pa->col.ecol_hi[i], e), v3_sub(pa->col.ecol_e[i], e), v3_add(pa->col.ecol_ehi[i], e),
                           vertex_cb, cx);
   }
@@ -2115,6 +2120,22 @@ static int extend_into(collide_ctx *cx, const uint8_t *out) {
   return 0;
 }
 
+/* The vertices of the self-colliding bodies' patches that now skip less than the list's, marked in
+ * out (a top-up adds their pairs); how many were not marked already. */
+static int mark_lost_patches(const collide_ctx *cx, uint8_t *out) {
+  int marked = 0;
+  for (int a = 0; a < cx->nsoft; a++)
+    if (cx->b[a].self) marked += patch_mark_shrunk(cx->b[a].p, out + cx->b[a].offset);
+  return marked;
+}
+
+/* After a check of the list against the patches, or its top-up: the list leaves out what both its
+ * patches and the current ones leave out. */
+static void lists_checked(const collide_ctx *cx) {
+  for (int a = 0; a < cx->nsoft; a++)
+    if (cx->b[a].self) patch_list_checked(cx->b[a].p);
+}
+
 /* The list for paths that changed: kept while every vertex stays in its box, topped up when a
  * few left theirs, collected afresh when many did (a quarter of the vertices) or when top-ups
  * have doubled it since it was last collected in full. The smooth patches are checked again on
@@ -2130,14 +2151,12 @@ static int refresh_list(collide_ctx *cx, uint8_t *out, int *fresh) {
     if (patch_recheck(p, cx->h, world_par(cx->w), cx->w->substep_serial, out + cx->b[a].offset)) shrunk |= patch_shrunk(p);
   }
   int marked = moved_vertices(cx, out);
-  for (int a = 0; a < cx->nsoft && shrunk; a++)
-    if (cx->b[a].self) marked += patch_mark_shrunk(cx->b[a].p, out + cx->b[a].offset);
+  if (shrunk) marked += mark_lost_patches(cx, out);
   *fresh = marked > 0;
   int r = 0;
   if (marked)
     r = 4 * marked > cx->total || cx->w->ncpairs > 2 * cx->w->cpair_base || cx->w->ctopup_off ? collect(cx) : extend(cx, out);
-  for (int a = 0; a < cx->nsoft; a++)
-    if (cx->b[a].self) patch_list_checked(cx->b[a].p);
+  lists_checked(cx);
   return r;
 }
 
@@ -2488,9 +2507,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
   const int moved = out && w->cpair_valid && sig == w->cpair_sig ? moved_vertices(&cx, out) : -1;
   /* and the vertices of the patches that skip less than when the list was checked: a top-up adds
    * their pairs */
-  int marked = moved;
-  for (int a = 0; a < nsoft && moved >= 0 && patches_shrunk; a++)
-    if (list[a].self) marked += patch_mark_shrunk(list[a].p, out + list[a].offset);
+  const int marked = moved + (moved >= 0 && patches_shrunk ? mark_lost_patches(&cx, out) : 0);
   if (moved < 0 || 4 * marked > total || w->ncpairs > 2 * w->cpair_base || (marked && w->ctopup_off)) {
     w->cpair_sig = sig;
     cx.moved = NULL; /* a new list: every distance afresh */
@@ -2511,8 +2528,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     }
     cx.moved = NULL;
     if (marked) failed = extend(&cx, out);
-    for (int a = 0; a < nsoft; a++)
-      if (list[a].self) patch_list_checked(list[a].p);
+    lists_checked(&cx);
   }
   cx.moved = NULL;
   arena_release(&w->scratch, moved_mark);

@@ -210,9 +210,6 @@ int patch_build(particles *p) {
   c->leaf_v = core_alloc(sv, sizeof(int32_t));
   c->leaf_e = core_alloc(se, sizeof(int32_t));
   c->leaf_t = core_alloc(st, sizeof(int32_t));
-  c->top_v = core_alloc(sv, sizeof(int32_t));
-  c->top_e = core_alloc(se, sizeof(int32_t));
-  c->top_t = core_alloc(st, sizeof(int32_t));
   c->tri_tag = core_alloc(2 * st, sizeof(int32_t));
   c->edge_tag = core_alloc(2 * se, sizeof(int32_t));
   c->vcert = core_alloc(sv, sizeof(vec3));
@@ -224,7 +221,7 @@ int patch_build(particles *p) {
   b.queue = core_alloc(st, sizeof(int32_t));
   b.seen = core_calloc(st, sizeof(uint8_t));
   if (!c->pt_first || !c->pt_count || !c->pt_nsub || !c->pt_loop_at || !c->pt_loop_len || !c->pt_axis || !c->pt_cos ||
-      !c->pt_top || !c->pt_list_top || !c->leaf_v || !c->leaf_e || !c->leaf_t || !c->top_v || !c->top_e || !c->top_t ||
+      !c->pt_top || !c->pt_list_top || !c->leaf_v || !c->leaf_e || !c->leaf_t ||
       !c->tri_tag || !c->edge_tag || !c->vcert || !c->pt_dirty || !b.nbr || !b.pos || !b.vstamp || !b.vout || !b.queue || !b.seen)
     goto done;
   /* each node's triangles are a run of the leaf order (pre-order: children after their parent) */
@@ -267,9 +264,6 @@ int patch_build(particles *p) {
     c->pt_loop = core_alloc(1, sizeof(int32_t)); /* (no disk: an empty array) */
     if (!c->pt_loop) goto done;
   }
-  for (int v = 0; v < n; v++) c->top_v[v] = -1;
-  for (int e = 0; e < ne; e++) c->top_e[e] = -1;
-  for (int t = 0; t < nt; t++) c->top_t[t] = -1;
   c->patches = 1;
   rc = 0;
 done:
@@ -418,13 +412,6 @@ static int certified(const particles *p, double h, int k) {
   return c->pt_count[k] >= PATCH_MIN && c->pt_loop_len[k] > 0 && c->pt_cos[k] > PATCH_COS_MIN && contour_ok(p, h, k);
 }
 
-/* Every feature's top from its owner leaf's. */
-static void feature_tops(particle_collide *c, int n, int ne, int nt) {
-  for (int v = 0; v < n; v++) c->top_v[v] = c->leaf_v[v] >= 0 ? c->pt_top[c->leaf_v[v]] : -1;
-  for (int e = 0; e < ne; e++) c->top_e[e] = c->leaf_e[e] >= 0 ? c->pt_top[c->leaf_e[e]] : -1;
-  for (int t = 0; t < nt; t++) c->top_t[t] = c->pt_top[c->leaf_t[t]];
-}
-
 /* The cones for the current paths: every leaf's (in two halves when par is given) when the paths
  * start elsewhere than at the last certification (another substep), else only the leaves with a
  * vertex whose path changed since (vbar against vcert; marked in changed, n bytes), then every
@@ -459,7 +446,7 @@ static int refresh_cones(particles *p, double h, core_par *par, unsigned serial,
 }
 
 /* The tops: top-down, the first certified node on each path from the root (a node too small to be
- * certified has no certified node below it either); then each feature's. */
+ * certified has no certified node below it either). */
 static void find_tops(particles *p, double h) {
   particle_collide *c = &p->col;
   int32_t stack[BVH_MAX_DEPTH + 1];
@@ -478,7 +465,6 @@ static void find_tops(particles *p, double h) {
     stack[sp++] = nd->right;
     stack[sp++] = nd->left;
   }
-  feature_tops(c, p->n, c->ne, p->nt);
   c->pt_certified = count;
 }
 
@@ -487,8 +473,7 @@ int patch_certify(particles *p, double h, int enabled, core_par *par, unsigned s
   if (c->patches != 1) return 0;
   if (!enabled) {
     for (int k = 0; k < c->patch_tree.node_count; k++) c->pt_top[k] = -1;
-    feature_tops(c, p->n, c->ne, p->nt);
-    c->pt_certified = 0;
+      c->pt_certified = 0;
     c->pt_valid = 0;
     return 0;
   }
@@ -507,7 +492,8 @@ int patch_recheck(particles *p, double h, core_par *par, unsigned serial, uint8_
   memset(c->pt_dirty, 0, (size_t)nn);
   for (int t = 0; t < p->nt; t++) {
     const int32_t *tr = &p->tri[3 * t];
-    if (c->top_t[t] >= 0 && (changed[tr[0]] | changed[tr[1]] | changed[tr[2]])) c->pt_dirty[c->top_t[t]] = 1;
+    const int32_t k = c->pt_top[c->leaf_t[t]];
+    if (k >= 0 && (changed[tr[0]] | changed[tr[1]] | changed[tr[2]])) c->pt_dirty[k] = 1;
   }
   int failed = 0;
   for (int k = 0; k < nn && !failed; k++) failed = c->pt_dirty[k] && !certified(p, h, k);
@@ -564,17 +550,17 @@ void patch_list_checked(particles *p) {
   }
 }
 
-/* Per node of t (items labelled by top[item]): the label all its items share, or -1. */
-static void tree_tags(const bvh *t, const int32_t *top, int32_t *tag) {
+/* Per node of t (each item labelled with its top, patch_top): the label all its items share, or -1. */
+static void tree_tags(const bvh *t, const int32_t *tops, const int32_t *leaf, int32_t *tag) {
   for (int k = t->node_count - 1; k >= 0; k--) {
     const bvh_node *nd = &t->nodes[k];
     if (nd->left >= 0) {
       tag[k] = tag[nd->left] == tag[nd->right] ? tag[nd->left] : -1;
       continue;
     }
-    int32_t v = nd->count > 0 ? top[t->items[nd->right]] : -1;
+    int32_t v = nd->count > 0 ? patch_top(tops, leaf, t->items[nd->right]) : -1;
     for (int i = nd->right + 1; i < nd->right + nd->count && v >= 0; i++)
-      if (top[t->items[i]] != v) v = -1;
+      if (patch_top(tops, leaf, t->items[i]) != v) v = -1;
     tag[k] = v;
   }
 }
@@ -582,6 +568,6 @@ static void tree_tags(const bvh *t, const int32_t *top, int32_t *tag) {
 void patch_tree_tags(particles *p) {
   particle_collide *c = &p->col;
   if (c->patches != 1) return;
-  tree_tags(&c->tri_tree, c->top_t, c->tri_tag);
-  tree_tags(&c->edge_tree, c->top_e, c->edge_tag);
+  tree_tags(&c->tri_tree, c->pt_top, c->leaf_t, c->tri_tag);
+  tree_tags(&c->edge_tree, c->pt_top, c->leaf_e, c->edge_tag);
 }

@@ -415,9 +415,6 @@ void particles_free(particles *p) {
   core_free(c->pt_cos);
   core_free(c->pt_top);
   core_free(c->pt_list_top);
-  core_free(c->top_v);
-  core_free(c->top_e);
-  core_free(c->top_t);
   core_free(c->tri_tag);
   core_free(c->edge_tag);
   core_free(c->vcert);

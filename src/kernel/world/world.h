@@ -90,7 +90,6 @@ typedef struct particle_collide {
   int32_t *pt_top;       /* per node: the certified node at or above it whose pairs are skipped, -1 */
   int32_t *pt_list_top;  /* per node: the top under which the candidate list leaves pairs out (pt_top
                           * when it was collected; deeper where a top-up added a lost patch's pairs) */
-  int32_t *top_v, *top_e, *top_t; /* per vertex, edge, triangle: pt_top of its owner leaf */
   int32_t *tri_tag, *edge_tag;    /* per node of tri_tree, edge_tree: the top all its items share, -1 */
   vec3 *vcert;           /* vbar when the patches were last certified */
   uint8_t *pt_dirty;     /* per node: scratch of patch_recheck */
