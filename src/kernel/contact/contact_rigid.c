@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "contact/contact_rigid.h"
+#include "math/math_lanes.h"
 
 #define RIGID_INNER_RATE 960.0 /* inner steps per second at least: hs <= 1/960 s */
 #define RIGID_ITERATIONS 2     /* solving passes per inner step (then one relaxing pass) */
@@ -360,15 +361,7 @@ static void solve_spin(rcontact *c, double total, rbody *A, rbody *B) {
  * (the same operations on each lane; the build does not contract floating point), up to the sign
  * of a velocity that is exactly zero when a zero impulse is added to it. */
 #define RIGID_LANES 4
-/* The passes come in two builds, picked when the library loads: with AVX2 (a lane vector is one
- * register) and without (two). Both do the same operations, so they give the same numbers. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(LOOM_NO_CLONES)
-#define RIGID_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define RIGID_CLONES
-#endif
-/* (static functions only: how a vector is passed between them is this file's business) */
-#pragma GCC diagnostic ignored "-Wpsabi"
+/* The passes come in two builds, picked when the library loads (LOOM_CLONES, math_lanes.h). */
 typedef double vd __attribute__((vector_size(8 * RIGID_LANES)));
 typedef long long vm __attribute__((vector_size(8 * RIGID_LANES)));
 
@@ -608,7 +601,7 @@ static void wide_spin(struct rigid_work *rw, const wgroup *g, const wpoint *pts,
 
 /* One pass: each manifold's normal points, then its friction (and rolling and torsional
  * resistance), in order. */
-RIGID_CLONES static void solve(struct rigid_work *rw, const wide *wd, rbody *bodies, double hs, soft sf, int use_bias) {
+LOOM_CLONES static void solve(struct rigid_work *rw, const wide *wd, rbody *bodies, double hs, soft sf, int use_bias) {
   const vd vhs = vsplat(hs);
   for (int gi = 0; gi < wd->ngroups; gi++) {
     const wgroup *g = &wd->groups[gi];
@@ -625,7 +618,7 @@ RIGID_CLONES static void solve(struct rigid_work *rw, const wide *wd, rbody *bod
 }
 
 /* The warm start: the impulses remembered from the last substep, applied again. */
-RIGID_CLONES static void warm_start(struct rigid_work *rw, const wide *wd, rbody *bodies) {
+LOOM_CLONES static void warm_start(struct rigid_work *rw, const wide *wd, rbody *bodies) {
   for (int gi = 0; gi < wd->ngroups; gi++) {
     const wgroup *g = &wd->groups[gi];
     wpoint *pts = &wd->points[g->first];
@@ -690,7 +683,7 @@ static LOOM_INLINE wvec wpose_apply(const wpose *t, wvec x) {
   return (wvec){t->p.x + wdot(t->r[0], x), t->p.y + wdot(t->r[1], x), t->p.z + wdot(t->r[2], x)};
 }
 
-RIGID_CLONES static void update_separations(const wide *wd, const rbody *bodies) {
+LOOM_CLONES static void update_separations(const wide *wd, const rbody *bodies) {
   for (int gi = 0; gi < wd->ngroups; gi++) {
     const wgroup *g = &wd->groups[gi];
     wpose A, B;

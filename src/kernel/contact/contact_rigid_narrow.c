@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "contact/contact_rigid.h"
+#include "math/math_lanes.h"
 
 int rigid_narrow_reference = 0;
 
@@ -268,19 +269,9 @@ static int triangle_feature_touchable(const wpoly *T, const tri_edges *te, vec3 
  * edge between coplanar or concave faces, a convex fold outside its normal cone) is made with
  * the triangle's face on PA's side instead — such normals come from inside the mesh's surface
  * and would stop a body sliding across (internal edges) or tilt the push at a fold. */
-/* 4 doubles as one vector (an AVX2 register in the AVX2 build of poly_pair, picked at load when the
- * processor has it; two SSE2 registers otherwise); loaded from anywhere */
-#pragma GCC diagnostic ignored "-Wpsabi"
-typedef double v4 __attribute__((vector_size(32)));
-static inline v4 v4_at(const double *p) {
-  v4 r;
-  memcpy(&r, p, sizeof r);
-  return r;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(LOOM_NO_CLONES)
-__attribute__((target_clones("avx2", "default"))) /* (the arc tests run as vectors; the same numbers) */
-#endif
+/* (4 doubles as one vector, math_lanes.h: an AVX2 register in the AVX2 build of poly_pair, picked
+ * at load when the processor has it, two SSE2 registers otherwise) */
+LOOM_CLONES /* (the arc tests run as vectors; the same numbers) */
 static void poly_pair(rigid_manifold *m, const wpoly *PA, const wpoly *PB, vec3 ca, vec3 cb, double margin,
                       const tri_edges *te) {
   int fa, fb;
@@ -315,11 +306,11 @@ static void poly_pair(rigid_manifold *m, const wpoly *PA, const wpoly *PB, vec3 
        * (the sums in v3_dot's order: the same values as with vectors) */
       double cbas[RIGID_POLY_MAX_EDGES + 4], prod[RIGID_POLY_MAX_EDGES + 4];
       int pass[RIGID_POLY_MAX_EDGES], npass = 0;
-      const v4 bx = {bxa.x, bxa.x, bxa.x, bxa.x}, by = {bxa.y, bxa.y, bxa.y, bxa.y}, bz = {bxa.z, bxa.z, bxa.z, bxa.z};
+      const lanes bx = {bxa.x, bxa.x, bxa.x, bxa.x}, by = {bxa.y, bxa.y, bxa.y, bxa.y}, bz = {bxa.z, bxa.z, bxa.z, bxa.z};
       for (int j = 0; j < neb; j += 4) { /* four edges of B at a time (lanes past neb unused) */
-        const v4 cba = v4_at(gb[0] + j) * bx + v4_at(gb[1] + j) * by + v4_at(gb[2] + j) * bz;
-        const v4 dba = v4_at(gb[3] + j) * bx + v4_at(gb[4] + j) * by + v4_at(gb[5] + j) * bz;
-        const v4 pr = cba * dba;
+        const lanes cba = lanes_load(gb[0] + j) * bx + lanes_load(gb[1] + j) * by + lanes_load(gb[2] + j) * bz;
+        const lanes dba = lanes_load(gb[3] + j) * bx + lanes_load(gb[4] + j) * by + lanes_load(gb[5] + j) * bz;
+        const lanes pr = cba * dba;
         memcpy(cbas + j, &cba, sizeof cba);
         memcpy(prod + j, &pr, sizeof pr);
       }
