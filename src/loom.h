@@ -242,6 +242,8 @@ typedef struct loom_stats {
   int contact_resolves;     /* solves repeated because a contact pulled or left its friction cone */
   int candidates;           /* feature pairs in the collision pipeline's candidate list, largest in the last step */
   int strain_limited;       /* cloth edges the strain limit (strain_limit) shortened, last step */
+  int passed_through;       /* dynamic rigid bodies whose core (a sphere's centre, a capsule's or a cylinder's
+                             * axis) crossed a cloth, pairs summed over the substeps of the last step */
 } loom_stats;
 
 /* Fills a definition with defaults: dt = 1/240 s, gravity (0, 0, -9.81), no wind. */

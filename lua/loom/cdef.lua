@@ -113,6 +113,7 @@ typedef struct loom_stats {
   int contact_resolves;
   int candidates;
   int strain_limited;
+  int passed_through;
 } loom_stats;
 void loom_world_def_default(loom_world_def *def);
 loom_world *loom_world_create(const loom_world_def *def);

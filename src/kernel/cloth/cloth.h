@@ -91,9 +91,10 @@ typedef struct cloth_derived {
 typedef struct cloth_cache {
   vec3 *tri_lo, *tri_hi;
   bvh tri_tree;          /* over triangles, refit when a contact pass needs it */
-  unsigned feat_serial;  /* substep (world serial) of the feature pass that took feat_lo/hi */
-  unsigned refit_serial; /* substep whose feature pass refit the tree */
+  unsigned feat_serial;  /* round of the feature passes (world.feature_round) that took feat_lo/hi */
+  unsigned refit_serial; /* round whose feature pass refit the tree */
   vec3 feat_lo, feat_hi; /* the cloth's box when that pass began */
+  double feat_circ;      /* the largest circumradius of its triangles then (rounded features) */
 } cloth_cache;
 
 /* Per-step scratch from the world's arena, valid between begin and commit. */

@@ -48,6 +48,8 @@ typedef struct cbody {
   unsigned char self;
   unsigned char obstacle; /* a rigid body's faces, convex edges and corners (rigid_build_ccd) */
   unsigned char resting;  /* particles.resting */
+  unsigned char observe;  /* a dynamic rigid body's core: crossings are counted and reported, not
+                           * resolved (rigid_build_ccd) */
   const uint8_t *points;  /* the vertices tested against triangles (NULL: all) */
   /* during a top-up (listed): the vertices' start and end boxes, the triangles' and edges' and the
    * reach as the last update left them, before the top-up's own */
@@ -93,6 +95,8 @@ typedef struct collide_ctx {
   double nlisted; /* (the pairs listed() passed over in this context's part, for tests) */
   const uint8_t *out; /* a top-up's queries: the vertices whose paths left their boxes */
   int new_list; /* start_distances: the list was just collected (its pairs' nodes are not set) */
+  /* crossings of a dynamic body's core (cbody.observe) in this run: how many pairs, and the first */
+  int crossed, crossed_soft, crossed_body;
 } collide_ctx;
 
 typedef struct feat4 {
@@ -106,6 +110,14 @@ typedef struct feat4 {
   double thick, mu;
   int ee;
 } feat4;
+
+/* Whether a warning quiet until *until is due at `now`; it then stays quiet for a simulated second
+ * (further cases are only counted). */
+static int once_a_second(double *until, double now) {
+  if (now < *until) return 0;
+  *until = now + 1.0;
+  return 1;
+}
 
 /* How far a body's collection boxes reach beyond its paths. */
 static inline double box_reach(const cbody *cb) { return cb->half + cb->margin + cb->pad; }
@@ -1501,6 +1513,20 @@ static void ccd_test_rows(void *ctx, int lo, int hi, int part) {
   t->nfound[part] = n;
 }
 
+/* A pair with a watched core (cbody.observe) takes no part in the passes; its crossing is
+ * counted, once per run of the pipeline (the CCD passes would find it again and again). */
+static int watched(collide_ctx *cx, const collide_pair *q) {
+  const int ob = cx->b[q->a].observe ? q->a : (cx->b[q->b].observe ? q->b : -1);
+  if (ob < 0) return 0;
+  if (cx->pass == 1) {
+    if (!cx->crossed++) {
+      cx->crossed_body = cx->b[ob].slot;
+      cx->crossed_soft = cx->b[ob == q->a ? q->b : q->a].slot;
+    }
+  }
+  return 1;
+}
+
 static int ccd_pass(collide_ctx *cx, int full) {
   loom_world *w = cx->w;
   const int pass = ++cx->pass;
@@ -1528,6 +1554,7 @@ static int ccd_pass(collide_ctx *cx, int full) {
   for (int h = 0; h < t.nfound[0] + t.nfound[1] && imp; h++) {
     const ccd_found *fd = &t.found[h < t.nfound[0] ? h : nlist / 2 + (h - t.nfound[0])];
     const int c = chosen[fd->j];
+    if (watched(cx, &w->cpairs[c])) continue;
     const geom_ccd_hit hit = fd->hit;
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
@@ -1813,14 +1840,13 @@ static void find_tangles(collide_ctx *cx, const step_info *s) {
     memcpy(cx->tangled + cx->b[a].offset, cx->b[a].p->col.tangled, (size_t)cx->b[a].p->n);
   w->stats.tangled += count;
   const double now = w->time + s->a0 * s->dt;
-  if (!(now < w->tangle_warned_until)) {
+  if (once_a_second(&w->tangle_warned_until, now)) {
     const body_slot *A = &w->bodies[t.sa], *B = &w->bodies[t.sb];
     world_message(w, LOOM_WARNING, t.sa,
                   "collisions: %d triangle pairs already cross at t = %.4f s (first: %s '%s' triangle %d and %s '%s' "
                   "triangle %d); collisions among their %d vertices' features are not handled until they come apart "
                   "(stats.tangled; world:interpenetrations(true) lists them)",
                   pairs, now, A->ops->name, A->name, t.ta, B->ops->name, B->name, t.tb, count);
-    w->tangle_warned_until = now + 1.0;
   }
 }
 
@@ -2190,7 +2216,7 @@ static void zone_link_hits(collide_ctx *cx, int32_t *parent, int *hits, int full
     const int c = chosen[j];
     feat4 f;
     gather(cx, &w->cpairs[c], &f);
-    if (!ccd_pair(cx, &f, w->cdist[c], NULL)) continue;
+    if (watched(cx, &w->cpairs[c]) || !ccd_pair(cx, &f, w->cdist[c], NULL)) continue;
     (*hits)++;
     /* the cloth nodes join one zone; an obstacle's nodes do not join it (they would tie every
      * zone touching the obstacle into one): the zone moves with the obstacle instead */
@@ -2340,6 +2366,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].self = (unsigned char)(p->self_collision != 0);
     list[nb].obstacle = 0;
     list[nb].resting = (unsigned char)(p->resting != 0);
+    list[nb].observe = 0;
     list[nb].pad = 0;
     list[nb].points = NULL;
     total += p->n;
@@ -2374,6 +2401,10 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].self = 0;
     list[nb].obstacle = 1;
     list[nb].resting = 0;
+    /* a dynamic body's contacts with cloth are carried by the cloth's vertices (the implicit
+     * solve, the vertex pass), which push it back; its core is only watched: held as an
+     * immovable obstacle, a ball would drag a cloth it cannot pass with nothing pushing back */
+    list[nb].observe = (unsigned char)(r->model.ccd_core && rigid_is_dynamic(r));
     list[nb].pad = 0;
     list[nb].points = r->model.ccd_corner;
     int near = 0;
@@ -2621,16 +2652,29 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
       }
       w->stats.unresolved += stood;
       const double now = w->time + s->a0 * s->dt;
-      if (!(now < w->collide_warned_until)) {
+      if (once_a_second(&w->collide_warned_until, now)) {
         world_message(w, LOOM_WARNING, list[0].slot,
                       "collisions: impact zones did not separate the soft bodies in %d iterations at t = %.4f s; %d vertices "
                       "stood still for the substep (smaller dt or larger thickness; further cases in the next second "
                       "are counted in stats.unresolved only)",
                       ZONE_ITERATIONS, now, stood);
-        w->collide_warned_until = now + 1.0;
       }
     }
     arena_release(&w->scratch, mark);
+  }
+  if (cx.crossed) {
+    w->stats.passed_through += cx.crossed;
+    const double now = w->time + s->a0 * s->dt;
+    if (once_a_second(&w->passed_warned_until, now)) {
+      const body_slot *rb = &w->bodies[cx.crossed_body], *sb = &w->bodies[cx.crossed_soft];
+      world_message(w, LOOM_WARNING, cx.crossed_body,
+                    "collisions: %s '%s' passed through %s '%s' at t = %.4f s (its centre or axis crossed %d of the "
+                    "cloth's features): a dynamic body's contacts with cloth act at the cloth's vertices, and the "
+                    "triangles around it were too large for it; a finer cloth, a stiffer one (strain_limit) or a "
+                    "kinematic body keeps it out (further cases in the next second are counted in "
+                    "stats.passed_through only)",
+                    rb->ops->name, rb->name, sb->ops->name, sb->name, now, cx.crossed);
+    }
   }
   /* 6. positions and velocities where the pipeline changed the motion */
   int moves = 0;

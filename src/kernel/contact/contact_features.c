@@ -28,6 +28,7 @@ typedef struct feat_ctx {
   double pad, mu;
   vec3 p, hint;      /* feature point (world), or segment start */
   vec3 q;            /* segment end */
+  int rounded;       /* the feature has a radius (a sphere's centre, a capsule's end) */
 } feat_ctx;
 
 /* Moves cloth nodes idx[0..k) with weights w so that their weighted point moves by delta along n,
@@ -96,19 +97,23 @@ static int point_cb(int t, void *ud) {
   feat_ctx *c = ud;
   cloth_body *b = c->b;
   const int32_t *tv = &b->p.tri[3 * t];
-  vec3 a = b->p.x[tv[0]], bb = b->p.x[tv[1]], cc = b->p.x[tv[2]];
-  double w[3];
-  vec3 q = geom_closest_on_triangle(c->p, a, bb, cc, w);
-  vec3 d = v3_sub(q, c->p);
-  double dist = v3_len(d);
-  if (dist >= c->pad) return 0;
-  /* past the corner, the triangle's own normal (turned out of the obstacle) is the way back */
-  vec3 nt = v3_normalize(v3_cross(v3_sub(bb, a), v3_sub(cc, a)));
-  if (v3_len2(nt) == 0) return 0;
-  double sep;
-  vec3 n = push_direction(d, dist, c->pad, c->hint, v3_dot(nt, c->hint) >= 0 ? nt : v3_neg(nt), &sep);
-  respond(c, tv, w, 3, n, c->pad - sep, rigid_point_velocity(c->r, c->p), LOOM_FEATURE_TRIANGLE, t,
-          LOOM_FEATURE_CORNER, v3_add(v3_add(v3_scale(a, w[0]), v3_scale(bb, w[1])), v3_scale(cc, w[2])));
+  /* a large triangle pushed out at its nearest point tilts and may still dip into a rounded
+   * feature elsewhere: pushed again from there (a few times at most) */
+  for (int again = 0; again < (c->rounded ? 4 : 1); again++) {
+    vec3 a = b->p.x[tv[0]], bb = b->p.x[tv[1]], cc = b->p.x[tv[2]];
+    double w[3];
+    vec3 q = geom_closest_on_triangle(c->p, a, bb, cc, w);
+    vec3 d = v3_sub(q, c->p);
+    double dist = v3_len(d);
+    if (dist >= c->pad * (again ? 1 - 1e-6 : 1)) return 0;
+    /* past the corner, the triangle's own normal (turned out of the obstacle) is the way back */
+    vec3 nt = v3_normalize(v3_cross(v3_sub(bb, a), v3_sub(cc, a)));
+    if (v3_len2(nt) == 0) return 0;
+    double sep;
+    vec3 n = push_direction(d, dist, c->pad, c->hint, v3_dot(nt, c->hint) >= 0 ? nt : v3_neg(nt), &sep);
+    respond(c, tv, w, 3, n, c->pad - sep, rigid_point_velocity(c->r, c->p), LOOM_FEATURE_TRIANGLE, t,
+            LOOM_FEATURE_CORNER, v3_add(v3_add(v3_scale(a, w[0]), v3_scale(bb, w[1])), v3_scale(cc, w[2])));
+  }
   return 0;
 }
 
@@ -160,20 +165,34 @@ static void query_segment_padded(const bvh *t, vec3 p0, vec3 p1, double pad, int
 /* A triangle whose corners sit on a sphere of radius R dips towards its centre by about
  * rho^2 / 2R (rho its circumradius). Where that stays under half the thickness the vertex pass
  * already keeps the whole triangle outside, and a rounded feature need not be tested: this keeps
- * fine cloth on a ball as cheap as before and coarse cloth correct. 1.3 allows for stretching. */
-static int rounded_feature_needed(const cloth_body *b, double radius, double pad) {
-  double rho = 1.3 * b->model.max_circumradius;
-  return rho * rho / (2 * (radius + pad)) >= 0.5 * pad;
+ * fine cloth on a ball as cheap as before and coarse cloth correct. rho is the largest
+ * circumradius of the cloth's triangles, 1.3 times that at rest or as they are when that is more
+ * (a cloth stretched over a ball has triangles many times their rest size, whose sag the test at
+ * rest size missed; a flat or collapsed triangle counts as infinite). */
+static int rounded_feature_needed(double rho, double radius, double pad) {
+  return !(rho * rho / (2 * (radius + pad)) < 0.5 * pad);
+}
+
+static double largest_circumradius(const cloth_body *b) {
+  double most = 0;
+  for (int t = 0; t < b->p.nt; t++) {
+    const int32_t *tv = &b->p.tri[3 * t];
+    const vec3 p = b->p.x[tv[0]], q = b->p.x[tv[1]], r = b->p.x[tv[2]];
+    const double area2 = v3_len(v3_cross(v3_sub(q, p), v3_sub(r, p)));
+    const double abc = v3_dist(p, q) * v3_dist(q, r) * v3_dist(r, p);
+    if (!(abc < most * 2 * area2)) most = area2 > 0 ? abc / (2 * area2) : INFINITY;
+  }
+  return most;
 }
 
 double contact_rounded_clearance(const cloth_body *b, const rigid_body *r, double pad) {
   const double rho = 1.3 * b->model.max_circumradius;
   double extra = 0;
   for (int i = 0; i < r->model.nfeat_pt; i++)
-    if (r->model.feat_pt_r[i] > 0 && rounded_feature_needed(b, r->model.feat_pt_r[i], pad))
+    if (r->model.feat_pt_r[i] > 0 && rounded_feature_needed(rho, r->model.feat_pt_r[i], pad))
       extra = d_max(extra, rho * rho / (2 * (r->model.feat_pt_r[i] + pad)));
   for (int i = 0; i < r->model.nfeat_seg; i++)
-    if (r->model.feat_seg_r[i] > 0 && rounded_feature_needed(b, r->model.feat_seg_r[i], pad))
+    if (r->model.feat_seg_r[i] > 0 && rounded_feature_needed(rho, r->model.feat_seg_r[i], pad))
       extra = d_max(extra, rho * rho / (2 * (r->model.feat_seg_r[i] + pad)));
   return extra;
 }
@@ -184,18 +203,19 @@ void contact_features_respond(loom_world *w, const body_pair *pair, const step_i
   cloth_body *b = cloth_of(sa);
   const rigid_body *r = rigid_of_slot(&w->bodies[pair->b]);
   if (b->p.frozen || b->p.nt == 0 || !(r->model.nfeat_pt || r->model.nfeat_seg)) return;
-  /* the cloth's box and triangle tree are taken once per substep, where the vertex response left
-   * the cloth, for all obstacles */
-  if (b->cache.feat_serial != w->substep_serial) {
-    b->cache.feat_serial = w->substep_serial;
+  /* the cloth's box and triangle tree are taken once per round of the passes, where the vertex
+   * response left the cloth, for all obstacles */
+  if (b->cache.feat_serial != w->feature_round) {
+    b->cache.feat_serial = w->feature_round;
     b->cache.feat_lo = v3(INFINITY, INFINITY, INFINITY);
     b->cache.feat_hi = v3(-INFINITY, -INFINITY, -INFINITY);
     for (int i = 0; i < b->p.n; i++) {
       b->cache.feat_lo = v3_min(b->cache.feat_lo, b->p.x[i]);
       b->cache.feat_hi = v3_max(b->cache.feat_hi, b->p.x[i]);
     }
+    b->cache.feat_circ = -1; /* (found when a rounded feature first asks) */
   }
-  int refit = b->cache.refit_serial == w->substep_serial;
+  int refit = b->cache.refit_serial == w->feature_round;
   const vec3 blo = b->cache.feat_lo, bhi = b->cache.feat_hi;
   const double pad = b->p.thickness + r->params.thickness;
   vec3 rlo, rhi;
@@ -206,23 +226,28 @@ void contact_features_respond(loom_world *w, const body_pair *pair, const step_i
   rigid_pose_at(r, s->a1, &pos, &q);
   feat_ctx c = {w, pair->a, pair->b, 0, b, r, pad, sqrt(b->p.friction * r->params.friction), v3(0, 0, 0), v3(0, 0, 0),
                 v3(0, 0, 0)};
+  int rounded = 0;
+  for (int i = 0; i < r->model.nfeat_pt; i++) rounded |= r->model.feat_pt_r[i] > 0;
+  for (int i = 0; i < r->model.nfeat_seg; i++) rounded |= r->model.feat_seg_r[i] > 0;
+  if (rounded && b->cache.feat_circ < 0) b->cache.feat_circ = d_max(1.3 * b->model.max_circumradius, largest_circumradius(b));
   for (int i = 0; i < r->model.nfeat_pt; i++) {
-    if (r->model.feat_pt_r[i] > 0 && !rounded_feature_needed(b, r->model.feat_pt_r[i], pad)) continue;
+    if (r->model.feat_pt_r[i] > 0 && !rounded_feature_needed(b->cache.feat_circ, r->model.feat_pt_r[i], pad)) continue;
     c.p = v3_add(pos, q_rotate(q, r->model.feat_pt[i]));
     c.pad = pad + r->model.feat_pt_r[i];
     const vec3 ep = v3(c.pad, c.pad, c.pad);
     if (!bvh_box_overlap(v3_sub(c.p, ep), v3_add(c.p, ep), blo, bhi)) continue;
     if (!refit) {
       cloth_refit_tree(b);
-      b->cache.refit_serial = w->substep_serial;
+      b->cache.refit_serial = w->feature_round;
       refit = 1;
     }
     c.hint = q_rotate(q, r->model.feat_pt_n[i]);
     c.feature = i;
+    c.rounded = r->model.feat_pt_r[i] > 0;
     bvh_query_box(&b->cache.tri_tree, v3_sub(c.p, ep), v3_add(c.p, ep), point_cb, &c);
   }
   for (int i = 0; i < r->model.nfeat_seg; i++) {
-    if (r->model.feat_seg_r[i] > 0 && !rounded_feature_needed(b, r->model.feat_seg_r[i], pad)) continue;
+    if (r->model.feat_seg_r[i] > 0 && !rounded_feature_needed(b->cache.feat_circ, r->model.feat_seg_r[i], pad)) continue;
     c.p = v3_add(pos, q_rotate(q, r->model.feat_seg[2 * i]));
     c.q = v3_add(pos, q_rotate(q, r->model.feat_seg[2 * i + 1]));
     c.pad = pad + r->model.feat_seg_r[i];
@@ -231,7 +256,7 @@ void contact_features_respond(loom_world *w, const body_pair *pair, const step_i
     if (!bvh_box_overlap(slo, shi, blo, bhi)) continue;
     if (!refit) {
       cloth_refit_tree(b);
-      b->cache.refit_serial = w->substep_serial;
+      b->cache.refit_serial = w->feature_round;
       refit = 1;
     }
     c.hint = q_rotate(q, r->model.feat_seg_n[i]);

@@ -57,6 +57,7 @@ typedef struct rigid_model {
   particles *ccd;
   vec3 *ccd_local;
   uint8_t *ccd_corner; /* 1: an end of a kept edge (tested against cloth triangles) */
+  int ccd_core;        /* ccd is the shape's core (sphere, capsule, cylinder), not its surface */
 } rigid_model;
 
 /* Parameters (rigid_param_table in rigid_kind.c); motion is fixed at creation. */

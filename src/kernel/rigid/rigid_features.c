@@ -216,8 +216,31 @@ int rigid_build_features(rigid_body *r) {
  * continuous paths of the substep (cloth vertices against the faces, cloth edges against the
  * edges, the corners against cloth triangles): the vertex and feature passes work on positions, a
  * cloth edge can pass over an obstacle edge between two of them, and the pipeline's own impulses
- * and impact zones must not push cloth through a face. Boxes and meshes; smooth shapes have no
- * such edges and the vertex pass keeps cloth outside them. */
+ * and impact zones must not push cloth through a face. Boxes and meshes.
+ *
+ * Smooth and round shapes have no such edges; the vertex and feature passes keep cloth outside
+ * them. But those passes work on positions, and a cloth stretched over a ball (its triangles far
+ * larger than at rest) can slip around it within one substep, every vertex's path outside the
+ * ball and the triangles between them through it. Their core — a sphere's centre, the axis of a
+ * capsule or a cylinder — goes into the pipeline instead: a body cannot end on the other side of
+ * a cloth unless its core crossed the cloth, and the pipeline (with its impact zones) lets nothing
+ * cross. Whatever the passes then leave inside the shape is pushed out by the feature pass. */
+static int ccd_alloc(rigid_model *m, int n, int ne, int nt);
+
+static int core_body(rigid_model *md, double half_h, int segment) {
+  if (ccd_alloc(md, segment ? 2 : 1, segment ? 1 : 0, 0)) return -1;
+  md->ccd_core = 1;
+  md->ccd_local[0] = v3(0, 0, segment ? -half_h : 0);
+  md->ccd_corner[0] = 1;
+  if (segment) {
+    md->ccd_local[1] = v3(0, 0, half_h);
+    md->ccd_corner[1] = 1;
+    md->ccd->col.edge[0] = 0;
+    md->ccd->col.edge[1] = 1;
+  }
+  return 0;
+}
+
 static int ccd_alloc(rigid_model *m, int n, int ne, int nt) {
   particles *p = core_calloc(1, sizeof *p);
   if (!p) return -1;
@@ -239,6 +262,9 @@ static int ccd_alloc(rigid_model *m, int n, int ne, int nt) {
 
 int rigid_build_ccd(rigid_body *r) {
   rigid_model *md = &r->model;
+  if (md->shape_type == LOOM_SHAPE_SPHERE) return core_body(md, 0, 0);
+  if (md->shape_type == LOOM_SHAPE_CAPSULE || md->shape_type == LOOM_SHAPE_CYLINDER)
+    return core_body(md, md->shape.half_h, 1);
   if (md->shape_type == LOOM_SHAPE_BOX) {
     if (ccd_alloc(md, 8, 12, 12)) return -1;
     const vec3 h = md->shape.half;

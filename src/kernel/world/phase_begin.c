@@ -19,6 +19,7 @@ void phase_begin(loom_world *w, step_info *s) {
   w->stats.collision_iterations = 0;
   w->stats.largest_zone = 0;
   w->stats.unresolved = 0;
+  w->stats.passed_through = 0;
   w->stats.solid_points = 0;
   w->stats.tool_contacts = w->stats.tool_unresolved = 0;
   w->stats.iterations = 0;

@@ -12,6 +12,7 @@ void phase_respond(loom_world *w, const step_info *s) {
   /* rigid bodies first: the other families then see their motion over the substep */
   contact_rigid_respond(w, s);
   contact_vertices_respond(w, s, 0);
+  w->feature_round++;
   for (int i = 0; i < w->npairs; i++) contact_features_respond(w, &w->pairs[i], s);
   /* The pipeline may press vertices near an obstacle into it: the obstacle passes run again over
    * the corrected paths, and while they move anything, the pipeline again (it sees the vertices
@@ -26,6 +27,7 @@ void phase_respond(loom_world *w, const step_info *s) {
     detect_vertex_contacts(w, s);
     w->obstacle_moves = 0;
     contact_vertices_respond(w, s, first);
+    w->feature_round++; /* (the pipeline moved the cloth: its box and tree are taken again) */
     for (int i = 0; i < w->npairs; i++) contact_features_respond(w, &w->pairs[i], s);
     if (!w->obstacle_moves) break;
   }

@@ -308,6 +308,8 @@ struct loom_world {
   arena scratch;
   contact_buffer contacts;
   unsigned substep_serial; /* counts substeps since creation (not state: passes use it to run once) */
+  unsigned feature_round;  /* counts the feature passes' rounds since creation (not state: a
+                            * cloth's box and tree, taken once for all obstacles, last a round) */
   body_pair *pairs; /* broad-phase pairs of the current substep (scratch) */
   int npairs;
   /* the collision pipeline's work (not state): candidate feature pairs */
@@ -348,6 +350,7 @@ struct loom_world {
   int cm_probe, cm_pending; /* the list was collected one rung up to try it; a new rung waits */
   int cm_collections;       /* fresh collections since the ceiling was last lifted */
   double collide_warned_until; /* the pipeline's last-resort warning is quiet until then (s) */
+  double passed_warned_until;  /* the warning of a dynamic body through a cloth, the same */
   double tangle_warned_until;  /* and its warning about crossings already there */
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
   struct rigid_work *rigid; /* the rigid contact solver's manifolds and warm-start impulses */
