@@ -39,10 +39,8 @@ int cloth_build_elements(cloth_body *b, const loom_mesh *m) {
     vec3 p = b->p.x[m->tri[3 * t]], q = b->p.x[m->tri[3 * t + 1]], s = b->p.x[m->tri[3 * t + 2]];
     b->cache.tri_lo[t] = v3_min(p, v3_min(q, s));
     b->cache.tri_hi[t] = v3_max(p, v3_max(q, s));
-    /* circumradius abc / (4 area): how far a triangle can sag below its corners on a sphere */
-    double la = v3_dist(p, q), lb = v3_dist(q, s), lc = v3_dist(s, p);
-    double area2 = v3_len(v3_cross(v3_sub(q, p), v3_sub(s, p)));
-    if (area2 > 0) b->model.max_circumradius = d_max(b->model.max_circumradius, la * lb * lc / (2 * area2));
+    const double rho = geom_circumradius(p, q, s);
+    if (isfinite(rho)) b->model.max_circumradius = d_max(b->model.max_circumradius, rho);
   }
   return bvh_build(&b->cache.tri_tree, b->cache.tri_lo, b->cache.tri_hi, b->p.nt, 2);
 }

@@ -177,10 +177,7 @@ static double largest_circumradius(const cloth_body *b) {
   double most = 0;
   for (int t = 0; t < b->p.nt; t++) {
     const int32_t *tv = &b->p.tri[3 * t];
-    const vec3 p = b->p.x[tv[0]], q = b->p.x[tv[1]], r = b->p.x[tv[2]];
-    const double area2 = v3_len(v3_cross(v3_sub(q, p), v3_sub(r, p)));
-    const double abc = v3_dist(p, q) * v3_dist(q, r) * v3_dist(r, p);
-    if (!(abc < most * 2 * area2)) most = area2 > 0 ? abc / (2 * area2) : INFINITY;
+    most = d_max(most, geom_circumradius(b->p.x[tv[0]], b->p.x[tv[1]], b->p.x[tv[2]]));
   }
   return most;
 }
@@ -226,10 +223,7 @@ void contact_features_respond(loom_world *w, const body_pair *pair, const step_i
   rigid_pose_at(r, s->a1, &pos, &q);
   feat_ctx c = {w, pair->a, pair->b, 0, b, r, pad, sqrt(b->p.friction * r->params.friction), v3(0, 0, 0), v3(0, 0, 0),
                 v3(0, 0, 0)};
-  int rounded = 0;
-  for (int i = 0; i < r->model.nfeat_pt; i++) rounded |= r->model.feat_pt_r[i] > 0;
-  for (int i = 0; i < r->model.nfeat_seg; i++) rounded |= r->model.feat_seg_r[i] > 0;
-  if (rounded && b->cache.feat_circ < 0) b->cache.feat_circ = d_max(1.3 * b->model.max_circumradius, largest_circumradius(b));
+  if (r->model.rounded > 0 && b->cache.feat_circ < 0) b->cache.feat_circ = d_max(1.3 * b->model.max_circumradius, largest_circumradius(b));
   for (int i = 0; i < r->model.nfeat_pt; i++) {
     if (r->model.feat_pt_r[i] > 0 && !rounded_feature_needed(b->cache.feat_circ, r->model.feat_pt_r[i], pad)) continue;
     c.p = v3_add(pos, q_rotate(q, r->model.feat_pt[i]));

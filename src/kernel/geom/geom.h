@@ -29,6 +29,14 @@ double geom_orient2d(vec3 a, vec3 b, vec3 c);
 
 /* Closest point to p on segment ab; parameter in *t (may be NULL). a == b gives a, t = 0. */
 vec3 geom_closest_on_segment(vec3 p, vec3 a, vec3 b, double *t);
+/* Circumradius |ab| |bc| |ca| / (4 area) of triangle abc: how far it can sag below its corners
+ * on a sphere. Infinite for a degenerate triangle (zero area). */
+static inline double geom_circumradius(vec3 a, vec3 b, vec3 c) {
+  const double la = v3_dist(a, b), lb = v3_dist(b, c), lc = v3_dist(c, a);
+  const double area2 = v3_len(v3_cross(v3_sub(b, a), v3_sub(c, a)));
+  return area2 > 0 ? la * lb * lc / (2 * area2) : INFINITY;
+}
+
 /* Closest point to p on triangle abc; barycentric weights (wa, wb, wc) in *bary (may be NULL),
  * each in [0, 1], summing to 1 and reproducing the point to rounding. Degenerate triangles
  * (collinear, coincident corners) and slivers thinner than 1e-8 (height / longest edge) use the

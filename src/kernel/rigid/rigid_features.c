@@ -225,21 +225,6 @@ int rigid_build_features(rigid_body *r) {
  * capsule or a cylinder — goes into the pipeline instead: a body cannot end on the other side of
  * a cloth unless its core crossed the cloth, and the pipeline (with its impact zones) lets nothing
  * cross. Whatever the passes then leave inside the shape is pushed out by the feature pass. */
-static int ccd_alloc(rigid_model *m, int n, int ne, int nt);
-
-static int core_body(rigid_model *md, double half_h, int segment) {
-  if (ccd_alloc(md, segment ? 2 : 1, segment ? 1 : 0, 0)) return -1;
-  md->ccd_core = 1;
-  md->ccd_local[0] = v3(0, 0, segment ? -half_h : 0);
-  md->ccd_corner[0] = 1;
-  if (segment) {
-    md->ccd_local[1] = v3(0, 0, half_h);
-    md->ccd_corner[1] = 1;
-    md->ccd->col.edge[0] = 0;
-    md->ccd->col.edge[1] = 1;
-  }
-  return 0;
-}
 
 static int ccd_alloc(rigid_model *m, int n, int ne, int nt) {
   particles *p = core_calloc(1, sizeof *p);
@@ -257,6 +242,20 @@ static int ccd_alloc(rigid_model *m, int n, int ne, int nt) {
   if (!p->x || !p->x_sub || !p->m || !p->inv_m || !p->col.edge || !p->tri || !m->ccd_local || !m->ccd_corner) return -1;
   p->col.ne = ne;
   p->nt = nt;
+  return 0;
+}
+
+static int core_body(rigid_model *md, double half_h, int segment) {
+  if (ccd_alloc(md, segment ? 2 : 1, segment ? 1 : 0, 0)) return -1;
+  md->ccd_core = 1;
+  md->ccd_local[0] = v3(0, 0, segment ? -half_h : 0);
+  md->ccd_corner[0] = 1;
+  if (segment) {
+    md->ccd_local[1] = v3(0, 0, half_h);
+    md->ccd_corner[1] = 1;
+    md->ccd->col.edge[0] = 0;
+    md->ccd->col.edge[1] = 1;
+  }
   return 0;
 }
 
