@@ -259,6 +259,72 @@ TEST(closest_on_triangle_regions_analytic) {
   CHECK(t == 0 && q.x == 1);
 }
 
+/* ---- segment-triangle nearest points ------------------------------------------------------- */
+
+/* distance from the point at parameter u of s0s1 to the triangle: convex in u */
+static double seg_point_tri_dist(double u, vec3 s0, vec3 s1, vec3 a, vec3 b, vec3 c) {
+  const vec3 p = v3_lerp(s0, s1, u);
+  return v3_dist(p, geom_closest_on_triangle(p, a, b, c, NULL));
+}
+
+TEST(segment_triangle_closest_matches_convex_search) {
+  rng r = {5};
+  for (int it = 0; it < 3000; it++) {
+    vec3 a, b, c;
+    random_triangle(&r, it % 6, &a, &b, &c); /* (slivers: the point-triangle test's own accuracy) */
+    vec3 s0 = rng_vec(&r, -2, 2), s1 = rng_vec(&r, -2, 2);
+    if (it % 4 == 1) {
+      /* through an inner point of the triangle */
+      const double u = rng_range(&r, 0.05, 0.9), v = rng_range(&r, 0.05, 0.95 - u);
+      const vec3 q = v3_add(v3_scale(a, 1 - u - v), v3_add(v3_scale(b, u), v3_scale(c, v)));
+      const vec3 d = rng_vec(&r, -1, 1);
+      s0 = v3_madd(q, d, -rng_range(&r, 0.1, 1));
+      s1 = v3_madd(q, d, rng_range(&r, 0.1, 1));
+    } else if (it % 4 == 2) {
+      /* parallel to the triangle's plane */
+      const vec3 n = v3_normalize(v3_cross(v3_sub(b, a), v3_sub(c, a)));
+      if (v3_len2(n) > 0) s1 = v3_madd(s1, n, v3_dot(n, v3_sub(s0, s1)));
+    }
+    double w[3], t;
+    const double d = sqrt(geom_segment_triangle_closest(s0, s1, a, b, c, w, &t));
+    /* the reference: a golden-section search of the convex distance along the segment */
+    double lo = 0, hi = 1;
+    for (int k = 0; k < 200; k++) {
+      const double m1 = lo + (hi - lo) * 0.381966, m2 = hi - (hi - lo) * 0.381966;
+      if (seg_point_tri_dist(m1, s0, s1, a, b, c) < seg_point_tri_dist(m2, s0, s1, a, b, c)) hi = m2;
+      else lo = m1;
+    }
+    const double ref = fmin(seg_point_tri_dist(0.5 * (lo + hi), s0, s1, a, b, c),
+                            fmin(seg_point_tri_dist(0, s0, s1, a, b, c), seg_point_tri_dist(1, s0, s1, a, b, c)));
+    CHECK_MSG(fabs(d - ref) <= 1e-9, "it %d (kind %d): %.17g vs search %.17g", it, it % 6, d, ref);
+    if (it % 4 == 1 && it % 6 < 3) CHECK_MSG(d == 0, "it %d: a segment through the face at %.3g", it, d);
+    /* the weights and the parameter give the two nearest points */
+    CHECK(t >= 0 && t <= 1 && w[0] >= 0 && w[1] >= 0 && w[2] >= 0);
+    CHECK_NEAR(w[0] + w[1] + w[2], 1.0, 1e-12);
+    const vec3 q = v3_add(v3_scale(a, w[0]), v3_add(v3_scale(b, w[1]), v3_scale(c, w[2])));
+    CHECK_MSG(fabs(v3_dist(q, v3_lerp(s0, s1, t)) - d) <= 1e-9, "it %d: the points are %.17g apart, not %.17g", it,
+              v3_dist(q, v3_lerp(s0, s1, t)), d);
+  }
+}
+
+TEST(segment_triangle_closest_analytic) {
+  const vec3 a = v3(0, 0, 0), b = v3(1, 0, 0), c = v3(0, 1, 0);
+  double w[3], t;
+  /* above the face, parallel: the height, anywhere along the part over the face */
+  CHECK_NEAR(geom_segment_triangle_closest(v3(0.1, 0.1, 0.5), v3(0.3, 0.2, 0.5), a, b, c, w, &t), 0.25, 1e-15);
+  /* beside edge bc, leaving it at a right angle in the plane z = 0.3 */
+  CHECK_NEAR(geom_segment_triangle_closest(v3(1, 1, 0.3), v3(2, 2, 0.3), a, b, c, w, &t), 0.5 + 0.09, 1e-15);
+  CHECK_NEAR(t, 0, 1e-15);
+  CHECK_NEAR(w[1], 0.5, 1e-15);
+  CHECK_NEAR(w[2], 0.5, 1e-15);
+  /* piercing the face at (0.25, 0.25, 0): distance 0 at t = 0.5 */
+  CHECK(geom_segment_triangle_closest(v3(0.25, 0.25, -1), v3(0.25, 0.25, 1), a, b, c, w, &t) == 0);
+  CHECK_NEAR(t, 0.5, 1e-15);
+  CHECK_NEAR(w[0], 0.5, 1e-15);
+  /* skew over edge ab, which the segment passes 0.2 above: no end point is the nearest */
+  CHECK_NEAR(geom_segment_triangle_closest(v3(0.5, -1, 0.2), v3(0.5, 1, 0.2), a, b, c, w, &t), 0.04, 1e-15);
+}
+
 /* ---- segment-segment ------------------------------------------------------------------------ */
 
 TEST(segment_segment_matches_sampling) {

@@ -20,9 +20,10 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first);
  * substep the vertices at or near rigid bodies become constraints; after it their impulses go to
  * the dynamic bodies. */
 /* How much farther than the contact distance a vertex must stay from a rounded body (sphere,
- * capsule) for the cloth triangles between vertices to stay outside it too (contact_features.c);
- * 0 when the vertices alone keep the cloth out. */
-double contact_rounded_clearance(const cloth_body *b, const rigid_body *r, double pad);
+ * capsule, cylinder side) for the cloth triangles between vertices to stay outside it too
+ * (contact_features.c); 0 when the vertices alone keep the cloth out. A cylinder's side asks it
+ * beside the side only, not beyond the caps: that part in *side. */
+double contact_rounded_clearance(const cloth_body *b, const rigid_body *r, double pad, double *side);
 void contact_constraints_gather(loom_world *w, int slot, const step_info *s);
 void contact_constraints_react(loom_world *w, int slot, const step_info *s);
 /* Sharp features of rigid shapes against cloth triangles and edges (contact_features.c), found

@@ -86,11 +86,12 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
     const double pad0 = b->p.thickness + r->params.thickness;
     /* on a rounded body the vertices keep the sag of the triangles between them clear too, so
      * that the feature pass after the step finds the cloth already outside */
-    const double pad = pad0 + contact_rounded_clearance(b, r, pad0);
+    double side = 0; /* (beside a cylinder's side only, local |z| < half height) */
+    const double pad = pad0 + contact_rounded_clearance(b, r, pad0, &side);
     const double margin = 0.1 * pad0; /* contacts this close are kept, to see whether they push */
     const double reach = (vmax + v3_len(r->state.vel)) * h + fall + margin;
     vec3 rlo, rhi;
-    rigid_swept_aabb(r, pad + reach, &rlo, &rhi);
+    rigid_swept_aabb(r, pad + side + reach, &rlo, &rhi);
     if (!bvh_box_overlap(rlo, rhi, lo, hi)) continue;
     int k = -1;
     const double mu = sqrt(b->p.friction * r->params.friction);
@@ -99,10 +100,11 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
       const vec3 p = x[i];
       if (p.x < rlo.x || p.x > rhi.x || p.y < rlo.y || p.y > rhi.y || p.z < rlo.z || p.z > rhi.z) continue;
       vec3 nn;
-      const double d = rigid_local_distance(r, q_rotate_inv(r->state.q, v3_sub(p, r->state.pos)), &nn);
+      const vec3 pl = q_rotate_inv(r->state.q, v3_sub(p, r->state.pos));
+      const double d = rigid_local_distance(r, pl, &nn);
       nn = q_rotate(r->state.q, nn);
       if (!(fabs(v3_len2(nn) - 1) < 1e-6) || !isfinite(d)) continue;
-      const double gap = d - pad;
+      const double gap = d - pad - (side > 0 && fabs(pl.z) < r->model.shape.half_h ? side : 0);
       /* the vertex's approach towards the body at the start, and what the substep adds */
       const double vn = v3_dot(nn, v3_sub(v[i], rigid_point_velocity(r, p)));
       if (gap > d_max(0, -vn) * h + fall + margin) continue;

@@ -1337,9 +1337,32 @@ static void side_moves(const collide_pair *q, const double *per_vertex, double *
   }
 }
 
+/* A cloth element against an obstacle, with a node pinned inside the obstacle's contact margin
+ * (the thickness; pins_in_margin warns of it): such pins ignore contacts, and the element is left
+ * to the vertex and feature passes, which keep its free nodes outside. It cannot be separated:
+ * moving its free nodes alone throws them by the impulse over their small share (a flag pinned
+ * 2 mm from a pole and wrapping round the pole's prism gained energy on contact). Pins outside the
+ * margin stay infinite masses of the pipeline. */
+static int pinned_in_obstacle_margin(const collide_ctx *cx, const collide_pair *q) {
+  const int oa = cx->b[q->a].obstacle, ob = cx->b[q->b].obstacle;
+  if (oa == ob) return 0;
+  const body_slot *obstacle = &cx->w->bodies[cx->b[oa ? q->a : q->b].slot];
+  if (!obstacle->ops->surface_distance) return 0;
+  int body[4];
+  int32_t vi[4];
+  pair_vertices(cx, q, body, vi);
+  for (int k = 0; k < 4; k++) {
+    const particles *p = cx->b[body[k]].p;
+    if (!cx->b[body[k]].obstacle && p->inv_m[vi[k]] == 0 &&
+        obstacle->ops->surface_distance(obstacle, p->x_sub[vi[k]]) < p->thickness)
+      return 1;
+  }
+  return 0;
+}
+
 /* Whether a pass tests candidate c: not both features in a tangle; for proximity, closer than the
  * thickness at the start; for CCD, a start distance the largest displacement on each side could
- * close to within eta (ccd_pair's first test). */
+ * close to within eta (ccd_pair's first test), and no node pinned in an obstacle's margin. */
 static int keep_pair(const collide_ctx *cx, int c, int ccd) {
   const loom_world *w = cx->w;
   const collide_pair *q = &w->cpairs[c];
@@ -1368,7 +1391,7 @@ static int keep_pair(const collide_ctx *cx, int c, int ccd) {
     return (w->cdist[c] - ma) - mb < thick;
   }
   side_moves(q, cx->disp, &ma, &mb);
-  return !(w->cdist[c] - ma - mb > 0.01 * thick);
+  return !(w->cdist[c] - ma - mb > 0.01 * thick) && !pinned_in_obstacle_margin(cx, q);
 }
 
 /* Candidates in ascending order: every one (full), or those with a node stamped minstamp or

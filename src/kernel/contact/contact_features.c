@@ -7,7 +7,8 @@
  *   - each feature point (box corners, cylinder rim points, corners of sharp mesh edges) against
  *     the cloth triangles (point–triangle), and
  *   - each feature segment (box edges, rim segments, convex or boundary mesh edges) against the
- *     cloth edges (edge–edge),
+ *     cloth edges (edge–edge); a rounded one (a capsule's or a cylinder's axis with its radius)
+ *     against whole cloth triangles, as a rod thinner than the cells passes under their middles,
  * and when the cloth element is closer than the thickness `pad`, move its vertices apart with the
  * weights of the contact point (Bridson, Fedkiw, Anderson 2002 §7: the obstacle has infinite mass,
  * node i moves by w_i/m_i / sum_j w_j^2/m_j of the correction), remove the approaching normal
@@ -28,7 +29,8 @@ typedef struct feat_ctx {
   double pad, mu;
   vec3 p, hint;      /* feature point (world), or segment start */
   vec3 q;            /* segment end */
-  int rounded;       /* the feature has a radius (a sphere's centre, a capsule's end) */
+  int rounded;       /* the feature has a radius (a sphere's centre, a capsule's end or axis) */
+  int side;          /* a cylinder's axis: its radius holds beside the segment only */
 } feat_ctx;
 
 /* Moves cloth nodes idx[0..k) with weights w so that their weighted point moves by delta along n,
@@ -139,6 +141,36 @@ static int segment_cb(int t, void *ud) {
   return 0;
 }
 
+/* A rounded feature segment (a capsule's axis, a cylinder's for its side) against a whole cloth
+ * triangle: a rod thinner than the cloth's cells passes under the middle of a triangle, where no
+ * cloth edge comes near it. The triangle is pushed at its nearest point with that point's
+ * weights, again from its new nearest point when a tilted large triangle still dips in (a few
+ * times at most). A point with a share on a pinned vertex is left alone: the pins ignore contacts
+ * (they may lie inside the margin, flag.lua), the free vertex with a small rest of the weight
+ * would be thrown by the push divided by it, and the vertex pass keeps the free vertices out. */
+static int segment_tri_cb(int t, void *ud) {
+  feat_ctx *c = ud;
+  cloth_body *b = c->b;
+  const int32_t *tv = &b->p.tri[3 * t];
+  for (int again = 0; again < 4; again++) {
+    const vec3 a = b->p.x[tv[0]], bb = b->p.x[tv[1]], cc = b->p.x[tv[2]];
+    double w[3], u;
+    const double d2 = geom_segment_triangle_closest(c->p, c->q, a, bb, cc, w, &u);
+    if (d2 >= c->pad * c->pad * (again ? 1 - 2e-6 : 1)) return 0;
+    if (c->side && !(u > 1e-9 && u < 1 - 1e-9)) return 0; /* beyond a cylinder's cap: the rims' */
+    for (int k = 0; k < 3; k++)
+      if (b->p.inv_m[tv[k]] == 0 && w[k] > 0) return 0;
+    const vec3 cp = v3_add(v3_add(v3_scale(a, w[0]), v3_scale(bb, w[1])), v3_scale(cc, w[2]));
+    const vec3 fp = v3_lerp(c->p, c->q, u);
+    double sep;
+    const vec3 n = push_direction(v3_sub(cp, fp), sqrt(d2), c->pad, c->hint, c->hint, &sep);
+    if (v3_len2(n) == 0) return 0; /* a rounded axis through the triangle: no side to push to */
+    respond(c, tv, w, 3, n, c->pad - sep, rigid_point_velocity(c->r, fp), LOOM_FEATURE_TRIANGLE, t,
+            LOOM_FEATURE_SEGMENT, cp);
+  }
+  return 0;
+}
+
 /* Like bvh_query_segment, but visits every item whose box comes within `pad` of the segment: a long
  * obstacle edge then only visits the cloth near it, not its whole bounding box. */
 static void query_segment_padded(const bvh *t, vec3 p0, vec3 p1, double pad, int (*fn)(int, void *), void *ctx) {
@@ -182,15 +214,18 @@ static double largest_circumradius(const cloth_body *b) {
   return most;
 }
 
-double contact_rounded_clearance(const cloth_body *b, const rigid_body *r, double pad) {
+double contact_rounded_clearance(const cloth_body *b, const rigid_body *r, double pad, double *side) {
   const double rho = 1.3 * b->model.max_circumradius;
   double extra = 0;
+  *side = 0;
   for (int i = 0; i < r->model.nfeat_pt; i++)
     if (r->model.feat_pt_r[i] > 0 && rounded_feature_needed(rho, r->model.feat_pt_r[i], pad))
       extra = d_max(extra, rho * rho / (2 * (r->model.feat_pt_r[i] + pad)));
   for (int i = 0; i < r->model.nfeat_seg; i++)
-    if (r->model.feat_seg_r[i] > 0 && rounded_feature_needed(rho, r->model.feat_seg_r[i], pad))
-      extra = d_max(extra, rho * rho / (2 * (r->model.feat_seg_r[i] + pad)));
+    if (r->model.feat_seg_r[i] > 0 && rounded_feature_needed(rho, r->model.feat_seg_r[i], pad)) {
+      double *to = r->model.feat_seg_side[i] ? side : &extra;
+      *to = d_max(*to, rho * rho / (2 * (r->model.feat_seg_r[i] + pad)));
+    }
   return extra;
 }
 
@@ -223,7 +258,7 @@ void contact_features_respond(loom_world *w, const body_pair *pair, const step_i
   rigid_pose_at(r, s->a1, &pos, &q);
   feat_ctx c = {w, pair->a, pair->b, 0, b, r, pad, sqrt(b->p.friction * r->params.friction), v3(0, 0, 0), v3(0, 0, 0),
                 v3(0, 0, 0)};
-  if (r->model.rounded > 0 && b->cache.feat_circ < 0) b->cache.feat_circ = d_max(1.3 * b->model.max_circumradius, largest_circumradius(b));
+  if (r->model.feat_round_r > 0 && b->cache.feat_circ < 0) b->cache.feat_circ = d_max(1.3 * b->model.max_circumradius, largest_circumradius(b));
   for (int i = 0; i < r->model.nfeat_pt; i++) {
     if (r->model.feat_pt_r[i] > 0 && !rounded_feature_needed(b->cache.feat_circ, r->model.feat_pt_r[i], pad)) continue;
     c.p = v3_add(pos, q_rotate(q, r->model.feat_pt[i]));
@@ -255,6 +290,8 @@ void contact_features_respond(loom_world *w, const body_pair *pair, const step_i
     }
     c.hint = q_rotate(q, r->model.feat_seg_n[i]);
     c.feature = i;
-    query_segment_padded(&b->cache.tri_tree, c.p, c.q, c.pad, segment_cb, &c);
+    c.side = r->model.feat_seg_side[i];
+    c.rounded = r->model.feat_seg_r[i] > 0;
+    query_segment_padded(&b->cache.tri_tree, c.p, c.q, c.pad, c.rounded ? segment_tri_cb : segment_cb, &c);
   }
 }

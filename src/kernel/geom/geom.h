@@ -48,6 +48,13 @@ vec3 geom_closest_on_triangle(vec3 p, vec3 a, vec3 b, vec3 c, double bary[3]);
  * every round, exactly at once for a point segment). Returns the triangle point (barycentric
  * weights of the last projection in bary, may be NULL) and the segment point in *on_seg. */
 vec3 geom_segment_triangle_nearest(vec3 s0, vec3 s1, vec3 a, vec3 b, vec3 c, int rounds, double bary[3], vec3 *on_seg);
+/* Nearest points of segment s0s1 and closed triangle abc: 0 when the segment crosses the
+ * triangle, else the nearest of the segment's end points to the triangle and of the segment to
+ * the triangle's three edges (two disjoint convex sets are nearest there). Returns the squared
+ * distance, accurate to rounding (a crossing near an edge may be found as a distance of that
+ * order instead of 0); the triangle point's barycentric weights in bary and the segment
+ * parameter in *t (both may be NULL). */
+double geom_segment_triangle_closest(vec3 s0, vec3 s1, vec3 a, vec3 b, vec3 c, double bary[3], double *t);
 /* Closest points between segments p0p1 and q0q1: parameters s, t in [0, 1] in *s, *t (may be
  * NULL); returns the squared distance. Handles parallel and degenerate segments. For nearly
  * parallel segments the parameters are ill-conditioned but the distance stays accurate (error

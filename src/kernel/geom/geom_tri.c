@@ -201,6 +201,50 @@ int geom_segment_triangle(vec3 p0, vec3 p1, vec3 a, vec3 b, vec3 c, double *t, d
   return 1;
 }
 
+double geom_segment_triangle_closest(vec3 s0, vec3 s1, vec3 a, vec3 b, vec3 c, double bary[3], double *t) {
+  double w[3], u;
+  /* through the plane: the crossing point, when it lies on the triangle. On a sliver the plane,
+   * and so the crossing parameter, is ill-defined: a point found off the triangle leaves the
+   * answer to the edges below, which are then the nearest parts (as they are for a segment that
+   * misses the triangle or lies in its plane). */
+  const vec3 n = v3_cross(v3_sub(b, a), v3_sub(c, a));
+  const double h0 = v3_dot(n, v3_sub(s0, a)), h1 = v3_dot(n, v3_sub(s1, a));
+  if ((h0 <= 0 && h1 >= 0) || (h0 >= 0 && h1 <= 0)) {
+    u = h0 != h1 ? h0 / (h0 - h1) : 0;
+    const vec3 x = v3_lerp(s0, s1, u);
+    const double tiny = 1e-10 * (v3_dist(s0, s1) + v3_dist(a, b) + v3_dist(a, c));
+    if (v3_dist2(x, geom_closest_on_triangle(x, a, b, c, w)) <= tiny * tiny) {
+      if (bary) set_bary(bary, w[0], w[1], w[2]);
+      if (t) *t = u;
+      return 0;
+    }
+  }
+  /* the segment against the edges ab, bc, ca */
+  double best = INFINITY, bu = 0, bw[3] = {1, 0, 0};
+  const vec3 corner[3] = {a, b, c};
+  for (int k = 0; k < 3; k++) {
+    double s;
+    const double d = geom_segment_segment(corner[k], corner[(k + 1) % 3], s0, s1, &s, &u);
+    if (!(d < best)) continue;
+    best = d, bu = u;
+    bw[k] = 1 - s, bw[(k + 1) % 3] = s, bw[(k + 2) % 3] = 0;
+  }
+  /* the end points against the face, where their distance to its plane leaves them a chance */
+  const double n2 = v3_len2(n);
+  const double hs[2] = {h0, h1};
+  const vec3 ends[2] = {s0, s1};
+  for (int e = 0; e < 2; e++) {
+    if (n2 > 0 && !(hs[e] * hs[e] < best * n2)) continue;
+    const double d = v3_dist2(ends[e], geom_closest_on_triangle(ends[e], a, b, c, w));
+    if (!(d < best)) continue;
+    best = d, bu = e;
+    bw[0] = w[0], bw[1] = w[1], bw[2] = w[2];
+  }
+  if (bary) set_bary(bary, bw[0], bw[1], bw[2]);
+  if (t) *t = bu;
+  return best;
+}
+
 int geom_ray_triangle(vec3 origin, vec3 dir, vec3 a, vec3 b, vec3 c, double *s) {
   /* Same volumes with the second point replaced by the direction, so that no rounded point
    * origin + dir enters the predicates: det[b - a; c - a; dir] = n . dir and

@@ -48,7 +48,9 @@ typedef struct rigid_model {
   vec3 local_lo, local_hi;
   /* sharp features (body frame) with outward hints: box corners/edges, cylinder rims, sharp mesh edges */
   vec3 *feat_pt, *feat_pt_n, *feat_seg, *feat_seg_n;
-  double *feat_pt_r, *feat_seg_r; /* radius of rounded features (sphere centre, capsule axis), else 0 */
+  double *feat_pt_r, *feat_seg_r; /* radius of rounded features (sphere centre, capsule and cylinder axes), else 0 */
+  uint8_t *feat_seg_side;         /* 1: a cylinder's axis, tested beside the segment only, not beyond its ends */
+  double feat_round_r;            /* the largest radius of a rounded feature, 0 without one */
   int nfeat_pt, nfeat_seg;
   /* the faces, convex edges (any angle, and boundary edges) and their corners of a box or mesh as
    * an immovable particle body the collision pipeline tests continuously against cloth

@@ -304,6 +304,7 @@ void rigid_free(void *data) {
   core_free(r->model.feat_seg_n);
   core_free(r->model.feat_pt_r);
   core_free(r->model.feat_seg_r);
+  core_free(r->model.feat_seg_side);
   rigid_ccd_free(&r->model);
   rigid_poly_free(r->model.poly);
   core_free(r);
