@@ -50,6 +50,9 @@ typedef struct cbody {
   unsigned char resting;  /* particles.resting */
   unsigned char observe;  /* a dynamic rigid body's core: crossings are counted and reported, not
                            * resolved (rigid_build_ccd) */
+  unsigned char cloth;      /* a cloth body */
+  unsigned char cloth_only; /* an obstacle tested against cloth only (a sphere's icosphere:
+                             * simplex meshes and solids meet spheres in their own passes) */
   const uint8_t *points;  /* the vertices tested against triangles (NULL: all) */
   /* during a top-up (listed): the vertices' start and end boxes, the triangles' and edges' and the
    * reach as the last update left them, before the top-up's own */
@@ -527,6 +530,7 @@ static void vertices_range(collide_ctx *cx, int a, int b, const uint8_t *mask, i
 }
 
 static int boxes_overlap(const cbody *a, const cbody *b) {
+  if ((a->cloth_only && !b->cloth) || (b->cloth_only && !a->cloth)) return 0;
   /* depth-contact solids meet each other in contact_solid.c and obstacles through their vertices'
    * contacts, as document 002's points do */
   if (a->p->depth_contact && (b->p->depth_contact || b->obstacle)) return 0;
@@ -2390,6 +2394,8 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].obstacle = 0;
     list[nb].resting = (unsigned char)(p->resting != 0);
     list[nb].observe = 0;
+    list[nb].cloth = (unsigned char)(w->bodies[slot].ops->id == LOOM_KIND_CLOTH);
+    list[nb].cloth_only = 0;
     list[nb].pad = 0;
     list[nb].points = NULL;
     total += p->n;
@@ -2428,6 +2434,8 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
      * solve, the vertex pass), which push it back; its core is only watched: held as an
      * immovable obstacle, a ball would drag a cloth it cannot pass with nothing pushing back */
     list[nb].observe = (unsigned char)(r->model.ccd_core && rigid_is_dynamic(r));
+    list[nb].cloth = 0;
+    list[nb].cloth_only = (unsigned char)(r->model.shape_type == LOOM_SHAPE_SPHERE && !r->model.ccd_core);
     list[nb].pad = 0;
     list[nb].points = r->model.ccd_corner;
     int near = 0;

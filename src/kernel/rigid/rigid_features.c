@@ -308,8 +308,71 @@ static int prism_body(rigid_model *md, double r, double hh) {
   return 0;
 }
 
+/* A static or kinematic sphere as an icosphere inscribed in it (the icosahedron with each face
+ * split in four, `levels` times; corners on the sphere). */
+static int icosphere_body(rigid_model *md, double r, int levels) {
+  const double g = 0.5 * (1 + sqrt(5.0));
+  const double base[12][3] = {{-1, g, 0}, {1, g, 0}, {-1, -g, 0}, {1, -g, 0}, {0, -1, g}, {0, 1, g},
+                              {0, -1, -g}, {0, 1, -g}, {g, 0, -1}, {g, 0, 1}, {-g, 0, -1}, {-g, 0, 1}};
+  const int32_t faces[20][3] = {{0, 11, 5}, {0, 5, 1}, {0, 1, 7}, {0, 7, 10}, {0, 10, 11}, {1, 5, 9}, {5, 11, 4},
+                                {11, 10, 2}, {10, 7, 6}, {7, 1, 8}, {3, 9, 4}, {3, 4, 2}, {3, 2, 6}, {3, 6, 8},
+                                {3, 8, 9}, {4, 9, 5}, {2, 4, 11}, {6, 2, 10}, {8, 6, 7}, {9, 8, 1}};
+  int nv = 12, nt = 20;
+  const int cap_t = 20 << (2 * levels), cap_v = cap_t / 2 + 2; /* (Euler: V = F / 2 + 2) */
+  vec3 *v = core_alloc((size_t)cap_v, sizeof(vec3));
+  int32_t *t = core_alloc(3 * (size_t)cap_t, sizeof(int32_t)), *t2 = core_alloc(3 * (size_t)cap_t, sizeof(int32_t));
+  int32_t *mid = core_alloc(3 * (size_t)cap_t, sizeof(int32_t)); /* (edge's first, second, midpoint) */
+  int rc = !v || !t || !t2 || !mid ? -1 : 0;
+  for (int i = 0; i < 12 && rc == 0; i++) v[i] = v3_normalize(v3(base[i][0], base[i][1], base[i][2]));
+  if (rc == 0) memcpy(t, faces, sizeof faces);
+  for (int l = 0; l < levels && rc == 0; l++) {
+    int nmid = 0, nt2 = 0;
+    for (int f = 0; f < nt; f++) {
+      int32_t m[3];
+      for (int k = 0; k < 3; k++) {
+        const int32_t a = t[3 * f + k], b = t[3 * f + (k + 1) % 3];
+        const int32_t lo = a < b ? a : b, hi = a < b ? b : a;
+        int found = -1;
+        for (int q = 0; q < nmid && found < 0; q++)
+          if (mid[3 * q] == lo && mid[3 * q + 1] == hi) found = mid[3 * q + 2];
+        if (found < 0) {
+          v[nv] = v3_normalize(v3_add(v[lo], v[hi]));
+          mid[3 * nmid] = lo, mid[3 * nmid + 1] = hi, mid[3 * nmid + 2] = found = nv++;
+          nmid++;
+        }
+        m[k] = found;
+      }
+      const int32_t *c = &t[3 * f];
+      const int32_t split[12] = {c[0], m[0], m[2], m[0], c[1], m[1], m[2], m[1], c[2], m[0], m[1], m[2]};
+      memcpy(&t2[3 * nt2], split, sizeof split);
+      nt2 += 4;
+    }
+    int32_t *swap = t;
+    t = t2, t2 = swap;
+    nt = nt2;
+  }
+  const int ne = nt * 3 / 2; /* a closed triangle mesh */
+  if (rc == 0) rc = ccd_alloc(md, nv, ne, nt);
+  if (rc == 0) {
+    for (int i = 0; i < nv; i++) md->ccd_local[i] = v3_scale(v[i], r), md->ccd_corner[i] = 1;
+    memcpy(md->ccd->tri, t, 3 * sizeof(int32_t) * (size_t)nt);
+    int e = 0;
+    for (int f = 0; f < nt; f++)
+      for (int k = 0; k < 3; k++) {
+        const int32_t a = t[3 * f + k], b = t[3 * f + (k + 1) % 3];
+        if (a < b) md->ccd->col.edge[2 * e] = a, md->ccd->col.edge[2 * e + 1] = b, e++; /* each edge once */
+      }
+  }
+  core_free(v);
+  core_free(t);
+  core_free(t2);
+  core_free(mid);
+  return rc;
+}
+
 int rigid_build_ccd(rigid_body *r) {
   rigid_model *md = &r->model;
+  if (md->shape_type == LOOM_SHAPE_SPHERE && !rigid_is_dynamic(r)) return icosphere_body(md, md->shape.radius, 1);
   if (md->shape_type == LOOM_SHAPE_SPHERE) return core_body(md, 0, 0);
   if (md->shape_type == LOOM_SHAPE_CYLINDER && !rigid_is_dynamic(r))
     return prism_body(md, md->shape.radius, md->shape.half_h);
