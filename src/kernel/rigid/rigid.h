@@ -52,14 +52,14 @@ typedef struct rigid_model {
   uint8_t *feat_seg_side;         /* 1: a cylinder's axis, tested beside the segment only, not beyond its ends */
   double feat_round_r;            /* the largest radius of a rounded feature, 0 without one */
   int nfeat_pt, nfeat_seg;
-  /* the faces, convex edges (any angle, and boundary edges) and their corners of a box or mesh as
-   * an immovable particle body the collision pipeline tests continuously against cloth
-   * (contact_collide.c): ccd->tri and ccd->col.edge index ccd_local, body frame; NULL for smooth
-   * shapes */
+  /* the faces, convex edges (any angle, and boundary edges) and their corners of a box or mesh (a
+   * static or kinematic sphere's icosphere, a cylinder's prism) as an immovable particle body the
+   * collision pipeline tests continuously against cloth (contact_collide.c): ccd->tri and
+   * ccd->col.edge index ccd_local, body frame */
   particles *ccd;
   vec3 *ccd_local;
   uint8_t *ccd_corner; /* 1: an end of a kept edge (tested against cloth triangles) */
-  int ccd_core;        /* ccd is the shape's core (sphere, capsule, cylinder), not its surface */
+  int ccd_core;        /* ccd is the shape's core (a capsule's axis, a dynamic sphere's centre or cylinder's axis), not its surface */
 } rigid_model;
 
 /* Parameters (rigid_param_table in rigid_kind.c); motion is fixed at creation. */

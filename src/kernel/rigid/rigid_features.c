@@ -236,10 +236,12 @@ int rigid_build_features(rigid_body *r) {
  * Smooth and round shapes have no such edges; the vertex and feature passes keep cloth outside
  * them. But those passes work on positions, and a cloth stretched over a ball (its triangles far
  * larger than at rest) can slip around it within one substep, every vertex's path outside the
- * ball and the triangles between them through it. Their core — a sphere's centre, the axis of a
- * capsule or a cylinder — goes into the pipeline instead: a body cannot end on the other side of
- * a cloth unless its core crossed the cloth, and the pipeline (with its impact zones) lets nothing
- * cross. Whatever the passes then leave inside the shape is pushed out by the feature pass. */
+ * ball and the triangles between them through it. A static or kinematic sphere therefore goes
+ * into the pipeline as its inscribed icosphere and a cylinder as a prism (below); a capsule, and a
+ * dynamic sphere or cylinder, as its core — the centre or the axis —: a body cannot end on the
+ * other side of a cloth unless its core crossed the cloth, and the pipeline (with its impact
+ * zones) lets nothing cross. Whatever the passes then leave inside the shape is pushed out by the
+ * feature pass. */
 
 static int ccd_alloc(rigid_model *m, int n, int ne, int nt) {
   particles *p = core_calloc(1, sizeof *p);
