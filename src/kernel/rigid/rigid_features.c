@@ -276,36 +276,26 @@ static int core_body(rigid_model *md, double half_h, int segment) {
   return 0;
 }
 
-/* A static or kinematic cylinder as a prism of PRISM_SIDES sides (corners on the rims, every
- * other rim feature point; inside the cylinder by 0.86 % of its radius on the flats): its faces,
- * its rims and side edges, and their corners. A cloth can wrap a cylinder's rim, where a triangle
- * then cuts through the corner between cap and side deeper than the feature pass reaches; like a
- * box's edge, the rim must be held on the paths. (48 sides, as many as the rim features, made
- * scenes/flag.lua, a flag wrapping round its pole, 8 % slower than 24.) */
-#define PRISM_SIDES (RIM_SEGMENTS / 2)
-static int prism_body(rigid_model *md, double r, double hh) {
-  const int S = PRISM_SIDES;
-  if (ccd_alloc(md, 2 * S, 3 * S, 4 * S - 4)) return -1;
-  for (int i = 0; i < S; i++) {
-    const double a = 2 * LOOM_PI * i / S;
-    md->ccd_local[i] = v3(r * cos(a), r * sin(a), -hh);
-    md->ccd_local[S + i] = v3(r * cos(a), r * sin(a), hh);
-    md->ccd_corner[i] = md->ccd_corner[S + i] = 1;
-  }
-  int32_t *tri = md->ccd->tri, *edge = md->ccd->col.edge;
+/* A static or kinematic cylinder as its narrow phase's prism (model.poly: 24 sides, corners on the
+ * rims, every other rim feature point; inside the cylinder by 0.86 % of its radius on the flats):
+ * its faces (each loop a fan from its first corner), its rims and side edges, and their corners. A
+ * cloth can wrap a cylinder's rim, where a triangle then cuts through the corner between cap and
+ * side deeper than the feature pass reaches; like a box's edge, the rim must be held on the paths.
+ * (A prism of 48 sides, as many as the rim features, made scenes/flag.lua, a flag wrapping round
+ * its pole, 8 % slower than 24.) */
+static int poly_body(rigid_model *md, const rigid_poly *P) {
+  int nt = 0;
+  for (int f = 0; f < P->nf; f++) nt += P->face_count[f] - 2;
+  if (ccd_alloc(md, P->nv, P->ne, nt)) return -1;
+  for (int i = 0; i < P->nv; i++) md->ccd_local[i] = P->v[i], md->ccd_corner[i] = 1;
+  memcpy(md->ccd->col.edge, P->edge_v, 2 * sizeof(int32_t) * (size_t)P->ne);
   int t = 0;
-  for (int i = 0; i < S; i++) {
-    const int j = (i + 1) % S;
-    const int32_t side[6] = {i, j, S + j, i, S + j, S + i};
-    memcpy(&tri[3 * t], side, sizeof side);
-    t += 2;
-    const int32_t e[6] = {i, j, S + i, S + j, i, S + i}; /* bottom rim, top rim, side */
-    memcpy(&edge[6 * i], e, sizeof e);
-  }
-  for (int i = 1; i + 1 < S; i++) { /* the caps as fans from their first corner */
-    const int32_t caps[6] = {0, i + 1, i, S, S + i, S + i + 1};
-    memcpy(&tri[3 * t], caps, sizeof caps);
-    t += 2;
+  for (int f = 0; f < P->nf; f++) {
+    const int32_t *loop = &P->face_v[P->face_first[f]];
+    for (int k = 1; k + 1 < P->face_count[f]; k++) {
+      const int32_t tri[3] = {loop[0], loop[k], loop[k + 1]};
+      memcpy(&md->ccd->tri[3 * t++], tri, sizeof tri);
+    }
   }
   return 0;
 }
@@ -376,8 +366,7 @@ int rigid_build_ccd(rigid_body *r) {
   rigid_model *md = &r->model;
   if (md->shape_type == LOOM_SHAPE_SPHERE && !rigid_is_dynamic(r)) return icosphere_body(md, md->shape.radius, 1);
   if (md->shape_type == LOOM_SHAPE_SPHERE) return core_body(md, 0, 0);
-  if (md->shape_type == LOOM_SHAPE_CYLINDER && !rigid_is_dynamic(r))
-    return prism_body(md, md->shape.radius, md->shape.half_h);
+  if (md->shape_type == LOOM_SHAPE_CYLINDER && !rigid_is_dynamic(r) && md->poly) return poly_body(md, md->poly);
   if (md->shape_type == LOOM_SHAPE_CAPSULE || md->shape_type == LOOM_SHAPE_CYLINDER)
     return core_body(md, md->shape.half_h, 1);
   if (md->shape_type == LOOM_SHAPE_BOX) {
