@@ -663,6 +663,15 @@ TEST(contact_obstacle_pipeline_body) {
     }
     const double caps = 2 * 0.5 * S * R * R * sin(2 * LOOM_PI / S), side = S * 2 * R * sin(LOOM_PI / S) * 2 * hh;
     CHECK_NEAR(prism_area, caps + side, 1e-12);
+    /* its flats inside the cylinder by 1 - cos(pi / 24) = 0.86 % of the radius (docs/api.md) */
+    double flats = INFINITY;
+    for (int t = 0; t < md->ccd->nt; t++) {
+      const int32_t *tv = &md->ccd->tri[3 * t];
+      const vec3 *p = md->ccd_local;
+      const vec3 n = v3_normalize(v3_cross(v3_sub(p[tv[1]], p[tv[0]]), v3_sub(p[tv[2]], p[tv[0]])));
+      if (fabs(n.z) < 0.5) flats = fmin(flats, fabs(v3_dot(n, p[tv[0]])));
+    }
+    CHECK_NEAR(1 - flats / R, 0.00856, 1e-5);
   }
 
   /* a box mesh with faces split 3 x 3: the 12 box edges in 3 pieces each are kept, the 6 x 12

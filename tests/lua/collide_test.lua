@@ -283,7 +283,9 @@ describe("a towel over a thin rail", function()
       local worst, top = drape(kind)
       assert.equal(0, worst)
       assert.less(1.01, top) -- it hangs over the rail
-      assert.less(top, 1.1)  -- (and has fallen onto it)
+      -- resting on it at the thickness plus the clearance its large triangles' sag asks of a
+      -- rail this thin: 3.2 cm above the rail's surface (docs/api.md)
+      assert.near(0.0325, top - 1.01, 0.002)
     end)
   end
 end)
