@@ -218,6 +218,7 @@ double contact_rounded_clearance(const cloth_body *b, const rigid_body *r, doubl
   const double rho = 1.3 * b->model.max_circumradius;
   double extra = 0;
   *side = 0;
+  if (!(r->model.feat_round_r > 0)) return 0; /* (boxes and meshes: their features are all sharp) */
   for (int i = 0; i < r->model.nfeat_pt; i++)
     if (r->model.feat_pt_r[i] > 0 && rounded_feature_needed(rho, r->model.feat_pt_r[i], pad))
       extra = d_max(extra, rho * rho / (2 * (r->model.feat_pt_r[i] + pad)));
