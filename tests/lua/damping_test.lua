@@ -117,6 +117,18 @@ describe("an implicit body that diverges", function()
     assert.is_nil(all:find("substeps", 1, true), all) -- implicit bodies are never told to substep
   end)
 
+  it("is told the same of a velocity written between steps (the guard's reset clears v)", function()
+    for _, integrator in ipairs { "implicit", "symplectic" } do
+      local W, c = free_cloth(integrator)
+      c:raw("v")[10].z = 1 / 0
+      W:step(2)
+      assert.is_true(c.frozen)
+      local all = table.concat(W:errors(), "\n")
+      assert.truthy(all:find("already not finite when the step began", 1, true), integrator .. ": " .. all)
+      assert.is_nil(all:find("reduce dt", 1, true), integrator .. ": " .. all)
+    end
+  end)
+
   it("under a velocity-dependent field without its Jacobian, is pointed to add_damping", function()
     local W, c = free_cloth("implicit")
     W:force("drag", drag_field(c, 5 * 60, false)) -- h beta = 5: forward Euler grows 4x per step

@@ -49,15 +49,12 @@ void world_diverged(loom_world *w, int slot, int vertex, const char *what, const
   }
   /* a state that was already broken when the step began came from outside the kernel */
   const particles *p = b->pts;
-  int broken_before = 0, pushed = 0;
-  if (p && p->x_step)
-    for (int i = 0; i < p->n && !broken_before; i++)
-      broken_before = !v3_isfinite(p->x_step[i]) || !v3_isfinite(p->v[i]);
+  int broken_before = p && p->x_step && p->broken_at_start, pushed = 0;
   if (p)
     for (int i = 0; i < p->n && !pushed; i++) pushed = p->f[i].x != 0 || p->f[i].y != 0 || p->f[i].z != 0;
   if (broken_before)
-    add(causes, sizeof causes, "its positions were already not finite when the step began: something wrote them "
-                               "between steps");
+    add(causes, sizeof causes, "its positions or velocities were already not finite when the step began: "
+                               "something wrote them between steps");
   double stable = 0, integrator = 0;
   if (loom_body_get_param(w, h, "integrator", &integrator) == 0 && integrator == LOOM_INTEGRATOR_IMPLICIT) {
     if (pushed && !broken_before)
