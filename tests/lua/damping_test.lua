@@ -117,6 +117,19 @@ describe("an implicit body that diverges", function()
     assert.is_nil(all:find("substeps", 1, true), all) -- implicit bodies are never told to substep
   end)
 
+  it("whose forces overflow the solve's norms is stopped and named, not left standing still", function()
+    -- gravity 1e200 m/s^2: the right-hand side's norm overflows; CG used to stop at once and
+    -- leave the cloth where it was, unfrozen and without a word
+    for _, g in ipairs { 1e200, 1e308 } do
+      local W, c = free_cloth("implicit")
+      W.gravity = {0, 0, -g}
+      W:step(2)
+      assert.is_true(c.frozen, tostring(g))
+      local all = table.concat(W:errors(), "\n")
+      assert.truthy(all:find("cloth 'sheet' diverged", 1, true), all)
+    end
+  end)
+
   it("is told the same of a velocity written between steps (the guard's reset clears v)", function()
     for _, integrator in ipairs { "implicit", "symplectic" } do
       local W, c = free_cloth(integrator)

@@ -1021,6 +1021,13 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
   }
   int it = 0;
   s->breakdown = 0;
+  if (!isfinite(delta0) || !isfinite(delta)) {
+    /* the right-hand side (forces, or the guess) is not finite or its norm overflows: no finite
+     * velocity answers it, so the step returns none and the divergence guard stops the body and
+     * says so (iterating would stop at once on the non-finite test and leave it still, silently) */
+    for (int i = 0; i < n; i++) y[i] = v3(NAN, NAN, NAN);
+    delta = NAN;
+  }
   const double ref = d_max(delta0, 1e-20 * rhs_scale(s, n)), stop = tol * tol * ref;
   int movable = 0;
   for (int k = 0; k < s->ncbody; k++) movable |= s->cbody[k].movable;
