@@ -46,6 +46,18 @@ end
 
 local exists = caller.exists
 
+-- W:cloth / W:rigid with a refused definition reported against the file its value came from: the
+-- body's par file (at the parameter's line) unless opts.cloth set it.
+local function make_body(W, method, def, par_path, kv, overrides)
+  local ok, body = pcall(W[method], W, def)
+  if ok then return body end
+  local msg = tostring(body):gsub("^.-bad argument to '%w+' %((.*)%)$", "%1")
+  local key = msg:match("^'([%w_]+)'") or msg:match('^unknown field "([%w_]+)"')
+  if key and overrides and overrides[key] ~= nil then error(("%s: opts.cloth: %s"):format(importer, msg), 0) end
+  local entry = key and kv and kv[key]
+  fail(par_path or "(no par file)", entry and entry.line, msg)
+end
+
 local function read_lines(path)
   local f, err = io.open(path, "rb")
   if not f then fail(path, nil, "cannot read (" .. tostring(err) .. ")") end
@@ -117,6 +129,7 @@ end
 
 -- vel file → blocks {t, list = {{vertex, vx, vy, vz}, …}} in increasing time. Tokenised, so a
 -- block may be spread over lines or written on one.
+local MAX_SPEED = 1e4 -- m/s: the divergence guard stops a body beyond it (world.c, SOFT_MAX_SPEED)
 local function velocity_blocks(path)
   local lines = read_lines(path)
   local toks = {}
@@ -162,6 +175,10 @@ local function velocity_blocks(path)
       expect_word("Vector")
       expect_word("[")
       local vx, vy, vz = num("vx"), num("vy"), num("vz")
+      local big = math.max(math.abs(vx), math.abs(vy), math.abs(vz))
+      if not (big <= MAX_SPEED and math.sqrt(vx * vx + vy * vy + vz * vz) <= MAX_SPEED) then
+        fail(path, at, ("vertex %d's velocity (%g, %g, %g) m/s is beyond the %g m/s any body may reach"):format(v, vx, vy, vz, MAX_SPEED))
+      end
       expect_word("]")
       list[#list + 1] = {v, vx, vy, vz, line = at}
     end
@@ -260,8 +277,10 @@ function M.dpo(dir, opts)
     local ok, mesh = pcall(loom.mesh.load, mesh_path)
     if not ok then fail(mesh_path, nil, tostring(mesh):gsub("^.-loom%.mesh%.load: ", "")) end
     local density, mass, thickness = 1, 0, kind == "dpo" and 0.003 or 0
+    local par_kv
     if pars[name] then
       local kv = key_values(pars[name])
+      par_kv = kv
       density = number_of(pars[name], kv, "density", false, density)
       mass = number_of(pars[name], kv, "mass", false, mass)
       thickness = number_of(pars[name], kv, "thickness", false, thickness)
@@ -281,7 +300,7 @@ function M.dpo(dir, opts)
       local def = {name = name, mesh = mesh, model = "baraff_witkin", integrator = "implicit", density = density,
                    thickness = thickness > 0 and thickness or nil}
       for k, v in pairs(opts.cloth or {}) do def[k] = v end
-      local c = W:cloth(def)
+      local c = make_body(W, "cloth", def, pars[name], par_kv, opts.cloth)
       local vertices = {}
       for _, b in ipairs(blocks) do
         for _, e in ipairs(b.list) do
@@ -315,8 +334,8 @@ function M.dpo(dir, opts)
           if e[2] ~= 0 or e[3] ~= 0 or e[4] ~= 0 then moving = true end
         end
       end
-      local r = W:rigid { name = name, shape = loom.shape.mesh(mesh), static = not moving, kinematic = moving,
-                          thickness = thickness }
+      local r = make_body(W, "rigid", { name = name, shape = loom.shape.mesh(mesh), static = not moving, kinematic = moving,
+                                         thickness = thickness }, pars[name], par_kv)
       if moving then
         -- the body translates with its constrained vertex; free blocks leave it where it is
         local vertex = nil
