@@ -750,7 +750,7 @@ LOOM_API int loom_world_set_grab(loom_world *w, int handle, int vertex, const lo
 }
 
 /* Masses written through body.m (Lua) since the last step: inverse masses and the total follow
- * them; a mass that is not a finite positive number is refused — the last good one is put back —
+ * them; a mass that is not a finite positive number up to SOFT_MAX_VERTEX_MASS is refused — the last good one is put back —
  * with one message naming the body, the vertex and the value. */
 void particles_sync_masses(loom_world *w, int slot) {
   particles *p = w->bodies[slot].pts;
@@ -759,7 +759,7 @@ void particles_sync_masses(loom_world *w, int slot) {
   double bad_value = 0;
   for (int i = 0; i < p->n; i++) {
     double m = p->m[i];
-    if (!(m > 0) || !isfinite(m)) {
+    if (!(m > 0 && m <= SOFT_MAX_VERTEX_MASS)) {
       if (bad < 0) {
         bad = i;
         bad_value = m;
@@ -775,7 +775,7 @@ void particles_sync_masses(loom_world *w, int slot) {
   if (bad >= 0) {
     const body_slot *b = &w->bodies[slot];
     world_message(w, LOOM_ERROR, slot,
-                  "%s '%s': the mass of vertex %d must be a finite number > 0 (kg), got %g; kept %g%s", b->ops->name,
+                  "%s '%s': the mass of vertex %d must be a finite number > 0 and <= 1e9 (kg), got %g; kept %g%s", b->ops->name,
                   b->name, bad, bad_value, p->m[bad], count > 1 ? " (and for the other refused vertices)" : "");
   }
 }
