@@ -72,3 +72,24 @@ end)
     assert.truthy(e:find("errors_test.lua:" .. line .. ": attempt to index", 1, true), e)
   end)
 end)
+
+describe("a body's mesh beyond the world's reach", function()
+  -- the divergence guard stops any body beyond 1e6 m at its first step; a mesh out there (a file
+  -- in millimetres, a typo in a centre) is refused when the body is made, naming it and the vertex
+  it("is refused for cloth, rigid meshes, solids and simplex meshes", function()
+    local far = {3e6, 0, 0}
+    local W = loom.world {}
+    local cases = {
+      {"cloth 'c'", function() W:cloth { name = "c", mesh = loom.mesh.grid { size = {1, 1}, cells = {2, 2}, center = far } } end},
+      {"rigid 'r'", function() W:rigid { name = "r", shape = loom.shape.mesh(loom.mesh.grid { size = {1, 1}, cells = {2, 2}, center = far }), static = true } end},
+      {"solid 's'", function() W:solid { name = "s", mesh = loom.mesh.tet_box { size = {1, 1, 1}, cells = {1, 1, 1}, center = far } } end},
+      {"simplex 'x'", function() W:simplex { name = "x", mesh = loom.mesh.simplex_sphere { radius = 1, center = far } } end},
+    }
+    for _, c in ipairs(cases) do
+      local e = err_of(c[2])
+      assert.truthy(e:find(c[1] .. ": mesh vertex %d+ at %(3e%+06"), e)
+      assert.truthy(e:find("beyond the 1e+06 m", 1, true), e)
+    end
+    assert.equal(0, #W:bodies())
+  end)
+end)

@@ -103,7 +103,7 @@ static int validate(const loom_cloth_def *d) {
     loom_error_prefix("cloth");
     return -1;
   }
-  return 0;
+  return mesh_check_reach(m->v, m->nv, "cloth", nm);
 }
 
 void cloth_free(void *data) {

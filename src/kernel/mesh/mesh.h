@@ -83,6 +83,11 @@ int mesh_build_adjacency(loom_mesh *m);
 /* Checks indices in range, finite coordinates and distinct corners in every triangle; the
  * message names the first problem. 0 or -1. */
 int mesh_validate(const loom_mesh *m);
+#define MESH_MAX_COORD 1.0e6 /* m: the world's reach (world.h: SOFT_MAX_COORD) */
+/* A body's mesh must lie within the world's reach: fails naming the body ("cloth 'c'") and the
+ * first vertex farther than MESH_MAX_COORD from the origin in any coordinate (the divergence
+ * guard's limit, beyond which a body is stopped at its first step). 0 or -1. */
+int mesh_check_reach(const vec3 *v, int n, const char *kind, const char *name);
 /* Merges vertices closer than tol (absolute, metres; 0 = exact duplicates only) keeping the
  * first occurrence's position, remaps triangles, drops triangles whose corners coincide after
  * merging and vertices no triangle uses. Vertex i merges into the lowest-index earlier kept

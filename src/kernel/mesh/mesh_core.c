@@ -8,6 +8,7 @@
 #include <float.h>
 #include <locale.h>
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 /* ---- allocation ------------------------------------------------------------------------------ */
@@ -143,6 +144,15 @@ LOOM_API void loom_mesh_transform(loom_mesh *m, const loom_vec3 *scale, const lo
 }
 
 /* ---- validation ------------------------------------------------------------------------------ */
+
+int mesh_check_reach(const vec3 *v, int n, const char *kind, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (!(fabs(v[i].x) <= MESH_MAX_COORD && fabs(v[i].y) <= MESH_MAX_COORD && fabs(v[i].z) <= MESH_MAX_COORD))
+      return loom_fail("%s '%s': mesh vertex %d at (%g, %g, %g) lies beyond the %g m from the origin the world "
+                       "reaches (scale it to metres: mesh:transform{scale = ...})",
+                       kind, name, i, v[i].x, v[i].y, v[i].z, MESH_MAX_COORD);
+  return 0;
+}
 
 int mesh_validate(const loom_mesh *m) {
   if (!m) return loom_fail("mesh is NULL");

@@ -51,6 +51,7 @@ static int validate(const loom_rigid_def *d) {
       loom_error_prefix("rigid");
       return -1;
     }
+    if (mesh_check_reach(d->mesh->v, d->mesh->nv, "rigid", nm)) return -1;
     break;
   case LOOM_SHAPE_MESH:
     if (!d->mesh) return loom_fail("rigid '%s': shape 'mesh' needs a mesh", nm);
@@ -59,6 +60,7 @@ static int validate(const loom_rigid_def *d) {
       loom_error_prefix("rigid");
       return -1;
     }
+    if (mesh_check_reach(d->mesh->v, d->mesh->nv, "rigid", nm)) return -1;
     break;
   default: return loom_fail("rigid '%s': unknown shape %d", nm, d->shape);
   }

@@ -37,6 +37,7 @@ static int validate(const loom_simplex_def *d) {
   if (!d->mesh)
     return loom_fail("simplex '%s': 'mesh' is required (loom.mesh.simplex_sphere, simplex_torus, simplex_cylinder, "
                      "simplex_dual)", nm);
+  if (mesh_check_reach(d->mesh->v, d->mesh->nv, "simplex", nm)) return -1;
   if (d->model != LOOM_SIMPLEX_MRA && d->model != LOOM_SIMPLEX_SHAPE)
     return loom_fail("simplex '%s': unknown model %d", nm, d->model);
   if (d->integrator != LOOM_INTEGRATOR_CENTRAL && d->integrator != LOOM_INTEGRATOR_EULER &&

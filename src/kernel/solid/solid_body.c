@@ -37,6 +37,7 @@ static int check_range(const char *name, const char *field, double value, double
 static int validate(const loom_solid_def *d) {
   const char *nm = d->name;
   if (!d->mesh) return loom_fail("solid '%s': 'mesh' is required (a tet mesh: loom.mesh.tet_box, tet_fill, load)", nm);
+  if (mesh_check_reach(d->mesh->v, d->mesh->nv, "solid", nm)) return -1;
   if (d->model != LOOM_SOLID_TESCHNER && d->model != LOOM_SOLID_NEOHOOKEAN)
     return loom_fail("solid '%s': unknown model %d", nm, d->model);
   if (d->integrator != LOOM_INTEGRATOR_VERLET && d->integrator != LOOM_INTEGRATOR_IMPLICIT)

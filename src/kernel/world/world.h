@@ -20,7 +20,7 @@
 /* Divergence guard thresholds: a state beyond these is treated like a non-finite one. */
 #define SOFT_MAX_SPEED 1.0e4 /* m/s */
 #define SOFT_MAX_VERTEX_MASS 1.0e9 /* kg: a vertex's mass written from Lua (a body's total is bounded alike) */
-#define SOFT_MAX_COORD 1.0e6 /* m */
+#define SOFT_MAX_COORD MESH_MAX_COORD /* m: 1e6 (a body's mesh must lie within it, mesh_check_reach) */
 #define WORLD_MAX_SUBSTEPS 4096
 
 
