@@ -1010,6 +1010,18 @@ BodyMT.__index = function(b, k)
   end
   return nil
 end
+-- The live properties are read-only: a write would only hide them behind a plain field (the body
+-- would go on moving while body.position kept the written table). Other fields are the user's.
+local prop_setter = {position = "set_pose", orientation = "set_pose", velocity = "set_velocity",
+                     angular_velocity = "set_velocity", mass = "density or mass when it is made"}
+BodyMT.__newindex = function(b, k, v)
+  if body_props[k] then
+    local how = prop_setter[k]
+    caller.error(("body '%s': '%s' is read-only%s"):format(b.name, k,
+      how and (how:find(" ") and (" (give its " .. how .. ")") or (" (use body:" .. how .. ")")) or ""))
+  end
+  rawset(b, k, v)
+end
 BodyMT.__tostring = function(b) return ("loom.body %s '%s'"):format(b.kind, b.name) end
 
 local function alive(b, fname)

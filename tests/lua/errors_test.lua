@@ -93,3 +93,23 @@ describe("a body's mesh beyond the world's reach", function()
     assert.equal(0, #W:bodies())
   end)
 end)
+
+describe("a body's live properties", function()
+  it("are read-only: a write is an error naming the setter, not a field that hides them", function()
+    local W = loom.world {}
+    local b = W:rigid { name = "ball", shape = loom.shape.sphere(0.1) }
+    local line = U.line() + 1
+    local e = err_of(function() b.position = {1, 2, 3} end)
+    assert.truthy(e:find("errors_test.lua:" .. line .. ": body 'ball': 'position' is read-only (use body:set_pose)", 1, true), e)
+    e = err_of(function() b.velocity = {0, 0, 1} end)
+    assert.truthy(e:find("'velocity' is read-only (use body:set_velocity)", 1, true), e)
+    e = err_of(function() b.frozen = true end)
+    assert.truthy(e:find("'frozen' is read-only", 1, true), e)
+    W:step()
+    assert.equal("cdata", type(b.position)) -- still the live pose
+    b:set_pose {1, 2, 3}
+    assert.near(2, b.position.y, 1e-15)
+    b.note = "mine" -- other fields are the user's
+    assert.equal("mine", b.note)
+  end)
+end)
