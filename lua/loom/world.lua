@@ -107,7 +107,8 @@ WorldMT.__newindex = function(W, k, v)
     local x, y, z = check.vec3(v, k)
     if not x then caller.error("bad value for '" .. k .. "' (" .. y .. ")") end
     tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
-    if k == "gravity" then C.loom_world_set_gravity(W._w, tmp) else C.loom_world_set_wind(W._w, tmp) end
+    local rc = k == "gravity" and C.loom_world_set_gravity(W._w, tmp) or C.loom_world_set_wind(W._w, tmp)
+    if rc ~= 0 then caller.error("bad value for '" .. k .. "' (" .. last_error():gsub("^[%w_]+: ", "") .. ")") end
   elseif k == "time" then
     caller.error("world.time is read-only")
   else

@@ -113,3 +113,34 @@ describe("a body's live properties", function()
     assert.equal("mine", b.note)
   end)
 end)
+
+describe("values beyond the world's reach", function()
+  -- the divergence guard stops a body beyond 1e6 m or 1e4 m/s at its first step; such values
+  -- are refused where they are given instead, naming the field
+  it("are refused for rigid bodies, and for the world's gravity and wind", function()
+    local W = loom.world {}
+    local ball = function(extra)
+      local d = { name = "b", shape = loom.shape.sphere(0.1) }
+      for k, v in pairs(extra) do d[k] = v end
+      return W:rigid(d)
+    end
+    local e = err_of(function() ball { position = {2e6, 0, 0} } end)
+    assert.truthy(e:find("'position' must be finite and within 1e6 m of the origin", 1, true), e)
+    e = err_of(function() ball { velocity = {0, 2e4, 0} } end)
+    assert.truthy(e:find("'velocity' must be finite and at most 1e4 m/s", 1, true), e)
+    e = err_of(function() ball { angular_velocity = {0, 0, 1e300} } end)
+    assert.truthy(e:find("'angular_velocity' must be finite and at most 1e4 rad/s", 1, true), e)
+    local b = ball {}
+    e = err_of(function() b:set_pose {0, 0, 1e7} end)
+    assert.truthy(e:find("within 1e6 m of the origin", 1, true), e)
+    e = err_of(function() b:set_velocity {1e5, 0, 0} end)
+    assert.truthy(e:find("at most 1e4 m/s", 1, true), e)
+    e = err_of(function() W.wind = {1e300, 0, 0} end)
+    assert.truthy(e:find("bad value for 'wind' ('wind' must be at most 10000 m/s long", 1, true), e)
+    e = err_of(function() W.gravity = {0, 0, -1e200} end)
+    assert.truthy(e:find("bad value for 'gravity'", 1, true), e)
+    assert.near(-9.81, W.gravity[3], 1e-12) -- kept
+    e = err_of(function() loom.world { wind = {0, 2e4, 0} } end)
+    assert.truthy(e:find("'wind' must be at most 10000 m/s long", 1, true), e)
+  end)
+end)

@@ -71,8 +71,12 @@ static int validate(const loom_rigid_def *d) {
       return loom_fail("rigid '%s': 'mass' must be a positive number of kg, got %g", nm, d->mass);
     if (d->mass == 0 && (!isfinite(d->density) || !(d->density > 0) || d->density > 1e6))
       return loom_fail("rigid '%s': 'density' must be a positive number of kg/m^3, got %g", nm, d->density);
-    if (!v3_isfinite(d->velocity)) return loom_fail("rigid '%s': 'velocity' must be finite", nm);
-    if (!v3_isfinite(d->angular_velocity)) return loom_fail("rigid '%s': 'angular_velocity' must be finite", nm);
+    if (!v3_isfinite(d->velocity) || v3_len(d->velocity) > SOFT_MAX_SPEED)
+      return loom_fail("rigid '%s': 'velocity' must be finite and at most 1e4 m/s (the divergence guard's limit), got "
+                       "(%g, %g, %g)", nm, d->velocity.x, d->velocity.y, d->velocity.z);
+    if (!v3_isfinite(d->angular_velocity) || v3_len(d->angular_velocity) > SOFT_MAX_SPEED)
+      return loom_fail("rigid '%s': 'angular_velocity' must be finite and at most 1e4 rad/s, got (%g, %g, %g)", nm,
+                       d->angular_velocity.x, d->angular_velocity.y, d->angular_velocity.z);
     if (d->integrator < RIGID_SYMPLECTIC || d->integrator > RIGID_EULER)
       return loom_fail("rigid '%s': unknown integrator %d", nm, d->integrator);
     if (!isfinite(d->linear_damping) || d->linear_damping < 0 || !isfinite(d->angular_damping) || d->angular_damping < 0)
@@ -84,7 +88,9 @@ static int validate(const loom_rigid_def *d) {
                      nm, d->motion == LOOM_KINEMATIC ? "kinematic" : "static");
   }
   if (d->motion != LOOM_STATIC && d->motion != LOOM_KINEMATIC && d->motion != LOOM_DYNAMIC) return loom_fail("rigid '%s': unknown motion %d", nm, d->motion);
-  if (!v3_isfinite(d->position)) return loom_fail("rigid '%s': 'position' must be finite", nm);
+  if (!v3_isfinite(d->position) || v3_len(d->position) > SOFT_MAX_COORD)
+    return loom_fail("rigid '%s': 'position' must be finite and within 1e6 m of the origin, got (%g, %g, %g)", nm,
+                     d->position.x, d->position.y, d->position.z);
   quat q = d->orientation;
   double qn = q_norm(q);
   if (!isfinite(qn) || !(qn > 1e-9))
@@ -427,7 +433,8 @@ LOOM_API int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *pos
   int slot = world_slot(w, body, LOOM_KIND_RIGID, "rigid:set_target");
   if (r->params.motion != LOOM_KINEMATIC)
     return loom_fail("rigid '%s' is static; only kinematic bodies follow targets (kinematic = true)", w->bodies[slot].name);
-  if (!position || !v3_isfinite(*position)) return loom_fail("rigid '%s': target position must be finite", w->bodies[slot].name);
+  if (!position || !v3_isfinite(*position) || v3_len(*position) > SOFT_MAX_COORD)
+    return loom_fail("rigid '%s': target position must be finite and within 1e6 m of the origin", w->bodies[slot].name);
   if (orientation && !(q_norm(*orientation) > 1e-9 && isfinite(q_norm(*orientation))))
     return loom_fail("rigid '%s': target orientation must be a non-zero quaternion", w->bodies[slot].name);
   r->state.target_pos = *position;
@@ -440,7 +447,9 @@ LOOM_API int loom_rigid_set_pose(loom_world *w, int body, const loom_vec3 *posit
   rigid_body *r = rigid_of(w, body, "rigid:set_pose");
   if (!r) return -1;
   if (position) {
-    if (!v3_isfinite(*position)) return loom_fail("rigid:set_pose: position must be finite");
+    if (!v3_isfinite(*position) || v3_len(*position) > SOFT_MAX_COORD)
+      return loom_fail("rigid:set_pose: position must be finite and within 1e6 m of the origin, got (%g, %g, %g)",
+                       position->x, position->y, position->z);
     r->state.pos = r->state.pos0 = r->state.target_pos = *position;
   }
   if (orientation) {
@@ -502,8 +511,9 @@ LOOM_API int loom_rigid_apply_torque(loom_world *w, int body, const loom_vec3 *t
 LOOM_API int loom_rigid_set_velocity(loom_world *w, int body, const loom_vec3 *v, const loom_vec3 *omega) {
   rigid_body *r = dynamic_of(w, body, "rigid:set_velocity");
   if (!r) return -1;
-  if ((v && !v3_isfinite(*v)) || (omega && !v3_isfinite(*omega)))
-    return loom_fail("rigid:set_velocity: velocities must be finite");
+  if ((v && (!v3_isfinite(*v) || v3_len(*v) > SOFT_MAX_SPEED)) ||
+      (omega && (!v3_isfinite(*omega) || v3_len(*omega) > SOFT_MAX_SPEED)))
+    return loom_fail("rigid:set_velocity: velocities must be finite and at most 1e4 m/s (rad/s)");
   if (v) r->state.vel = r->params.linear ? *v : v3(0, 0, 0);
   if (omega) r->state.omega = r->params.angular ? *omega : v3(0, 0, 0);
   r->state.asleep = 0;

@@ -17,9 +17,19 @@ LOOM_API void loom_world_def_default(loom_world_def *def) {
   def->wind = v3(0, 0, 0);
 }
 
+#define MAX_GRAVITY 1.0e6 /* m/s^2 (1e5 g): at dt = 1 s anything beyond leaves the guard's speed at once */
+
 static int check_vec(const vec3 *v, const char *fn, const char *what) {
   if (!v) return loom_fail("%s: '%s' is NULL", fn, what);
   if (!v3_isfinite(*v)) return loom_fail("%s: '%s' must be finite, got (%g, %g, %g)", fn, what, v->x, v->y, v->z);
+  return 0;
+}
+
+/* A finite vector no longer than `most` (gravity, wind: beyond it a body only diverges). */
+static int check_vec_up_to(const vec3 *v, const char *fn, const char *what, double most, const char *unit) {
+  if (check_vec(v, fn, what)) return -1;
+  if (v3_len(*v) > most)
+    return loom_fail("%s: '%s' must be at most %g %s long, got (%g, %g, %g)", fn, what, most, unit, v->x, v->y, v->z);
   return 0;
 }
 
@@ -34,8 +44,8 @@ LOOM_API loom_world *loom_world_create(const loom_world_def *def) {
     d = *def;
   else
     loom_world_def_default(&d);
-  if (check_dt(d.dt, "loom_world_create") || check_vec(&d.gravity, "loom_world_create", "gravity") ||
-      check_vec(&d.wind, "loom_world_create", "wind"))
+  if (check_dt(d.dt, "loom_world_create") || check_vec_up_to(&d.gravity, "loom_world_create", "gravity", MAX_GRAVITY, "m/s^2") ||
+      check_vec_up_to(&d.wind, "loom_world_create", "wind", SOFT_MAX_SPEED, "m/s"))
     return NULL;
   loom_world *w = core_calloc(1, sizeof *w);
   if (!w) return NULL;
@@ -164,7 +174,7 @@ LOOM_API int loom_world_pair(loom_world *w, int body_a, int body_b, double frict
 
 LOOM_API int loom_world_set_gravity(loom_world *w, const loom_vec3 *g) {
   if (!w) return loom_fail("loom_world_set_gravity: world is NULL");
-  if (check_vec(g, "loom_world_set_gravity", "gravity")) return -1;
+  if (check_vec_up_to(g, "loom_world_set_gravity", "gravity", MAX_GRAVITY, "m/s^2")) return -1;
   w->gravity = *g;
   return 0;
 }
@@ -175,7 +185,7 @@ LOOM_API void loom_world_wind(const loom_world *w, loom_vec3 *out) {
 
 LOOM_API int loom_world_set_wind(loom_world *w, const loom_vec3 *wind) {
   if (!w) return loom_fail("loom_world_set_wind: world is NULL");
-  if (check_vec(wind, "loom_world_set_wind", "wind")) return -1;
+  if (check_vec_up_to(wind, "loom_world_set_wind", "wind", SOFT_MAX_SPEED, "m/s")) return -1;
   w->wind = *wind;
   return 0;
 }
