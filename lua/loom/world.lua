@@ -534,7 +534,8 @@ local function field_cause(W, seq, msg)
   local worst, vertex, force = 0, -1, 0
   for i = 0, n - 1 do
     local fv = f[i]
-    local s = math.sqrt(fv.x * fv.x + fv.y * fv.y + fv.z * fv.z)
+    local big = math.max(math.abs(fv.x), math.abs(fv.y), math.abs(fv.z))
+    local s = big > 0 and big * math.sqrt((fv.x / big) ^ 2 + (fv.y / big) ^ 2 + (fv.z / big) ^ 2) or 0 -- (no overflow)
     local r = s / (m[i] * 9.81)
     if r > worst then worst, vertex, force = r, i, s end
   end

@@ -127,6 +127,9 @@ describe("an implicit body that diverges", function()
       assert.is_true(c.frozen, tostring(f))
       local all = table.concat(W:errors(), "\n")
       assert.truthy(all:find("cloth 'sheet' diverged", 1, true), all)
+      -- at the vertex the field pushed, which the message then names with its force
+      assert.truthy(all:find("at vertex 2)", 1, true), all)
+      assert.truthy(all:find(("force field 'huge' pushed vertex 2 with %.3g N"):format(f), 1, true), all)
     end
   end)
 

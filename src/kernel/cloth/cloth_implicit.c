@@ -1024,8 +1024,19 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
   if (!isfinite(delta0) || !isfinite(delta)) {
     /* the right-hand side (forces, or the guess) is not finite or its norm overflows: no finite
      * velocity answers it, so the step returns none and the divergence guard stops the body and
-     * says so (iterating would stop at once on the non-finite test and leave it still, silently) */
-    for (int i = 0; i < n; i++) y[i] = v3(NAN, NAN, NAN);
+     * says so (iterating would stop at once on the non-finite test and leave it still, silently).
+     * The answer is left undefined at the free vertex with the largest right-hand side, so the
+     * guard's message names that vertex (and the force field that pushed it, if one did). */
+    int worst = -1;
+    double most = -1;
+    for (int i = 0; i < n; i++) {
+      if (s->fixed[i]) continue;
+      const double r2 = v3_len2(s->rhs[i]);
+      const double size = isfinite(r2) ? r2 : INFINITY;
+      if (size > most) most = size, worst = i;
+    }
+    for (int i = 0; i < n; i++)
+      if (worst < 0 || i == worst) y[i] = v3(NAN, NAN, NAN);
     delta = NAN;
   }
   const double ref = d_max(delta0, 1e-20 * rhs_scale(s, n)), stop = tol * tol * ref;
