@@ -393,6 +393,19 @@ describe("solids: determinism and bad input", function()
     w:step(100)
     assert.is_true(c.surface[0].z < z0 - 0.005, "the surface did not move with the lattice")
   end)
+
+  it("an implicit solid whose forces overflow the solve is stopped and named, not left standing still", function()
+    -- a field's 1e200 N: the CG's norms overflow; it used to stop at once and leave the solid
+    -- where it was, unfrozen and without a word
+    local w = loom.world { dt = 1 / 60 }
+    local s = w:solid { name = "s", model = "neohookean", mesh = loom.mesh.tet_box { size = {0.2, 0.2, 0.2}, cells = {2, 2, 2}, center = {0, 0, 1} } }
+    w:force("huge", function() s.f[2].x = 1e200 end)
+    w:step(2)
+    assert.is_true(s.frozen)
+    local all = table.concat(w:errors(), "\n")
+    assert.truthy(all:find("solid 's' diverged", 1, true) and all:find("at vertex 2)", 1, true), all)
+    assert.truthy(all:find("force field 'huge' pushed vertex 2 with 1e+200 N", 1, true), all)
+  end)
 end)
 
 describe("Neo-Hookean solids", function()

@@ -1021,24 +1021,11 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
   }
   int it = 0;
   s->breakdown = 0;
-  if (!isfinite(delta0) || !isfinite(delta)) {
-    /* the right-hand side (forces, or the guess) is not finite or its norm overflows: no finite
-     * velocity answers it, so the step returns none and the divergence guard stops the body and
-     * says so (iterating would stop at once on the non-finite test and leave it still, silently).
-     * The answer is left undefined at the free vertex with the largest right-hand side, so the
-     * guard's message names that vertex (and the force field that pushed it, if one did). */
-    int worst = -1;
-    double most = -1;
-    for (int i = 0; i < n; i++) {
-      if (s->fixed[i]) continue;
-      const double r2 = v3_len2(s->rhs[i]);
-      const double size = isfinite(r2) ? r2 : INFINITY;
-      if (size > most) most = size, worst = i;
-    }
-    for (int i = 0; i < n; i++)
-      if (worst < 0 || i == worst) y[i] = v3(NAN, NAN, NAN);
-    delta = NAN;
-  }
+  /* the right-hand side (forces, or the guess) is not finite or its norm overflows: no finite
+   * velocity answers it (iterating would stop at once on the non-finite test and leave the cloth
+   * still, silently): v3_poison_largest below */
+  const int overflow = !isfinite(delta0) || !isfinite(delta);
+  if (overflow) delta = NAN;
   const double ref = d_max(delta0, 1e-20 * rhs_scale(s, n)), stop = tol * tol * ref;
   int movable = 0;
   for (int k = 0; k < s->ncbody; k++) movable |= s->cbody[k].movable;
@@ -1106,6 +1093,7 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
   *res = ref > 0 ? sqrt(fmax(delta, 0) / ref) : 0;
   expand(s, n, y, bx, x, s->dv);
   for (int i = 0; i < n; i++) s->dv[i] = v3_add(s->dv[i], s->z[i]);
+  if (overflow) v3_poison_largest(s->dv, s->rhs, b->p.inv_m, n);
   for (int k = 0; k < s->ncbody; k++) {
     s->cbody[k].du = bx[k][0];
     s->cbody[k].dw = bx[k][1];

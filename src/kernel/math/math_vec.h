@@ -40,6 +40,23 @@ static inline vec3 v3_min(vec3 a, vec3 b) { return v3(d_min(a.x, b.x), d_min(a.y
 static inline vec3 v3_max(vec3 a, vec3 b) { return v3(d_max(a.x, b.x), d_max(a.y, b.y), d_max(a.z, b.z)); }
 static inline vec3 v3_lerp(vec3 a, vec3 b, double t) { return v3_madd(a, v3_sub(b, a), t); }
 static inline int v3_isfinite(vec3 a) { return isfinite(a.x) && isfinite(a.y) && isfinite(a.z); }
+
+/* An implicit solve whose right-hand side's norm is not finite has no finite answer: its velocity
+ * change is made undefined at the free vertex (inv_m != 0) with the largest right-hand side (a
+ * non-finite one first; every vertex when none is free), so the divergence guard stops the body
+ * and names the vertex a force pushed. */
+static inline void v3_poison_largest(vec3 *dv, const vec3 *rhs, const double *inv_m, int n) {
+  int worst = -1;
+  double most = -1;
+  for (int i = 0; i < n; i++) {
+    if (inv_m[i] == 0) continue;
+    const double r2 = rhs[i].x * rhs[i].x + rhs[i].y * rhs[i].y + rhs[i].z * rhs[i].z;
+    const double size = isfinite(r2) ? r2 : INFINITY;
+    if (size > most) most = size, worst = i;
+  }
+  for (int i = 0; i < n; i++)
+    if (worst < 0 || i == worst) dv[i].x = dv[i].y = dv[i].z = NAN;
+}
 static inline double v3_comp(vec3 a, int i) { return i == 0 ? a.x : (i == 1 ? a.y : a.z); }
 
 static inline mat3 m3_identity(void) {

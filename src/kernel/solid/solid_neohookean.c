@@ -622,6 +622,9 @@ void solid_implicit_substep(solid_body *b, double h, vec3 g, const vec3 *pin_v, 
     }
     if (!released) break;
   }
+  /* a right-hand side whose norm is not finite has no finite answer: the guard stops the body
+   * (the CG above stops at once on the non-finite test and would leave it still, silently) */
+  if (!isfinite(rr0) || !isfinite(rr)) v3_poison_largest(dv, rhs, im, n);
   sc->cg_iterations += it;
   const double res = rr0 > 0 ? sqrt(rr / rr0) : 0;
   if (res > sc->cg_residual) sc->cg_residual = res;
