@@ -255,6 +255,12 @@ LOOM_API void loom_world_destroy(loom_world *w);
 /* Simulated time in seconds. */
 LOOM_API double loom_world_time(const loom_world *w);
 LOOM_API double loom_world_dt(const loom_world *w);
+/* The world's reach: values beyond these are refused where they enter (bodies, meshes, gravity,
+ * wind, vertex masses) and a body found beyond them at the end of a step is stopped. SPEED is m/s
+ * (also the largest spin in rad/s), REACH m from the origin, VERTEX_MASS kg, GRAVITY m/s^2. */
+typedef enum loom_limit { LOOM_LIMIT_SPEED = 0, LOOM_LIMIT_REACH = 1, LOOM_LIMIT_VERTEX_MASS = 2, LOOM_LIMIT_GRAVITY = 3 } loom_limit;
+/* One of them; NaN for an unknown `which`. */
+LOOM_API double loom_world_limit(int which);
 /* Sets the step (s, finite, > 0). Returns 0 or -1. */
 LOOM_API int loom_world_set_dt(loom_world *w, double dt);
 LOOM_API void loom_world_gravity(const loom_world *w, loom_vec3 *out);

@@ -120,6 +120,8 @@ loom_world *loom_world_create(const loom_world_def *def);
 void loom_world_destroy(loom_world *w);
 double loom_world_time(const loom_world *w);
 double loom_world_dt(const loom_world *w);
+typedef enum loom_limit { LOOM_LIMIT_SPEED = 0, LOOM_LIMIT_REACH = 1, LOOM_LIMIT_VERTEX_MASS = 2, LOOM_LIMIT_GRAVITY = 3 } loom_limit;
+double loom_world_limit(int which);
 int loom_world_set_dt(loom_world *w, double dt);
 void loom_world_gravity(const loom_world *w, loom_vec3 *out);
 int loom_world_set_gravity(loom_world *w, const loom_vec3 *g);

@@ -129,7 +129,7 @@ end
 
 -- vel file → blocks {t, list = {{vertex, vx, vy, vz}, …}} in increasing time. Tokenised, so a
 -- block may be spread over lines or written on one.
-local MAX_SPEED = 1e4 -- m/s: the divergence guard stops a body beyond it (world.c, SOFT_MAX_SPEED)
+local MAX_SPEED = C.loom_world_limit(C.LOOM_LIMIT_SPEED) -- m/s: the divergence guard stops a body beyond it
 local function velocity_blocks(path)
   local lines = read_lines(path)
   local toks = {}

@@ -17,6 +17,10 @@ local loom = {
   world = world.new,
   import = require "loom.import",
   C = C,
+  -- the world's reach (docs/api.md, "Force fields and bad values"): speed m/s (and spin rad/s),
+  -- reach m from the origin, vertex_mass kg, gravity m/s^2
+  limits = {speed = C.loom_world_limit(C.LOOM_LIMIT_SPEED), reach = C.loom_world_limit(C.LOOM_LIMIT_REACH),
+            vertex_mass = C.loom_world_limit(C.LOOM_LIMIT_VERTEX_MASS), gravity = C.loom_world_limit(C.LOOM_LIMIT_GRAVITY)},
 }
 
 -- loom.oscillator_exact(m, b, k, x0, v0, t) → x, v: document 004's 1-D oscillator

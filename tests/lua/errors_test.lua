@@ -143,4 +143,30 @@ describe("values beyond the world's reach", function()
     e = err_of(function() loom.world { wind = {0, 2e4, 0} } end)
     assert.truthy(e:find("'wind' must be at most 10000 m/s long", 1, true), e)
   end)
+
+  it("are the ones loom.limits reports, just inside accepted and just beyond refused", function()
+    local L = loom.limits
+    assert.equal(1e4, L.speed)
+    assert.equal(1e6, L.reach)
+    assert.equal(1e9, L.vertex_mass)
+    assert.equal(1e6, L.gravity)
+    local W = loom.world {}
+    W:rigid { name = "in", shape = loom.shape.sphere(0.1), position = {0.999 * L.reach, 0, 0},
+              velocity = {0, 0.999 * L.speed, 0} }
+    assert.truthy(err_of(function()
+      W:rigid { name = "out", shape = loom.shape.sphere(0.1), velocity = {0, 1.001 * L.speed, 0} }
+    end))
+    W.gravity = {0, 0, -0.999 * L.gravity}
+    assert.truthy(err_of(function() W.gravity = {0, 0, -1.001 * L.gravity} end))
+    -- a vertex mass written from Lua is checked at the next step: beyond the limit it is refused,
+    -- the last good one kept
+    local W2 = loom.world {}
+    local c = W2:cloth { name = "c", mesh = loom.mesh.grid { size = {1, 1}, cells = {2, 2} } }
+    local m1 = c.m[1]
+    c.m[0] = 0.999 * L.vertex_mass
+    c.m[1] = 1.001 * L.vertex_mass
+    W2:step()
+    assert.equal(0.999 * L.vertex_mass, c.m[0])
+    assert.equal(m1, c.m[1])
+  end)
 end)

@@ -119,6 +119,16 @@ LOOM_API void loom_world_destroy(loom_world *w) {
 LOOM_API double loom_world_time(const loom_world *w) { return w ? w->time : 0; }
 LOOM_API double loom_world_dt(const loom_world *w) { return w ? w->dt : 0; }
 
+LOOM_API double loom_world_limit(int which) {
+  switch (which) {
+  case LOOM_LIMIT_SPEED: return SOFT_MAX_SPEED;
+  case LOOM_LIMIT_REACH: return SOFT_MAX_COORD;
+  case LOOM_LIMIT_VERTEX_MASS: return SOFT_MAX_VERTEX_MASS;
+  case LOOM_LIMIT_GRAVITY: return MAX_GRAVITY;
+  default: return NAN;
+  }
+}
+
 LOOM_API int loom_world_set_dt(loom_world *w, double dt) {
   if (!w) return loom_fail("loom_world_set_dt: world is NULL");
   if (check_dt(dt, "loom_world_set_dt")) return -1;
