@@ -541,8 +541,9 @@ local function field_cause(W, seq, msg)
   end
   local names = active_fields(W)
   if #names == 0 or not (worst > 100) then return msg end
-  local cause = ("force field%s %s pushed vertex %d with %.3g N, %.3g times its weight: check what %s"):format(
-    #names > 1 and "s" or "", table.concat(names, ", "), vertex, force, worst,
+  local times = worst < math.huge and ("%.3g times"):format(worst) or "over 1e308 times" -- (the ratio overflowed)
+  local cause = ("force field%s %s pushed vertex %d with %.3g N, %s its weight: check what %s"):format(
+    #names > 1 and "s" or "", table.concat(names, ", "), vertex, force, times,
     #names > 1 and "they compute" or "it computes")
   -- the kernel's generic advice gives way to the cause found here
   local generic = ": reduce dt or stiffness, or look for forces that grow without bound"

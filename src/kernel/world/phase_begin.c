@@ -63,7 +63,7 @@ void phase_begin(loom_world *w, step_info *s) {
         memcpy(p->x_sub, p->x, sizeof(vec3) * (size_t)p->n);
         p->broken_at_start = 0;
         for (int i = 0; i < p->n && !p->broken_at_start; i++)
-          p->broken_at_start = !v3_isfinite(p->x[i]) || !v3_isfinite(p->v[i]);
+          if (!v3_isfinite(p->x[i]) || !v3_isfinite(p->v[i])) p->broken_at_start = i + 1;
       }
       if (!p->frozen && S > w->stats.substeps) w->stats.substeps = S;
     }

@@ -127,7 +127,8 @@ typedef struct particles {
   /* per-step scratch (arena), valid between begin and commit */
   vec3 *x_step; /* positions at the start of the step (divergence guard, CCD) */
   vec3 *x_sub;  /* positions at the start of the current substep */
-  int broken_at_start; /* a position or velocity was not finite when the step began (written from outside) */
+  int broken_at_start; /* 1 + the first vertex whose position or velocity was not finite when the step began
+                        * (written from outside); 0: none */
   /* a tree over the vertices' paths of the current substep (x_sub -> x), refit when a contact
    * family first needs it in a substep: per-pair candidate searches in O(log n + k) */
   bvh path_tree;

@@ -50,6 +50,12 @@ void world_diverged(loom_world *w, int slot, int vertex, const char *what, const
   /* a state that was already broken when the step began came from outside the kernel */
   const particles *p = b->pts;
   int broken_before = p && p->x_step && p->broken_at_start, pushed = 0;
+  if (broken_before) {
+    /* the vertex that was written, not the first one the step spread it to (an implicit solve
+     * couples every vertex) */
+    vertex = p->broken_at_start - 1;
+    what = v3_isfinite(p->x_step[vertex]) ? "non-finite velocity" : "non-finite position";
+  }
   if (p)
     for (int i = 0; i < p->n && !pushed; i++) pushed = p->f[i].x != 0 || p->f[i].y != 0 || p->f[i].z != 0;
   if (broken_before)
