@@ -582,7 +582,7 @@ TEST(contact_obstacle_pipeline_body) {
     d.name = names[k];
     d.shape = round_shape[k];
     d.position = v3(3 + k, 0, 0);
-    d.motion = k == 1 ? LOOM_STATIC : LOOM_DYNAMIC;
+    d.motion = LOOM_DYNAMIC;
     const int body = loom_rigid_create(w, &d);
     CHECK(body != 0);
     if (!body) continue;
@@ -631,6 +631,52 @@ TEST(contact_obstacle_pipeline_body) {
     for (int e = 0; e < 120; e++) CHECK_EQ_INT(in_faces[e], 2);
     CHECK_NEAR(nearest, 0.934172, 1e-6);
   }
+  /* a static capsule: a polyhedron of 74 corners on it (12 meridians, 3 rings per hemisphere,
+   * two poles), 216 edges and 144 faces, closed, facing out, every face's plane at least 0.935 of
+   * the radius from the axis */
+  {
+    loom_rigid_def d;
+    loom_rigid_def_default(&d);
+    d.name = "rail";
+    d.shape = LOOM_SHAPE_CAPSULE;
+    d.radius = 0.05;
+    d.half_height = 0.4;
+    d.position = v3(11, 0, 0);
+    d.motion = LOOM_STATIC;
+    const int body = loom_rigid_create(w, &d);
+    CHECK(body != 0);
+    const rigid_model *md = &rigid_of_slot(&w->bodies[world_slot(w, body, LOOM_KIND_RIGID, "test")])->model;
+    CHECK(md->ccd != NULL && !md->ccd_core);
+    CHECK_EQ_INT(md->ccd->n, 74);
+    CHECK_EQ_INT(md->ccd->col.ne, 216);
+    CHECK_EQ_INT(md->ccd->nt, 144);
+    const double R = md->shape.radius, H = md->shape.half_h;
+    for (int i = 0; i < md->ccd->n; i++) {
+      const vec3 p = md->ccd_local[i];
+      CHECK(md->ccd_corner[i]);
+      CHECK_NEAR(v3_dist(p, v3(0, 0, d_max(-H, d_min(H, p.z)))), R, 1e-15); /* on the surface */
+    }
+    int in_faces[216] = {0};
+    double nearest = INFINITY;
+    for (int t = 0; t < md->ccd->nt; t++) {
+      const int32_t *tv = &md->ccd->tri[3 * t];
+      const vec3 *p = md->ccd_local;
+      const vec3 n = v3_normalize(v3_cross(v3_sub(p[tv[1]], p[tv[0]]), v3_sub(p[tv[2]], p[tv[0]])));
+      const vec3 c = v3_scale(v3_add(p[tv[0]], v3_add(p[tv[1]], p[tv[2]])), 1.0 / 3);
+      const vec3 on_axis = v3(0, 0, d_max(-H, d_min(H, c.z)));
+      CHECK(v3_dot(n, v3_sub(c, on_axis)) > 0);                      /* facing out */
+      nearest = fmin(nearest, v3_dot(n, v3_sub(p[tv[0]], on_axis)) / R); /* its plane from the axis */
+      for (int k = 0; k < 3; k++) {
+        const int a = tv[k], b = tv[(k + 1) % 3];
+        for (int e = 0; e < md->ccd->col.ne; e++) {
+          const int ea = md->ccd->col.edge[2 * e], eb = md->ccd->col.edge[2 * e + 1];
+          if ((ea == a && eb == b) || (ea == b && eb == a)) in_faces[e]++;
+        }
+      }
+    }
+    for (int e = 0; e < 216; e++) CHECK_EQ_INT(in_faces[e], 2);
+    CHECK_NEAR(nearest, 0.935113, 1e-6); /* (on the caps; the side is at cos 15 degrees, 0.966) */
+  }
   /* a static cylinder: a prism of 24 sides, held like a box — the corners on the rims, its rims
    * and side edges, triangles covering the prism's surface exactly once */
   {
@@ -677,14 +723,17 @@ TEST(contact_obstacle_pipeline_body) {
   /* a box mesh with faces split 3 x 3: the 12 box edges in 3 pieces each are kept, the 6 x 12
    * edges inside the faces are not; a flat sheet keeps only its boundary */
   loom_mesh *bm = loom_mesh_box(0.3, 0.2, 0.1, 3);
-  const rigid_body *rm = rigid_of_slot(&w->bodies[world_slot(w, mesh_obstacle(w, "mesh box", bm, LOOM_STATIC), LOOM_KIND_RIGID, "test")]);
+  const int box_body = mesh_obstacle(w, "mesh box", bm, LOOM_STATIC);
+  const rigid_body *rm = rigid_of_slot(&w->bodies[world_slot(w, box_body, LOOM_KIND_RIGID, "test")]);
   CHECK_EQ_INT(rm->model.ccd->col.ne, 36);
   CHECK_EQ_INT(rm->model.ccd->nt, bm->nt);
   int corners = 0;
   for (int i = 0; i < rm->model.ccd->n; i++) corners += rm->model.ccd_corner[i];
   CHECK_EQ_INT(corners, 8 + 12 * 2);
   loom_mesh *sheet = fx_grid(5, 1.0, v3(0, 0, 2), LOOM_PLANE_XY); /* 4 x 4 cells */
-  const rigid_body *rs = rigid_of_slot(&w->bodies[world_slot(w, mesh_obstacle(w, "sheet", sheet, LOOM_STATIC), LOOM_KIND_RIGID, "test")]);
+  /* (the handle first: making a body may move w->bodies) */
+  const int sheet_body = mesh_obstacle(w, "sheet", sheet, LOOM_STATIC);
+  const rigid_body *rs = rigid_of_slot(&w->bodies[world_slot(w, sheet_body, LOOM_KIND_RIGID, "test")]);
   CHECK_EQ_INT(rs->model.ccd->col.ne, 16);
   loom_mesh_destroy(bm);
   loom_mesh_destroy(sheet);

@@ -362,11 +362,77 @@ static int icosphere_body(rigid_model *md, double r, int levels) {
   return rc;
 }
 
+/* A static or kinematic capsule as a polyhedron inscribed in it (axis along z): CAPSULE_SIDES
+ * meridians, each hemisphere CAPSULE_RINGS latitude rings from the rim (0) towards the pole, and
+ * the two poles; every corner on the surface, the side's faces inside it by 1 - cos(pi / sides) of
+ * the radius (3.4 % with 12 sides), the caps' by up to 6.5 % (like the sphere's icosphere). Triangles wound outward, so that each edge is the a < b
+ * side of one of its two triangles (the edge list below takes it once). */
+enum { CAPSULE_SIDES = 12, CAPSULE_RINGS = 3 };
+static int capsule_body(rigid_model *md, double r, double half_h) {
+  const int S = CAPSULE_SIDES, R = CAPSULE_RINGS;
+  const int nv = 2 * R * S + 2, nt = 2 * S + 2 * (2 * (R - 1) * S + S), ne = 3 * nt / 2;
+  if (ccd_alloc(md, nv, ne, nt)) return -1;
+  /* ring k of hemisphere h (h = 0 top, 1 bottom) at latitude k / R * 90 degrees: vertices
+   * h * R * S + k * S + j; the poles nv - 2 (top) and nv - 1 (bottom) */
+  for (int h = 0; h < 2; h++) {
+    const double sz = h ? -1 : 1;
+    for (int k = 0; k < R; k++) {
+      const double lat = 0.5 * LOOM_PI * k / R, rr = r * cos(lat), z = sz * (half_h + r * sin(lat));
+      for (int j = 0; j < S; j++) {
+        const double a = 2 * LOOM_PI * j / S;
+        md->ccd_local[h * R * S + k * S + j] = v3(rr * cos(a), rr * sin(a), z);
+      }
+    }
+  }
+  md->ccd_local[nv - 2] = v3(0, 0, half_h + r);
+  md->ccd_local[nv - 1] = v3(0, 0, -half_h - r);
+  for (int i = 0; i < nv; i++) md->ccd_corner[i] = 1;
+  int32_t *t = md->ccd->tri;
+  int nf = 0;
+#define CAP_TRI(a, b, c) (t[3 * nf] = (a), t[3 * nf + 1] = (b), t[3 * nf + 2] = (c), nf++)
+  /* the side: between the top rim (ring 0 of h = 0) and the bottom rim (ring 0 of h = 1) */
+  for (int j = 0; j < S; j++) {
+    const int j1 = (j + 1) % S, t0 = j, t1 = j1, b0 = R * S + j, b1 = R * S + j1;
+    CAP_TRI(b0, b1, t1);
+    CAP_TRI(b0, t1, t0);
+  }
+  for (int h = 0; h < 2; h++) {
+    const int base = h * R * S, pole = h ? nv - 1 : nv - 2;
+    for (int k = 0; k + 1 < R; k++)
+      for (int j = 0; j < S; j++) {
+        const int j1 = (j + 1) % S, a0 = base + k * S + j, a1 = base + k * S + j1, c0 = base + (k + 1) * S + j,
+                  c1 = base + (k + 1) * S + j1;
+        if (!h) { /* top: outward is counter-clockwise seen from above */
+          CAP_TRI(a0, a1, c1);
+          CAP_TRI(a0, c1, c0);
+        } else {
+          CAP_TRI(a0, c1, a1);
+          CAP_TRI(a0, c0, c1);
+        }
+      }
+    for (int j = 0; j < S; j++) {
+      const int j1 = (j + 1) % S, a0 = base + (R - 1) * S + j, a1 = base + (R - 1) * S + j1;
+      if (!h) CAP_TRI(a0, a1, pole);
+      else CAP_TRI(a0, pole, a1);
+    }
+  }
+#undef CAP_TRI
+  int e = 0;
+  for (int f = 0; f < nt; f++)
+    for (int k = 0; k < 3; k++) {
+      const int32_t a = t[3 * f + k], b = t[3 * f + (k + 1) % 3];
+      if (a < b && e < ne) md->ccd->col.edge[2 * e] = a, md->ccd->col.edge[2 * e + 1] = b, e++;
+    }
+  return nf == nt && e == ne ? 0 : -1;
+}
+
 int rigid_build_ccd(rigid_body *r) {
   rigid_model *md = &r->model;
   if (md->shape_type == LOOM_SHAPE_SPHERE && !rigid_is_dynamic(r)) return icosphere_body(md, md->shape.radius, 1);
   if (md->shape_type == LOOM_SHAPE_SPHERE) return core_body(md, 0, 0);
   if (md->shape_type == LOOM_SHAPE_CYLINDER && !rigid_is_dynamic(r) && md->poly) return poly_body(md, md->poly);
+  if (md->shape_type == LOOM_SHAPE_CAPSULE && !rigid_is_dynamic(r))
+    return capsule_body(md, md->shape.radius, md->shape.half_h);
   if (md->shape_type == LOOM_SHAPE_CAPSULE || md->shape_type == LOOM_SHAPE_CYLINDER)
     return core_body(md, md->shape.half_h, 1);
   if (md->shape_type == LOOM_SHAPE_BOX) {
