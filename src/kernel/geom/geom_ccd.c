@@ -93,17 +93,35 @@ int geom_cubic_roots01(const double c[4], double tol, double out[GEOM_CUBIC_MAX_
     }
     if (fabs(phi) <= tol) continue; /* the next piece (or the end) reports it */
     if ((plo < 0) == (phi < 0)) continue;
-    /* exactly one sign change on a monotone piece: bisection to adjacent doubles */
+    /* exactly one sign change on a monotone piece, narrowed to adjacent doubles: regula falsi with
+     * the Illinois rule (the end that stays has its value halved, so neither end sticks), a
+     * bisection whenever the secant's point is not strictly inside or the bracket did not halve
+     * over two steps. The bracket keeps the sign change, as bisection alone did, in about a third
+     * of its 53 evaluations (a fast-turning impact zone spent 45 % of its step here). */
+    double flo = plo, fhi = phi;
+    int stay = 0; /* -1: lo stayed last time, 1: hi did */
+    double width = hi - lo;
     for (int it = 0; it < 200; it++) {
       const double mid = 0.5 * (lo + hi);
       if (mid <= lo || mid >= hi) break;
-      const double pm = poly(c, mid);
-      if (pm == 0) {
-        lo = hi = mid;
+      double x = lo + (hi - lo) * (flo / (flo - fhi));
+      if ((it & 1) && hi - lo > 0.5 * width) x = mid; /* (slow progress) */
+      if (it & 1) width = hi - lo;
+      if (!(x > lo && x < hi)) x = mid;
+      const double px = poly(c, x);
+      if (px == 0) {
+        lo = hi = x;
         break;
       }
-      if ((pm < 0) == (plo < 0)) lo = mid, plo = pm;
-      else hi = mid;
+      if ((px < 0) == (plo < 0)) {
+        lo = x, flo = px;
+        if (stay == 1) fhi *= 0.5;
+        stay = 1;
+      } else {
+        hi = x, fhi = px;
+        if (stay == -1) flo *= 0.5;
+        stay = -1;
+      }
     }
     add_root(out, &n, lo);
   }
