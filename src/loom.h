@@ -244,6 +244,8 @@ typedef struct loom_stats {
   int strain_limited;       /* cloth edges the strain limit (strain_limit) shortened, last step */
   int passed_through;       /* dynamic rigid bodies whose core (a sphere's centre, a capsule's or a cylinder's
                              * axis) crossed a cloth, pairs summed over the substeps of the last step */
+  int obstacle_crossings;   /* cloth triangles found across a rigid body at the end of the last step (0
+                             * normally; docs/api.md, "Cloth") */
 } loom_stats;
 
 /* Fills a definition with defaults: dt = 1/240 s, gravity (0, 0, -9.81), no wind. */

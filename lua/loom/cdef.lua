@@ -114,6 +114,7 @@ typedef struct loom_stats {
   int candidates;
   int strain_limited;
   int passed_through;
+  int obstacle_crossings;
 } loom_stats;
 void loom_world_def_default(loom_world_def *def);
 loom_world *loom_world_create(const loom_world_def *def);

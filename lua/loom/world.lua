@@ -859,7 +859,7 @@ function World:stats()
     proximity = s.proximity, ccd_collisions = s.ccd_collisions, candidates = s.candidates,
     collision_iterations = s.collision_iterations, largest_zone = s.largest_zone,
     unresolved = s.unresolved, tangled = s.tangled, strain_limited = s.strain_limited,
-    passed_through = s.passed_through,
+    passed_through = s.passed_through, obstacle_crossings = s.obstacle_crossings,
   }, lazy_stats(self))
 end
 

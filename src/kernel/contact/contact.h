@@ -32,6 +32,10 @@ void contact_features_respond(loom_world *w, const body_pair *pair, const step_i
 
 /* Crossings among the triangles of particle bodies (slots, self flags) at the substep's start:
  * fn for each crossing pair; the count, -1 out of memory (contact_query.c). */
+/* Triangles of particle body `slot` that cross a rigid body at the current positions and poses
+ * (loom_world_interpenetrations' tests), against analytic shapes always and against triangle
+ * meshes when `meshes`; *first_tri and *first_rigid (slot) name the first. */
+int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_tri, int *first_rigid);
 int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsigned char *self, int nslots,
                                     void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud);
 

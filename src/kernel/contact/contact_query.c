@@ -187,6 +187,48 @@ LOOM_API int loom_world_interpenetration_pairs(loom_world *w, int32_t *out, int 
   return interpenetrations(w, out, cap);
 }
 
+int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_tri, int *first_rigid) {
+  const particles *b = w->bodies[slot].pts;
+  int count = 0;
+  *first_tri = *first_rigid = -1;
+  for (int o = 0; o < w->order_count; o++) {
+    const body_slot *rb = &w->bodies[w->order[o]];
+    if (rb->ops->id != LOOM_KIND_RIGID) continue;
+    const rigid_body *r = rigid_of_slot(rb);
+    const int mesh = rigid_shape_has_mesh(r->model.shape_type);
+    if (mesh && !meshes) continue;
+    vec3 rlo, rhi;
+    rigid_current_aabb(r, 0, &rlo, &rhi);
+    for (int t = 0; t < b->nt; t++) {
+      const vec3 p = b->x[b->tri[3 * t]], q = b->x[b->tri[3 * t + 1]], s = b->x[b->tri[3 * t + 2]];
+      if (!bvh_box_overlap(v3_min(p, v3_min(q, s)), v3_max(p, v3_max(q, s)), rlo, rhi)) continue;
+      vec3 a[3];
+      for (int c = 0; c < 3; c++) a[c] = q_rotate_inv(r->state.q, v3_sub(b->x[b->tri[3 * t + c]], r->state.pos));
+      int hit;
+      if (mesh) {
+        mesh_pair_ctx mc = {r->model.mesh, {a[0], a[1], a[2]}, 0, NULL, slot, t, w->order[o]};
+        cross_out none = {w, NULL, 0, 0};
+        mc.o = &none;
+        bvh_query_box(&r->model.tree, v3_min(a[0], v3_min(a[1], a[2])), v3_max(a[0], v3_max(a[1], a[2])), mesh_pair_cb, &mc);
+        hit = mc.count > 0;
+      } else {
+        hit = geom_triangle_overlaps_shape(&r->model.shape, a[0], a[1], a[2], 1e-9);
+      }
+      if (!hit) continue;
+      /* an element with a node pinned inside the body's contact margin is the user's (warned when
+       * the pins were made; pins ignore contacts, contact_collide.c: pinned_in_obstacle_margin) */
+      int pinned_in = 0;
+      for (int c = 0; c < 3 && rb->ops->surface_distance; c++) {
+        const int i = b->tri[3 * t + c];
+        pinned_in |= b->inv_m[i] == 0 && rb->ops->surface_distance(rb, b->x[i]) < b->thickness;
+      }
+      if (pinned_in) continue;
+      if (count++ == 0) *first_tri = t, *first_rigid = w->order[o];
+    }
+  }
+  return count;
+}
+
 /* Crossings among the triangles of the given particle bodies at the start of the substep
  * (x_sub), self pairs only for bodies with self set: fn(slot_a, ta, slot_b, tb, ud) for each.
  * The count, or -1 when out of scratch memory. */

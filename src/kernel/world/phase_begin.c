@@ -19,6 +19,7 @@ void phase_begin(loom_world *w, step_info *s) {
   w->stats.collision_iterations = 0;
   w->stats.largest_zone = 0;
   w->stats.unresolved = 0;
+  w->stats.tangled = 0;
   w->stats.passed_through = 0;
   w->stats.solid_points = 0;
   w->stats.tool_contacts = w->stats.tool_unresolved = 0;
@@ -62,6 +63,10 @@ void phase_begin(loom_world *w, step_info *s) {
         memcpy(p->x_step, p->x, sizeof(vec3) * (size_t)p->n);
         memcpy(p->x_sub, p->x, sizeof(vec3) * (size_t)p->n);
         p->broken_at_start = 0;
+        /* moved between steps (a pin group's set_offset, positions written from Lua): crossings
+         * it made are looked for at the pipeline's next run, like a body's first state */
+        if (p->col.ready && p->col.xdone_ok && memcmp(p->col.xdone, p->x, sizeof(vec3) * (size_t)p->n) != 0)
+          p->col.check_tangles = p->check_obstacles = 1;
         for (int i = 0; i < p->n && !p->broken_at_start; i++)
           if (!v3_isfinite(p->x[i]) || !v3_isfinite(p->v[i])) p->broken_at_start = i + 1;
       }

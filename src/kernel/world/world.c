@@ -463,6 +463,7 @@ void particles_free(particles *p) {
   core_free(c->tangled);
   core_free(c->xprev);
   core_free(c->xend);
+  core_free(c->xdone);
   core_free(c->nobs_prev);
   core_free(c->held_prev);
   core_free(c->zone);

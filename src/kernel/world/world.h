@@ -66,6 +66,10 @@ typedef struct particle_collide {
   vec3 *xprev;           /* x_sub at the previous run (bounds on how far start distances shrank) */
   int xprev_ok;
   vec3 *xend;            /* x as the last run left it (a later run of the substep: what changed since) */
+  vec3 *xdone;           /* x when the last step ended (phase_commit); a step that begins elsewhere
+                          * was moved from outside (a pin teleported, positions written) and is
+                          * checked for crossings (check_tangles) */
+  int xdone_ok;
   vec3 *nobs_prev;       /* nobs and held as the last run saw them */
   uint8_t *held_prev;
   int check_tangles;     /* look for crossings at the start of the next run (first run, after a
@@ -127,6 +131,9 @@ typedef struct particles {
   /* per-step scratch (arena), valid between begin and commit */
   vec3 *x_step; /* positions at the start of the step (divergence guard, CCD) */
   vec3 *x_sub;  /* positions at the start of the current substep */
+  int check_obstacles; /* look for triangles across rigid meshes at the end of the step (after a last
+                        * resort, a body moved between steps or through which a body passed, while
+                        * some remain); shapes are looked at every step (phase_commit) */
   int broken_at_start; /* 1 + the first vertex whose position or velocity was not finite when the step began
                         * (written from outside); 0: none */
   /* a tree over the vertices' paths of the current substep (x_sub -> x), refit when a contact
@@ -355,6 +362,7 @@ struct loom_world {
   double collide_warned_until; /* the pipeline's last-resort warning is quiet until then (s) */
   double passed_warned_until;  /* the warning of a dynamic body through a cloth, the same */
   double tangle_warned_until;  /* and its warning about crossings already there */
+  double obstacle_warned_until; /* and about cloth left across an obstacle (phase_commit) */
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
   struct rigid_work *rigid; /* the rigid contact solver's manifolds and warm-start impulses */
   int threads;        /* 1 or 2: loops split in two run on a helper thread too (same results) */
