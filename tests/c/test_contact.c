@@ -631,8 +631,8 @@ TEST(contact_obstacle_pipeline_body) {
     for (int e = 0; e < 120; e++) CHECK_EQ_INT(in_faces[e], 2);
     CHECK_NEAR(nearest, 0.934172, 1e-6);
   }
-  /* a static capsule: a polyhedron of 74 corners on it (12 meridians, 3 rings per hemisphere,
-   * two poles), 216 edges and 144 faces, closed, facing out, every face's plane at least 0.935 of
+  /* a static capsule: a polyhedron of 34 corners on it (8 meridians, 2 rings per hemisphere,
+   * two poles), 96 edges and 64 faces, closed, facing out, every face's plane at least 0.863 of
    * the radius from the axis */
   {
     loom_rigid_def d;
@@ -647,16 +647,16 @@ TEST(contact_obstacle_pipeline_body) {
     CHECK(body != 0);
     const rigid_model *md = &rigid_of_slot(&w->bodies[world_slot(w, body, LOOM_KIND_RIGID, "test")])->model;
     CHECK(md->ccd != NULL && !md->ccd_core);
-    CHECK_EQ_INT(md->ccd->n, 74);
-    CHECK_EQ_INT(md->ccd->col.ne, 216);
-    CHECK_EQ_INT(md->ccd->nt, 144);
+    CHECK_EQ_INT(md->ccd->n, 34);
+    CHECK_EQ_INT(md->ccd->col.ne, 96);
+    CHECK_EQ_INT(md->ccd->nt, 64);
     const double R = md->shape.radius, H = md->shape.half_h;
     for (int i = 0; i < md->ccd->n; i++) {
       const vec3 p = md->ccd_local[i];
       CHECK(md->ccd_corner[i]);
       CHECK_NEAR(v3_dist(p, v3(0, 0, d_max(-H, d_min(H, p.z)))), R, 1e-15); /* on the surface */
     }
-    int in_faces[216] = {0};
+    int in_faces[96] = {0};
     double nearest = INFINITY;
     for (int t = 0; t < md->ccd->nt; t++) {
       const int32_t *tv = &md->ccd->tri[3 * t];
@@ -674,8 +674,8 @@ TEST(contact_obstacle_pipeline_body) {
         }
       }
     }
-    for (int e = 0; e < 216; e++) CHECK_EQ_INT(in_faces[e], 2);
-    CHECK_NEAR(nearest, 0.935113, 1e-6); /* (on the caps; the side is at cos 15 degrees, 0.966) */
+    for (int e = 0; e < 96; e++) CHECK_EQ_INT(in_faces[e], 2);
+    CHECK_NEAR(nearest, 0.862856, 1e-6); /* (on the caps; the side is at cos 22.5 degrees, 0.924) */
   }
   /* a static cylinder: a prism of 24 sides, held like a box — the corners on the rims, its rims
    * and side edges, triangles covering the prism's surface exactly once */
