@@ -1359,9 +1359,7 @@ static int pinned_in_obstacle_margin(const collide_ctx *cx, const collide_pair *
   pair_vertices(cx, q, body, vi);
   for (int k = 0; k < 4; k++) {
     const particles *p = cx->b[body[k]].p;
-    if (!cx->b[body[k]].obstacle && p->inv_m[vi[k]] == 0 &&
-        obstacle->ops->surface_distance(obstacle, p->x_sub[vi[k]]) < p->thickness)
-      return 1;
+    if (!cx->b[body[k]].obstacle && contact_pin_in_margin(obstacle, p, vi[k], p->x_sub[vi[k]])) return 1;
   }
   return 0;
 }

@@ -127,6 +127,28 @@ static int soft_sweep(const loom_world *w, tri_ref *refs, int n, int start, cons
 
 static void cross_cb(int slot_a, int ta, int slot_b, int tb, void *ud) { cross_add(ud, slot_a, ta, slot_b, tb); }
 
+/* Triangle t of particle body `slot` (positions x) against rigid body `rslot`, whose current box
+ * lo..hi the caller has: the mesh triangles it crosses (each listed in o), or 1 when it overlaps
+ * an analytic solid by more than 1 nm (touching the surface is not an interpenetration). */
+static int triangle_across_rigid(const loom_world *w, int slot, int t, int rslot, vec3 rlo, vec3 rhi, cross_out *o) {
+  const particles *b = w->bodies[slot].pts;
+  const rigid_body *r = rigid_of_slot(&w->bodies[rslot]);
+  const vec3 *x = b->x;
+  const int32_t *tv = &b->tri[3 * t];
+  if (!bvh_box_overlap(v3_min(x[tv[0]], v3_min(x[tv[1]], x[tv[2]])), v3_max(x[tv[0]], v3_max(x[tv[1]], x[tv[2]])), rlo, rhi))
+    return 0;
+  vec3 a[3];
+  for (int c = 0; c < 3; c++) a[c] = q_rotate_inv(r->state.q, v3_sub(x[tv[c]], r->state.pos));
+  if (rigid_shape_has_mesh(r->model.shape_type)) {
+    mesh_pair_ctx mc = {r->model.mesh, {a[0], a[1], a[2]}, 0, o, slot, t, rslot};
+    bvh_query_box(&r->model.tree, v3_min(a[0], v3_min(a[1], a[2])), v3_max(a[0], v3_max(a[1], a[2])), mesh_pair_cb, &mc);
+    return mc.count;
+  }
+  if (!geom_triangle_overlaps_shape(&r->model.shape, a[0], a[1], a[2], 1e-9)) return 0;
+  cross_add(o, slot, t, rslot, -1);
+  return 1;
+}
+
 static int interpenetrations(loom_world *w, int32_t *out, int cap) {
   cross_out co = {w, out, cap, 0};
   int total = 0;
@@ -149,28 +171,9 @@ static int interpenetrations(loom_world *w, int32_t *out, int cap) {
   for (int o_ = 0; o_ < w->order_count; o_++) {
     const body_slot *rb = &w->bodies[w->order[o_]];
     if (rb->ops->id != LOOM_KIND_RIGID) continue;
-    const rigid_body *r = rigid_of_slot(rb);
     vec3 rlo, rhi;
-    rigid_current_aabb(r, 0, &rlo, &rhi); /* where it is (the swept box is the last step's motion) */
-    for (int i = 0; i < total; i++) {
-      if (!bvh_box_overlap(refs[i].lo, refs[i].hi, rlo, rhi)) continue;
-      const particles *b = w->bodies[refs[i].slot].pts;
-      vec3 a[3];
-      for (int c = 0; c < 3; c++)
-        a[c] = q_rotate_inv(r->state.q, v3_sub(b->x[b->tri[3 * refs[i].t + c]], r->state.pos));
-      if (rigid_shape_has_mesh(r->model.shape_type)) {
-        mesh_pair_ctx mc = {r->model.mesh, {a[0], a[1], a[2]}, 0, &co, refs[i].slot, refs[i].t, w->order[o_]};
-        bvh_query_box(&r->model.tree, v3_min(a[0], v3_min(a[1], a[2])), v3_max(a[0], v3_max(a[1], a[2])),
-                      mesh_pair_cb, &mc);
-        count += mc.count;
-      } else {
-        /* penetration deeper than 1 nm counts: touching the surface is not an interpenetration */
-        if (geom_triangle_overlaps_shape(&r->model.shape, a[0], a[1], a[2], 1e-9)) {
-          count++;
-          cross_add(&co, refs[i].slot, refs[i].t, w->order[o_], -1);
-        }
-      }
-    }
+    rigid_current_aabb(rigid_of_slot(rb), 0, &rlo, &rhi); /* where it is (the swept box is the last step's motion) */
+    for (int i = 0; i < total; i++) count += triangle_across_rigid(w, refs[i].slot, refs[i].t, w->order[o_], rlo, rhi, &co);
   }
   arena_release(&w->scratch, mark);
   return count;
@@ -191,37 +194,23 @@ int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_t
   const particles *b = w->bodies[slot].pts;
   int count = 0;
   *first_tri = *first_rigid = -1;
+  vec3 blo = b->x[0], bhi = b->x[0]; /* the body's box: rigid bodies away from it are passed over */
+  for (int i = 1; i < b->n; i++) blo = v3_min(blo, b->x[i]), bhi = v3_max(bhi, b->x[i]);
+  cross_out none = {w, NULL, 0, 0};
   for (int o = 0; o < w->order_count; o++) {
     const body_slot *rb = &w->bodies[w->order[o]];
     if (rb->ops->id != LOOM_KIND_RIGID) continue;
     const rigid_body *r = rigid_of_slot(rb);
-    const int mesh = rigid_shape_has_mesh(r->model.shape_type);
-    if (mesh && !meshes) continue;
+    if (rigid_shape_has_mesh(r->model.shape_type) && !meshes) continue;
     vec3 rlo, rhi;
     rigid_current_aabb(r, 0, &rlo, &rhi);
+    if (!bvh_box_overlap(blo, bhi, rlo, rhi)) continue;
     for (int t = 0; t < b->nt; t++) {
-      const vec3 p = b->x[b->tri[3 * t]], q = b->x[b->tri[3 * t + 1]], s = b->x[b->tri[3 * t + 2]];
-      if (!bvh_box_overlap(v3_min(p, v3_min(q, s)), v3_max(p, v3_max(q, s)), rlo, rhi)) continue;
-      vec3 a[3];
-      for (int c = 0; c < 3; c++) a[c] = q_rotate_inv(r->state.q, v3_sub(b->x[b->tri[3 * t + c]], r->state.pos));
-      int hit;
-      if (mesh) {
-        mesh_pair_ctx mc = {r->model.mesh, {a[0], a[1], a[2]}, 0, NULL, slot, t, w->order[o]};
-        cross_out none = {w, NULL, 0, 0};
-        mc.o = &none;
-        bvh_query_box(&r->model.tree, v3_min(a[0], v3_min(a[1], a[2])), v3_max(a[0], v3_max(a[1], a[2])), mesh_pair_cb, &mc);
-        hit = mc.count > 0;
-      } else {
-        hit = geom_triangle_overlaps_shape(&r->model.shape, a[0], a[1], a[2], 1e-9);
-      }
-      if (!hit) continue;
+      if (!triangle_across_rigid(w, slot, t, w->order[o], rlo, rhi, &none)) continue;
       /* an element with a node pinned inside the body's contact margin is the user's (warned when
-       * the pins were made; pins ignore contacts, contact_collide.c: pinned_in_obstacle_margin) */
+       * the pins were made; pins ignore contacts) */
       int pinned_in = 0;
-      for (int c = 0; c < 3 && rb->ops->surface_distance; c++) {
-        const int i = b->tri[3 * t + c];
-        pinned_in |= b->inv_m[i] == 0 && rb->ops->surface_distance(rb, b->x[i]) < b->thickness;
-      }
+      for (int c = 0; c < 3; c++) pinned_in |= contact_pin_in_margin(rb, b, b->tri[3 * t + c], b->x[b->tri[3 * t + c]]);
       if (pinned_in) continue;
       if (count++ == 0) *first_tri = t, *first_rigid = w->order[o];
     }

@@ -300,6 +300,18 @@ static int poly_body(rigid_model *md, const rigid_poly *P) {
   return 0;
 }
 
+/* The edges of a closed triangle mesh wound consistently, each once: every edge is the a < b side
+ * of exactly one of its two triangles. The number written (at most cap). */
+static int closed_mesh_edges(const int32_t *t, int nt, int32_t *edge, int cap) {
+  int e = 0;
+  for (int f = 0; f < nt; f++)
+    for (int k = 0; k < 3; k++) {
+      const int32_t a = t[3 * f + k], b = t[3 * f + (k + 1) % 3];
+      if (a < b && e < cap) edge[2 * e] = a, edge[2 * e + 1] = b, e++;
+    }
+  return e;
+}
+
 /* A static or kinematic sphere as an icosphere inscribed in it (the icosahedron with each face
  * split in four, `levels` times; corners on the sphere). */
 static int icosphere_body(rigid_model *md, double r, int levels) {
@@ -348,12 +360,7 @@ static int icosphere_body(rigid_model *md, double r, int levels) {
   if (rc == 0) {
     for (int i = 0; i < nv; i++) md->ccd_local[i] = v3_scale(v[i], r), md->ccd_corner[i] = 1;
     memcpy(md->ccd->tri, t, 3 * sizeof(int32_t) * (size_t)nt);
-    int e = 0;
-    for (int f = 0; f < nt; f++)
-      for (int k = 0; k < 3; k++) {
-        const int32_t a = t[3 * f + k], b = t[3 * f + (k + 1) % 3];
-        if (a < b) md->ccd->col.edge[2 * e] = a, md->ccd->col.edge[2 * e + 1] = b, e++; /* each edge once */
-      }
+    if (closed_mesh_edges(t, nt, md->ccd->col.edge, ne) != ne) rc = -1;
   }
   core_free(v);
   core_free(t);
@@ -418,13 +425,7 @@ static int capsule_body(rigid_model *md, double r, double half_h) {
     }
   }
 #undef CAP_TRI
-  int e = 0;
-  for (int f = 0; f < nt; f++)
-    for (int k = 0; k < 3; k++) {
-      const int32_t a = t[3 * f + k], b = t[3 * f + (k + 1) % 3];
-      if (a < b && e < ne) md->ccd->col.edge[2 * e] = a, md->ccd->col.edge[2 * e + 1] = b, e++;
-    }
-  return nf == nt && e == ne ? 0 : -1;
+  return nf == nt && closed_mesh_edges(t, nt, md->ccd->col.edge, ne) == ne ? 0 : -1;
 }
 
 int rigid_build_ccd(rigid_body *r) {
