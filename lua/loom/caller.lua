@@ -65,6 +65,23 @@ local function exists(path)
 end
 M.exists = exists
 
+-- The whole file at path → text, or nil and why not (a directory opens but does not read: "Is a
+-- directory").
+function M.read_all(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local text, rerr = f:read("*a")
+  f:close()
+  if not text then return nil, ("%s: %s"):format(path, tostring(rerr)) end
+  return text
+end
+
+-- The lines of a text, as file:lines() gives them (no empty line after a final newline).
+function M.lines(text)
+  if text ~= "" and text:sub(-1) ~= "\n" then text = text .. "\n" end
+  return text:gmatch("([^\n]*)\n")
+end
+
 -- A path as the user meant it: absolute paths unchanged; a relative path is taken relative to the
 -- directory of the user's file that made the call when the file exists there, else relative to the
 -- current directory (as before, so scripts that relied on it keep working).

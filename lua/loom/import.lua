@@ -59,10 +59,8 @@ local function make_body(W, method, def, par_path, kv, overrides)
 end
 
 local function read_lines(path)
-  local f, err = io.open(path, "rb")
-  if not f then fail(path, nil, "cannot read (" .. tostring(err) .. ")") end
-  local text = f:read("*a")
-  f:close()
+  local text, err = caller.read_all(path)
+  if not text then fail(path, nil, "cannot read (" .. tostring(err) .. ")") end
   local lines = {}
   for line in (text .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = (line:gsub("\r$", "")) end
   return lines, text
@@ -236,6 +234,10 @@ function M.dpo(dir, opts)
   local g = number_of(params_path, wp, "gravity", true)
   local fps = number_of(params_path, wp, "framerate", true)
   if not (fps > 0 and fps <= 1e6) then fail(params_path, wp.framerate.line, ("'framerate' must be in (0, 1e6], got %g"):format(fps)) end
+  local gmax = loom.limits.gravity
+  if not (math.abs(g) <= gmax) then
+    fail(params_path, wp.gravity.line, ("'gravity' must be at most %g m/s^2 (loom.limits.gravity), got %g"):format(gmax, g))
+  end
   for k, e in pairs(wp) do
     if k ~= "gravity" and k ~= "framerate" then
       warnings[#warnings + 1] = ("%s:%d: unknown parameter '%s' ignored"):format(params_path, e.line, k)

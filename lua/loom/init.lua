@@ -27,6 +27,12 @@ local loom = {
 -- m x'' + b x' + k x = 0 solved exactly (under-, critically and over-damped), the oracle its
 -- integrator comparison needs.
 function loom.oscillator_exact(m, b, k, x0, v0, t)
+  local args = {m, b, k, x0, v0, t}
+  for i, name in ipairs {"m", "b", "k", "x0", "v0", "t"} do
+    if type(args[i]) ~= "number" then
+      require("loom.check").raise_n(i, "loom.oscillator_exact", ("'%s' must be a number, got %s"):format(name, type(args[i])))
+    end
+  end
   local x, v = ffi.new("double[1]"), ffi.new("double[1]")
   if C.loom_oscillator_exact(m, b, k, x0, v0, t, x, v) ~= 0 then
     require("loom.check").raise_n(1, "loom.oscillator_exact", ffi.string(C.loom_last_error()))

@@ -126,10 +126,8 @@ end
 function M.replay(path, opts)
   if type(path) ~= "string" then caller.error("bad argument #1 to 'replay' (expected a CSV file path)") end
   path = caller.resolve(path) -- relative to the calling file, as every loader
-  local f, err = io.open(path, "rb")
-  if not f then caller.error(("replay: cannot open '%s': %s"):format(path, tostring(err))) end
-  local text = f:read("*a")
-  f:close()
+  local text, err = caller.read_all(path)
+  if not text then caller.error(("replay: cannot open '%s': %s"):format(path, tostring(err))) end
   local rec = setmetatable({path = path, t = {}, columns = {}, clamped = 0}, Replay)
   local ncol, line_no = nil, 0
   for line in (text .. "\n"):gmatch("([^\n]*)\n") do

@@ -2,6 +2,7 @@
 -- at a sweep's results drawn with Loom's own renderer: points of y against x (the mean and the
 -- spread over seeds per x as a line), one series per value of --by.
 local C = require "loom.lib"
+local caller = require "loom.caller"
 
 local M = {}
 
@@ -33,25 +34,24 @@ end
 M.cells = cells
 
 function M.read_csv(path)
-  local f, err = io.open(path, "rb")
-  if not f then fail("cannot open '%s': %s", path, tostring(err)) end
+  local text, err = caller.read_all(path)
+  if not text then fail("cannot open '%s': %s", path, tostring(err)) end
   local header, rows = nil, {}
   local line_no = 0
-  for line in f:lines() do
+  for line in caller.lines(text) do
     line_no = line_no + 1
     line = line:gsub("\r$", "")
     if line ~= "" then
       if not header then header = cells(line)
       else
         local c = cells(line)
-        if #c ~= #header then f:close() fail("%s:%d: %d cells, the header has %d", path, line_no, #c, #header) end
+        if #c ~= #header then fail("%s:%d: %d cells, the header has %d", path, line_no, #c, #header) end
         local r = {}
         for k, name in ipairs(header) do r[name] = c[k] end
         rows[#rows + 1] = r
       end
     end
   end
-  f:close()
   if not header then fail("%s is empty", path) end
   return header, rows
 end

@@ -6,6 +6,7 @@
 local ffi = require "ffi"
 local C = require "loom.lib"
 local util = require "loom.util"
+local caller = require "loom.caller"
 
 local M = {}
 
@@ -15,23 +16,21 @@ local function unhex(s) return (s:gsub("%x%x", function(h) return string.char(to
 
 -- FILE → list of {kind, step, payload, line}
 function M.read(path)
-  local f, err = io.open(path, "rb")
-  if not f then fail("cannot open '%s': %s", path, tostring(err)) end
+  local text, err = caller.read_all(path)
+  if not text then fail("cannot open '%s': %s", path, tostring(err)) end
   local entries, n = {}, 0
-  for line in f:lines() do
+  for line in caller.lines(text) do
     n = n + 1
     if n == 1 then
       if line ~= "loom-journal 1" then
-        f:close()
         fail("%s is not a Loom session journal (its first line is not 'loom-journal 1')", path)
       end
     elseif line ~= "" then
       local kind, step, payload = line:match("^(%a+) (%d+) (%x*)$")
-      if not kind or #payload % 2 == 1 then f:close() fail("%s:%d: malformed entry", path, n) end
+      if not kind or #payload % 2 == 1 then fail("%s:%d: malformed entry", path, n) end
       entries[#entries + 1] = {kind = kind, step = tonumber(step), payload = unhex(payload), line = n}
     end
   end
-  f:close()
   if n == 0 then fail("%s is empty", path) end
   return entries
 end
@@ -64,10 +63,8 @@ function M.replay(path, opts)
   local last_source
   for _, e in ipairs(entries) do if e.kind == "source" then last_source = e end end
   if not last_source then fail("%s holds no scene source", path) end
-  local disk = io.open(scene_path, "rb")
-  if disk then
-    local text = disk:read("*a")
-    disk:close()
+  local text = caller.read_all(scene_path)
+  if text then
     if text ~= last_source.payload and not opts.recorded then
       -- say what differs: the first line that does
       local a, b = {}, {}

@@ -48,6 +48,16 @@ function M.scene(def)
       check.raise("loom.scene", ("params.%s must be finite"):format(k))
     end
   end
+  for k, fn in pairs(d.forces or {}) do
+    local mt = getmetatable(fn)
+    if type(k) ~= "string" then
+      check.raise("loom.scene", ("forces: a force field needs a name (forces = {wind = function(world, t) ... end}), got the key %s")
+        :format(check.describe(k)))
+    end
+    if type(fn) ~= "function" and not (mt and mt.__call) then
+      check.raise("loom.scene", ("forces.%s must be a function(world, t), got %s"):format(k, check.describe(fn)))
+    end
+  end
   if d.camera then
     local c, cerr = check.fields(d.camera, camera_spec)
     if not c then check.raise("loom.scene", "camera: " .. cerr) end
@@ -144,10 +154,8 @@ end
 -- model hashes, a checksum) with the scene's path and parameters in its extra data
 
 local function read_file(path, fname)
-  local f, ferr = io.open(path, "rb")
-  if not f then caller.error(("%s: cannot open '%s' (%s)"):format(fname, path, tostring(ferr))) end
-  local data = f:read("*a")
-  f:close()
+  local data, ferr = caller.read_all(path)
+  if not data then caller.error(("%s: cannot open '%s' (%s)"):format(fname, path, tostring(ferr))) end
   return data
 end
 

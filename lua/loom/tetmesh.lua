@@ -220,10 +220,8 @@ end
 -- file formats
 
 local function read_lines(path, fname)
-  local f, err = io.open(path, "rb")
-  if not f then caller.error(("%s: cannot open '%s': %s"):format(fname, path, tostring(err))) end
-  local text = f:read("*a")
-  f:close()
+  local text, err = caller.read_all(path)
+  if not text then caller.error(("%s: cannot open '%s': %s"):format(fname, path, tostring(err))) end
   if #text > 512 * 1024 * 1024 then caller.error(("%s: '%s' is larger than 512 MB"):format(fname, path)) end
   return text
 end
@@ -316,10 +314,13 @@ local function load_tetgen(path, fname)
   end
   local m = build(fname, path, pts, tets)
   local face_path = base .. ".face"
-  local ff = io.open(face_path, "rb")
-  if ff then
-    local text = ff:read("*a")
-    ff:close()
+  local text
+  if caller.exists(face_path) then
+    local err
+    text, err = caller.read_all(face_path)
+    if not text then fail(face_path, 1, "cannot read (" .. tostring(err) .. ")") end
+  end
+  if text then
     local nl = lines_of(text, "#")
     local l, hl = nl()
     local nf = l and numbers(hl)[1]
@@ -361,8 +362,9 @@ local function load_msh(path, fname)
         for _ = 1, h[1] do
           local l2, nl = next_line()
           local r = numbers(nl or "")
-          if not l2 or #r < 4 or not (check.is_finite(r[2]) and check.is_finite(r[3]) and check.is_finite(r[4])) then
-            fail(l2 or l, "expected '<id> <x> <y> <z>' with finite numbers")
+          if not l2 or #r < 4 or not (int_in(r[1], -2 ^ 31, 2 ^ 31 - 1) and check.is_finite(r[2]) and check.is_finite(r[3])
+                                      and check.is_finite(r[4])) then
+            fail(l2 or l, "expected '<id> <x> <y> <z>' with an integer id and finite numbers")
           end
           if id_of[r[1]] then fail(l2, ("node %s appears twice"):format(tostring(r[1]))) end
           pts[#pts + 1] = {r[2], r[3], r[4]}
@@ -386,6 +388,9 @@ local function load_msh(path, fname)
             for tok in tl:gmatch("%S+") do
               read = read + 1
               ids[read] = tonumber(tok)
+              if read > count or not int_in(ids[read], -2 ^ 31, 2 ^ 31 - 1) then
+                fail(l3, ("expected %d integer node tags in this block, got %q"):format(count, tok))
+              end
             end
           end
           for k = 1, count do

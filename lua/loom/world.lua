@@ -600,7 +600,10 @@ local function drive_pins(W, t)
       else
         if C.loom_pins_held(w, g.handle) == 0 then C.loom_pins_hold(w, g.handle) end
         tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
-        C.loom_pins_set_target(w, g.handle, tmp)
+        if C.loom_pins_set_target(w, g.handle, tmp) ~= 0 then
+          g.traj = nil
+          W:_callback_error(g, lbl, ("%s at t = %.4f"):format(last_error():gsub("^pins:set_target: ", "trajectory: "), t))
+        end
       end
     end
   end
@@ -720,7 +723,12 @@ local function run_fields(W, fields, t)
   for i = 1, n do
     local name = names[i]
     local fn = fields[name]
-    if fn and not W._disabled[fn] then
+    local mt = getmetatable(fn)
+    if fn and not W._disabled[fn] and type(fn) ~= "function" and not (mt and mt.__call) then
+      -- (scene.forces is read every step, so an edit can put anything there)
+      W:_callback_error(fn, label(W, "force field", tostring(name)), ("force field '%s' is %s, not a function(world, t)")
+        :format(tostring(name), check.describe(fn)))
+    elseif fn and not W._disabled[fn] then
       local lbl = label(W, "force field", tostring(name))
       local bodies = particle_bodies(W)
       for k = 1, #bodies do
@@ -919,8 +927,19 @@ function World:grab(b, vertex, target, omega)
     C.loom_world_set_grab(self._w, 0, 0, nil, 0)
     return
   end
+  if type(b) == "string" then b = self:body(b) end
+  if getmetatable(b) ~= BodyMT or b.world ~= self then
+    check.raise_n(1, "grab", "expected a body of this world or its name, got " .. check.describe(b))
+  end
+  if b.kind == "rigid" then caller.error(("grab: '%s' is a rigid body: the grab holds a vertex of a cloth, solid or simplex body"):format(b.name)) end
+  if not (check.is_finite(vertex) and vertex == math.floor(vertex) and vertex >= 0 and vertex < (b.n or 0)) then
+    check.raise_n(2, "grab", ("expected a vertex index 0..%d of '%s', got %s"):format((b.n or 0) - 1, b.name, check.describe(vertex)))
+  end
   local x, y, z = check.vec3(target, "target")
   if not x then check.raise_n(3, "grab", y) end
+  if omega ~= nil and not (check.is_finite(omega) and omega > 0) then
+    check.raise_n(4, "grab", "'omega' must be a positive number (rad/s), got " .. check.describe(omega))
+  end
   tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
   if C.loom_world_set_grab(self._w, b.handle, vertex, tmp, omega or 8) ~= 0 then caller.error(last_error()) end
 end
@@ -1282,6 +1301,7 @@ end
 
 function Body:get(name)
   alive(self, "get")
+  if type(name) ~= "string" then check.raise_n(1, "get", "expected a parameter name, got " .. check.describe(name)) end
   local out = ffi.new("double[1]")
   if C.loom_body_get_param(self.world._w, self.handle, name, out) ~= 0 then caller.error(last_error()) end
   return out[0]
@@ -1399,6 +1419,7 @@ end
 -- body:internal_forces([out]) → loom_vec3 array (n) of model forces at the current state
 function Body:internal_forces(out)
   alive(self, "internal_forces")
+  if self.kind ~= "simplex" then need_only_cloth(self, "internal_forces") end
   if out ~= nil and not (type(out) == "cdata") then
     check.raise_n(1, "internal_forces", "'out' must be an FFI loom_vec3 array of " .. self.n .. " entries")
   end
@@ -1440,8 +1461,13 @@ function Body:set_pose(pos, q)
   if not x then check.raise_n(1, "set_pose", y) end
   tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
   local qq = nil
-  if q then
-    tmpq[0].w, tmpq[0].x, tmpq[0].y, tmpq[0].z = q[1] or q.w, q[2] or q.x, q[3] or q.y, q[4] or q.z
+  if q ~= nil then
+    local w, qx, qy, qz
+    if type(q) == "table" then w, qx, qy, qz = q[1] or q.w, q[2] or q.x, q[3] or q.y, q[4] or q.z end
+    if not (check.is_finite(w) and check.is_finite(qx) and check.is_finite(qy) and check.is_finite(qz)) then
+      check.raise_n(2, "set_pose", "'orientation' must be a quaternion {w, x, y, z} of finite numbers, got " .. check.describe(q))
+    end
+    tmpq[0].w, tmpq[0].x, tmpq[0].y, tmpq[0].z = w, qx, qy, qz
     qq = tmpq
   end
   if C.loom_rigid_set_pose(self.world._w, self.handle, tmp, qq) ~= 0 then caller.error(last_error()) end
@@ -1648,7 +1674,10 @@ function Group:follow(traj)
   if x ~= nil and x ~= false then
     if not finite3(x, y, z) then check.raise_n(1, "follow", "the trajectory must return three finite numbers") end
     tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
-    C.loom_pins_set_offset(W._w, self.handle, tmp)
+    if C.loom_pins_set_offset(W._w, self.handle, tmp) ~= 0 then
+      self.traj = nil
+      check.raise_n(1, "follow", ("at t = %.4f the trajectory's %s"):format(W.time, last_error():gsub("^pins:set_offset: ", "")))
+    end
   else
     C.loom_pins_release(W._w, self.handle)
   end
@@ -1696,7 +1725,9 @@ end
 function Group:set_offset(x, y, z)
   if not finite3(x, y, z) then check.raise("set_offset", "expected three finite numbers") end
   tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
-  C.loom_pins_set_offset(self.world._w, self.handle, tmp)
+  if C.loom_pins_set_offset(self.world._w, self.handle, tmp) ~= 0 then
+    check.raise("set_offset", (last_error():gsub("^pins:set_offset: ", "")))
+  end
   return self
 end
 

@@ -257,6 +257,16 @@ TEST(pins_argument_validation) {
   CHECK(loom_pins_set_target(w, g, NULL) == -1);
   CHECK(loom_pins_set_offset(w, g, &nan) == -1);
   CHECK(loom_pins_set_target(NULL, g, &nan) == -1);
+  /* offsets that put a vertex beyond the world's reach: refused, the vertex where it was */
+  const vec3 x3 = loom_body_x(w, c)[3];
+  vec3 far = v3(1e300, 0, 0), edge = v3(0, 0, 2e6), near = v3(0, 0, 0.5);
+  CHECK(loom_pins_set_offset(w, g, &far) == -1);
+  CHECK_STR_CONTAINS(loom_last_error(), "beyond the world's reach");
+  CHECK(loom_pins_set_target(w, g, &edge) == -1);
+  CHECK_STR_CONTAINS(loom_last_error(), "puts vertex 3");
+  CHECK(loom_body_x(w, c)[3].x == x3.x && loom_body_x(w, c)[3].z == x3.z);
+  CHECK(loom_pins_set_offset(w, g, &near) == 0);
+  CHECK(loom_body_x(w, c)[3].z == x3.z + 0.5);
   CHECK(loom_pins_count(w, 0) == -1 && loom_pins_count(w, 12345) == -1);
   /* pins on a rigid body or a stale body */
   int r = fx_rigid(w, "ball", LOOM_SHAPE_SPHERE, v3(5, 5, 5), NULL);

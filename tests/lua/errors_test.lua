@@ -170,3 +170,103 @@ describe("values beyond the world's reach", function()
     assert.equal(m1, c.m[1])
   end)
 end)
+
+describe("pin offsets beyond the world's reach", function()
+  -- a pinned vertex thrown to 1e300 m used to be accepted, and its cloth then diverged with a
+  -- message about dt and stiffness; the offset is refused where it is given
+  local function hanging()
+    local W = loom.world { dt = 1 / 100 }
+    local c = W:cloth { name = "c", model = "baraff_witkin",
+                        mesh = loom.mesh.grid { cells = {8, 8}, size = {0.5, 0.5}, center = {0, 0, 0.3} } }
+    return W, c, c:pin(c:edge "top")
+  end
+
+  it("are refused by set_offset and by follow, naming the vertex and the reach", function()
+    local W, c, g = hanging()
+    local e = err_of(function() g:set_offset(1e300, 0, 0) end)
+    assert.truthy(e:find("bad argument to 'set_offset' (offset (1e+300, 0, 0) puts vertex", 1, true), e)
+    assert.truthy(e:find("beyond the world's reach (1e+06 m from the origin, loom.limits.reach)", 1, true), e)
+    assert.truthy(err_of(function() g:set_offset(1.001 * loom.limits.reach, 0, 0) end))
+    g:set_offset(0, 0, 0.5) -- within: moves the pins
+    e = err_of(function() g:follow(function() return 0, 2e6, 0 end) end)
+    assert.truthy(e:find("bad argument #1 to 'follow' (at t = 0.0000 the trajectory's offset (0, 2e+06, 0)", 1, true), e)
+    W:step(5)
+    for i = 0, c.n - 1 do assert.truthy(math.abs(c.x[i].z) < 2, "the cloth stays where it was") end
+  end)
+
+  it("stop a trajectory that leaves it, with a message, and the cloth does not diverge", function()
+    local W, c, g = hanging()
+    g:follow(function(t) return t > 0.05 and 1e300 or 0, 0, 0 end)
+    W:step(10)
+    for _, text in ipairs(W:messages()) do assert.is_nil(text:find("diverged", 1, true), text) end
+    local found
+    for _, text in ipairs(W:errors()) do
+      if text:find("beyond the world's reach", 1, true) then found = text end
+    end
+    assert.truthy(found, "a message about the trajectory")
+    assert.truthy(found:find("in trajectory of a pin group of 'c'; disabled", 1, true), found)
+    for i = 0, c.n - 1 do assert.truthy(c.x[i].x == c.x[i].x and math.abs(c.x[i].x) < 1, "finite, in place") end
+  end)
+end)
+
+describe("arguments of the wrong kind", function()
+  it("get a message naming the function and the argument, not an internal one", function()
+    local W = loom.world {}
+    local ball = W:rigid { name = "ball", shape = loom.shape.sphere(0.1) }
+    local c = W:cloth { name = "c", mesh = loom.mesh.grid { cells = {2, 2}, size = {1, 1} } }
+    local e = err_of(function() c:get(5) end)
+    assert.truthy(e:find("bad argument #1 to 'get' (expected a parameter name, got 5)", 1, true), e)
+    e = err_of(function() ball:get() end)
+    assert.truthy(e:find("bad argument #1 to 'get' (expected a parameter name, got nil)", 1, true), e)
+    e = err_of(function() ball:set_pose({0, 0, 1}, 5) end)
+    assert.truthy(e:find("bad argument #2 to 'set_pose' ('orientation' must be a quaternion", 1, true), e)
+    e = err_of(function() ball:set_pose({0, 0, 1}, {1, 0}) end)
+    assert.truthy(e:find("'orientation' must be a quaternion {w, x, y, z} of finite numbers", 1, true), e)
+    ball:set_pose({0, 0, 1}, {w = 1, x = 0, y = 0, z = 0})
+    e = err_of(function() W:grab(5, 1, {0, 0, 0}) end)
+    assert.truthy(e:find("bad argument #1 to 'grab' (expected a body of this world or its name, got 5)", 1, true), e)
+    e = err_of(function() W:grab(c, 0.5, {0, 0, 0}) end)
+    assert.truthy(e:find("bad argument #2 to 'grab' (expected a vertex index 0..8 of 'c', got 0.5)", 1, true), e)
+    e = err_of(function() W:grab("ball", 0, {0, 0, 0}) end)
+    assert.truthy(e:find("'ball' is a rigid body", 1, true), e)
+    e = err_of(function() W:grab(c, 1, {0, 0, 0}, -1) end)
+    assert.truthy(e:find("bad argument #4 to 'grab' ('omega' must be a positive number", 1, true), e)
+    W:grab("c", 4, {0, 0, 1})
+    W:step()
+    W:grab(nil)
+    e = err_of(function() ball:internal_forces(5) end)
+    assert.truthy(e:find("'ball' is a rigid body, not a cloth", 1, true), e)
+    e = err_of(function() loom.scene { forces = {wind = 5} } end)
+    assert.truthy(e:find("bad argument to 'loom.scene' (forces.wind must be a function(world, t), got 5)", 1, true), e)
+    e = err_of(function() loom.scene { forces = {function() end} } end)
+    assert.truthy(e:find("forces: a force field needs a name", 1, true), e)
+    -- scene.forces is read at every step: something else put there later is reported, not called
+    local sc = loom.scene { build = function(w) w:cloth { name = "c", mesh = loom.mesh.grid { cells = {2, 2}, size = {1, 1} } } end }
+    local W2 = sc:instantiate()
+    sc.forces = {bad = 7}
+    W2:step(2)
+    assert.equal(1, #W2:errors())
+    assert.truthy(W2:errors()[1]:find("force field 'bad' is 7, not a function(world, t)", 1, true), W2:errors()[1])
+    e = err_of(function() loom.oscillator_exact("a", 1, 1, 1, 0, 1) end)
+    assert.truthy(e:find("bad argument #1 to 'loom.oscillator_exact' ('m' must be a number, got string)", 1, true), e)
+  end)
+
+  it("a directory where a file is expected is named, not a crash inside Loom", function()
+    local dir = U.tmpdir()
+    for _, f in ipairs {
+      function() loom.world_load(dir) end, function() loom.import.tet_scene(dir) end,
+      function() loom.mesh.load(dir) end, function() require("loom.input").replay(dir) end,
+    } do
+      local e = err_of(f)
+      assert.truthy(e:find("Is a directory", 1, true), e)
+      assert.is_nil(e:find("attempt to", 1, true), e)
+    end
+    for _, args in ipairs {{"replay", ""}, {"plot", " --x a --y b"}} do
+      local cmd = args[1]
+      local out, code = U.loom_run(("%s %q%s"):format(cmd, dir, args[2]))
+      assert.truthy(code ~= 0, out)
+      assert.truthy(out:find("loom " .. cmd .. ": cannot open", 1, true), out)
+      assert.truthy(out:find("Is a directory", 1, true), out)
+    end
+  end)
+end)

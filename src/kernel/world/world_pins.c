@@ -91,10 +91,24 @@ LOOM_API int loom_pins_create(loom_world *w, int body, const int32_t *vertices, 
   return group_handle(w, g);
 }
 
+/* An offset the group's vertices can take: finite, and leaving every one of them within the
+ * world's reach (a pinned vertex thrown to 1e300 m would make its neighbours' forces overflow). */
+static int offset_ok(const loom_world *w, const pin_group *p, const loom_vec3 *offset, const char *fn) {
+  if (!offset || !v3_isfinite(*offset)) return loom_fail("%s: offset must be finite", fn);
+  for (int k = 0; k < p->count; k++) {
+    const vec3 x = v3_add(p->rest[k], *offset);
+    if (!(v3_len(x) <= SOFT_MAX_COORD))
+      return loom_fail("%s: offset (%g, %g, %g) puts vertex %d of '%s' at (%g, %g, %g), beyond the world's reach (%g m "
+                       "from the origin, loom.limits.reach)",
+                       fn, offset->x, offset->y, offset->z, p->idx[k], w->bodies[p->body].name, x.x, x.y, x.z, SOFT_MAX_COORD);
+  }
+  return 0;
+}
+
 LOOM_API int loom_pins_set_target(loom_world *w, int group, const loom_vec3 *offset) {
   pin_group *p = group_of(w, group, "pins:set_target");
   if (!p) return -1;
-  if (!offset || !v3_isfinite(*offset)) return loom_fail("pins: target offset must be finite");
+  if (offset_ok(w, p, offset, "pins:set_target")) return -1;
   p->target = *offset;
   return 0;
 }
@@ -102,7 +116,7 @@ LOOM_API int loom_pins_set_target(loom_world *w, int group, const loom_vec3 *off
 LOOM_API int loom_pins_set_offset(loom_world *w, int group, const loom_vec3 *offset) {
   pin_group *p = group_of(w, group, "pins:set_offset");
   if (!p) return -1;
-  if (!offset || !v3_isfinite(*offset)) return loom_fail("pins: offset must be finite");
+  if (offset_ok(w, p, offset, "pins:set_offset")) return -1;
   p->offset = *offset;
   p->target = *offset;
   if (p->held) {
