@@ -78,6 +78,9 @@ typedef struct collide_ctx {
   double *disp;  /* per global vertex: the length of its displacement h vbar in the current pass */
   int32_t visit; /* numbers the selections of candidates (w->cseen) */
   uint8_t *tangled; /* per global vertex (NULL: none): left out of the pipeline this run */
+  uint8_t *inside;  /* per global vertex (NULL: none): 1 + the obstacle (body index) it starts the
+                     * run inside or on the surface of; its features and that obstacle's are left
+                     * to the obstacle passes, which push it out */
   double dmax;      /* the largest of disp */
   double tmax;      /* the largest pair thickness (sum of two halves) */
   int resting;      /* some body has resting pairs (cbody.resting) */
@@ -1381,6 +1384,11 @@ static int keep_pair(const collide_ctx *cx, int c, int ccd) {
     const int tb = (q->type & 1) ? (t[q->g[2]] | t[q->g[3]]) : t[q->g[3]];
     if (ta && tb) return 0; /* both features in the tangle */
   }
+  if (cx->inside && cx->b[q->a].obstacle != cx->b[q->b].obstacle) {
+    const int in = 1 + (cx->b[q->a].obstacle ? q->a : q->b);
+    for (int k = 0; k < 4; k++)
+      if (cx->inside[q->g[k]] == in) return 0; /* a node starts inside that obstacle */
+  }
   const double thick = cx->b[q->a].half + cx->b[q->b].half;
   double ma, mb;
   if (!ccd) {
@@ -1841,12 +1849,75 @@ static void tangle_cb(int sa, int ta, int sb, int tb, void *ud) {
   }
 }
 
+/* A cloth made lying exactly on a table's top, or sunk into it, starts the run on or inside a
+ * static or kinematic obstacle: every path out of it crosses the obstacle's surface, which CCD
+ * takes for a collision to prevent, and the impact zones then held the vertices still where they
+ * were, at every substep (a 20 x 20 cloth made at the height of a floor's top never moved, at
+ * 0.6 s a step). Such vertices (signed distance to the shape at the substep's start at most
+ * INSIDE_TOLERANCE; on a non-convex triangle mesh, whose distance has no sign, on its surface)
+ * are marked in cx->inside, and the pairs between their features and that obstacle's are left
+ * out (keep_pair): the obstacle passes push them out, and the next run tests them as usual.
+ * Vertices really inside (deeper than the tolerance) are reported, once per simulated second.
+ * Returns how many vertices are marked. */
+#define INSIDE_TOLERANCE 1e-9 /* m */
+static int find_inside(collide_ctx *cx, const step_info *s) {
+  loom_world *w = cx->w;
+  int count = 0, deep = 0, first_soft = -1, first_obstacle = -1;
+  double deepest = 0;
+  cx->inside = NULL;
+  for (int o = cx->nsoft; o < cx->nb; o++) {
+    const cbody *ob = &cx->b[o];
+    if (!ob->obstacle || ob->observe) continue;
+    const rigid_body *r = rigid_of_slot(&w->bodies[ob->slot]);
+    vec3 pos;
+    quat q;
+    rigid_pose_at(r, cx->a0, &pos, &q);
+    const vec3 lo = v3_sub(ob->p->sub_lo, v3(INSIDE_TOLERANCE, INSIDE_TOLERANCE, INSIDE_TOLERANCE));
+    const vec3 hi = v3_add(ob->p->sub_hi, v3(INSIDE_TOLERANCE, INSIDE_TOLERANCE, INSIDE_TOLERANCE));
+    for (int a = 0; a < cx->nsoft; a++) {
+      const cbody *cb = &cx->b[a];
+      if (!cb->p->col.check_tangles || !bvh_box_overlap(cb->p->sub_lo, cb->p->sub_hi, lo, hi)) continue;
+      for (int i = 0; i < cb->p->n; i++) {
+        const vec3 x = cb->p->x_sub[i];
+        if (x.x < lo.x || x.y < lo.y || x.z < lo.z || x.x > hi.x || x.y > hi.y || x.z > hi.z) continue;
+        const double d = rigid_local_distance(r, q_rotate_inv(q, v3_sub(x, pos)), NULL);
+        if (!(d <= INSIDE_TOLERANCE)) continue;
+        if (!cx->inside) {
+          cx->inside = ARENA_NEW(&w->scratch, uint8_t, cx->total, "vertices inside obstacles");
+          if (!cx->inside) return 0;
+          memset(cx->inside, 0, (size_t)cx->total);
+        }
+        if (!cx->inside[cb->offset + i]) {
+          cx->inside[cb->offset + i] = (uint8_t)(1 + o);
+          count++;
+        }
+        if (d < -INSIDE_TOLERANCE) {
+          if (!deep++) first_soft = cb->slot, first_obstacle = ob->slot;
+          deepest = d_max(deepest, -d);
+        }
+      }
+    }
+  }
+  const double now = w->time + s->a0 * s->dt;
+  if (deep && once_a_second(&w->inside_warned_until, now)) {
+    const body_slot *A = &w->bodies[first_soft], *B = &w->bodies[first_obstacle];
+    world_message(w, LOOM_WARNING, first_soft,
+                  "collisions: %d vertices began inside an obstacle at t = %.4f s (first: %s '%s' in %s '%s', the deepest "
+                  "%.3g m in): they are pushed out to its surface and their features are not held against it until "
+                  "they are out (a body made crossing an obstacle is stretched by the push)",
+                  deep, now, A->ops->name, A->name, B->ops->name, B->name, deepest);
+  }
+  return count;
+}
+
 static void find_tangles(collide_ctx *cx, const step_info *s) {
   loom_world *w = cx->w;
   int need = 0;
   for (int a = 0; a < cx->nsoft; a++) need |= cx->b[a].p->col.check_tangles;
   cx->tangled = NULL;
+  cx->inside = NULL;
   if (!need) return;
+  find_inside(cx, s);
   int slots[64];
   unsigned char self[64];
   for (int a = 0; a < cx->nsoft; a++) {
@@ -1861,7 +1932,9 @@ static void find_tangles(collide_ctx *cx, const step_info *s) {
     particle_collide *c = &cx->b[a].p->col;
     int here = 0;
     for (int i = 0; i < cx->b[a].p->n; i++) here += c->tangled[i];
-    c->check_tangles = here > 0 || pairs < 0;
+    int in = 0;
+    for (int i = 0; i < cx->b[a].p->n && cx->inside && !in; i++) in = cx->inside[cx->b[a].offset + i] != 0;
+    c->check_tangles = here > 0 || pairs < 0 || in;
     count += here;
   }
   if (pairs <= 0) return;

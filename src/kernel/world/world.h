@@ -362,6 +362,7 @@ struct loom_world {
   double collide_warned_until; /* the pipeline's last-resort warning is quiet until then (s) */
   double passed_warned_until;  /* the warning of a dynamic body through a cloth, the same */
   double tangle_warned_until;  /* and its warning about crossings already there */
+  double inside_warned_until;  /* and about soft vertices that began inside an obstacle */
   double obstacle_warned_until; /* and about cloth left across an obstacle (phase_commit) */
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
   struct rigid_work *rigid; /* the rigid contact solver's manifolds and warm-start impulses */
