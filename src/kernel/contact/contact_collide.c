@@ -1859,7 +1859,7 @@ static void tangle_cb(int sa, int ta, int sb, int tb, void *ud) {
  * out (keep_pair): the obstacle passes push them out, and the next run tests them as usual.
  * Vertices really inside (deeper than the tolerance) are reported, once per simulated second.
  * Returns how many vertices are marked. */
-#define INSIDE_TOLERANCE 1e-9 /* m */
+#define INSIDE_TOLERANCE 1e-12 /* m: far below any pad a resting vertex keeps (a cloth of thickness 1e-9 m rests 1e-9 m out) */
 static int find_inside(collide_ctx *cx, const step_info *s) {
   loom_world *w = cx->w;
   int count = 0, deep = 0, first_soft = -1, first_obstacle = -1;
