@@ -16,6 +16,13 @@ M.describe = describe
 local function is_finite(x) return type(x) == "number" and x == x and x ~= math.huge and x ~= -math.huge end
 M.is_finite = is_finite
 
+-- A function, or a table or cdata that can be called like one (__call).
+local function is_callable(v)
+  local mt = getmetatable(v)
+  return type(v) == "function" or (mt ~= nil and type(mt) == "table" and mt.__call ~= nil)
+end
+M.is_callable = is_callable
+
 -- Raises "bad argument to 'fname' (msg)" at the user's line: the innermost frame outside Loom's
 -- modules, however deep inside Loom the check runs.
 function M.raise(fname, msg)
@@ -118,8 +125,7 @@ function M.fields(def, spec)
         if not x then return nil, y end
         v = {x, y, z}
       elseif kind == "callable" then
-        local mt = getmetatable(v)
-        if type(v) ~= "function" and not (mt and mt.__call) then
+        if not is_callable(v) then
           return nil, ("'%s' must be a function, got %s"):format(k, describe(v))
         end
       elseif kind ~= "any" and type(v) ~= kind then

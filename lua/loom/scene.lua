@@ -49,12 +49,11 @@ function M.scene(def)
     end
   end
   for k, fn in pairs(d.forces or {}) do
-    local mt = getmetatable(fn)
     if type(k) ~= "string" then
       check.raise("loom.scene", ("forces: a force field needs a name (forces = {wind = function(world, t) ... end}), got the key %s")
         :format(check.describe(k)))
     end
-    if type(fn) ~= "function" and not (mt and mt.__call) then
+    if not check.is_callable(fn) then
       check.raise("loom.scene", ("forces.%s must be a function(world, t), got %s"):format(k, check.describe(fn)))
     end
   end

@@ -723,8 +723,7 @@ local function run_fields(W, fields, t)
   for i = 1, n do
     local name = names[i]
     local fn = fields[name]
-    local mt = getmetatable(fn)
-    if fn and not W._disabled[fn] and type(fn) ~= "function" and not (mt and mt.__call) then
+    if fn and not W._disabled[fn] and not check.is_callable(fn) then
       -- (scene.forces is read every step, so an edit can put anything there)
       W:_callback_error(fn, label(W, "force field", tostring(name)), ("force field '%s' is %s, not a function(world, t)")
         :format(tostring(name), check.describe(fn)))
@@ -1213,8 +1212,7 @@ end
 -- body:select(pred) → indices i with pred(x[i], i) true (x[i]: the current position, .x .y .z)
 function Body:select(pred)
   need_cloth(self, "select")
-  local mt = getmetatable(pred)
-  if type(pred) ~= "function" and not (mt and mt.__call) then
+  if not check.is_callable(pred) then
     check.raise_n(1, "select", "expected a function(p, i) returning true for the vertices to select, got " .. check.describe(pred))
   end
   return select_mod.predicate(self, pred)
@@ -1443,8 +1441,7 @@ end
 function Body:follow(traj)
   alive(self, "follow")
   if self.kind ~= "rigid" then caller.error("follow: pin vertices of a cloth with cloth:pin{...}, then group:follow(traj)") end
-  local mt = getmetatable(traj)
-  if type(traj) ~= "function" and not (mt and mt.__call) then
+  if not check.is_callable(traj) then
     check.raise_n(1, "follow", "expected a trajectory function, got " .. check.describe(traj))
   end
   self.traj = traj
@@ -1662,8 +1659,7 @@ GroupMT.__tostring = function(g) return ("loom.pin_group (%d vertices of '%s')")
 -- or nil/false to release the vertices (they are held again, where they are, when it returns
 -- numbers again).
 function Group:follow(traj)
-  local mt = getmetatable(traj)
-  if type(traj) ~= "function" and not (mt and mt.__call) then
+  if not check.is_callable(traj) then
     check.raise_n(1, "follow", "expected a trajectory function, got " .. check.describe(traj))
   end
   local W = self.world
