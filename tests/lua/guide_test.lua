@@ -1,6 +1,8 @@
 -- The guided tour (docs/guide.md) keeps working: every complete scene in it (a Lua block that
 -- makes a loom.scene and returns it) loads, builds and runs a second headless.
 local loom = require "loom"
+package.path = "tests/lua/support/?.lua;" .. package.path
+local U = require "util"
 
 local function scenes_in(path)
   local f = assert(io.open(path, "r"))
@@ -17,9 +19,7 @@ describe("the guide's scenes", function()
   it("every complete scene in docs/guide.md builds and runs a second", function()
     local blocks = scenes_in("docs/guide.md")
     assert.less(3, #blocks) -- sections 1, 8, 9 and 10 (the others change section 1's scene)
-    local dir = os.tmpname()
-    os.remove(dir)
-    assert(os.execute("mkdir -p " .. dir))
+    local dir = U.tmpdir()
     for k, src in ipairs(blocks) do
       local path = ("%s/guide_%d.lua"):format(dir, k)
       local f = assert(io.open(path, "w"))
@@ -34,6 +34,5 @@ describe("the guide's scenes", function()
       end)
       assert.is_true(ok, ("guide scene %d: %s"):format(k, tostring(err)))
     end
-    os.execute("rm -rf " .. dir)
   end)
 end)

@@ -2,9 +2,11 @@
 -- integrators against the exact oscillator, the rotation-invariant model, tools, input and what
 -- bad input gets.
 local loom = require "loom"
+package.path = "tests/lua/support/?.lua;" .. package.path
+local U = require "util"
 
 local function tmpfile(text)
-  local p = os.tmpname()
+  local p = U.tmpdir() .. "/data.csv"
   local f = assert(io.open(p, "w"))
   f:write(text)
   f:close()

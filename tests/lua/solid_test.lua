@@ -1,6 +1,8 @@
 -- Soft solids (issue 10): tetrahedral meshes, document 002's model and contacts, the
 -- Neo-Hookean model, and what bad input gets.
 local loom = require "loom"
+package.path = "tests/lua/support/?.lua;" .. package.path
+local U = require "util"
 
 local function cube(w, name, o)
   o = o or {}
@@ -46,8 +48,7 @@ describe("tetrahedral meshes", function()
     assert.equal(625, loom.mesh.load("../data/tet/cube5.msh").tet_count)
     assert.equal(48, loom.mesh.load("../data/tet/cube2_v4.msh").tet_count)
     assert.equal(48, loom.mesh.load("../data/tet/cube2.node").tet_count)
-    local dir = os.tmpname()
-    os.remove(dir)
+    local dir = U.tmpdir() .. "/"
     local function write(name, text)
       local f = assert(io.open(dir .. name, "wb"))
       f:write(text)

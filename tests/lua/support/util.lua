@@ -17,13 +17,22 @@ end
 -- Runs `loom ARGS` (a string of already-quoted arguments).
 function M.loom_run(args) return M.sh(("%q %s"):format(M.loom, args)) end
 
-local counter = 0
+-- Temporary directories: made under the system's temporary folder, removed with everything in
+-- them when the Lua state closes (the end of `loom test`), so test runs leave nothing behind.
+local counter, made = 0, {}
+local sweeper = newproxy(true)
+getmetatable(sweeper).__gc = function()
+  for i = #made, 1, -1 do os.execute(("rm -rf %q"):format(made[i])) end
+end
+M._sweeper = sweeper
+
 function M.tmpdir()
   counter = counter + 1
   local d = os.tmpname()
   os.remove(d)
   d = d .. "_loom" .. counter
   os.execute(("mkdir -p %q"):format(d))
+  made[#made + 1] = d
   return d
 end
 
