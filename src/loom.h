@@ -730,7 +730,8 @@ LOOM_API int loom_rigid_mass(const loom_world *w, int body, double *mass, double
 LOOM_API int loom_mesh_mass_properties(const loom_mesh *mesh, double density, double *mass, loom_vec3 *com,
                                        double inertia[9]);
 /* Signed distance (m) from p (world) to the surface of a rigid body's shape, outward normal in
- * *normal (may be NULL). Meshes: unsigned distance. Returns 0 or -1. */
+ * *normal (may be NULL). Triangle meshes: signed when closed and wound counter-clockwise from
+ * outside (negative inside), else unsigned. Returns 0 or -1. */
 LOOM_API int loom_rigid_distance(const loom_world *w, int body, const loom_vec3 *p, double *distance, loom_vec3 *normal);
 
 /* ---- renderer ------------------------------------------------------------------------------- */

@@ -7,7 +7,7 @@
 #include "kernel_fixtures.h"
 
 /* Smallest distance from a free vertex of the cloth to the obstacle's surface (signed for the
- * analytic shapes, unsigned for meshes). */
+ * analytic shapes and closed meshes, unsigned for open meshes). */
 static double min_gap(loom_world *w, int cloth, int obstacle) {
   const vec3 *x = loom_body_x(w, cloth);
   const double *m = loom_body_inv_mass(w, cloth); /* pinned vertices (0) are skipped */

@@ -394,3 +394,127 @@ TEST(rigid_broadphase_matches_brute_force) {
   arena_release(&w->scratch, mark);
   loom_world_destroy(w);
 }
+
+/* The reference inside test: the winding number of a closed mesh around p, the sum of its
+ * triangles' signed solid angles (van Oosterom and Strackee 1983) over 4 pi. */
+static double winding_number(const loom_mesh *m, vec3 p) {
+  double sum = 0;
+  for (int t = 0; t < m->nt; t++) {
+    const vec3 a = v3_sub(m->v[m->tri[3 * t]], p), b = v3_sub(m->v[m->tri[3 * t + 1]], p);
+    const vec3 c = v3_sub(m->v[m->tri[3 * t + 2]], p);
+    const double la = v3_len(a), lb = v3_len(b), lc = v3_len(c);
+    sum += 2 * atan2(v3_dot(a, v3_cross(b, c)), la * lb * lc + v3_dot(a, b) * lc + v3_dot(a, c) * lb + v3_dot(b, c) * la);
+  }
+  return sum / (4 * FX_PI);
+}
+
+/* Checks a closed mesh body's signed distance at 3000 points: random ones in the box [-e, e], and
+ * ones within 5 mm of a vertex or of an edge's midpoint (the corner and edge regions). Returns
+ * how many were inside. */
+static int check_signed(loom_world *w, loom_mesh *m, vec3 e) {
+  rigid_body *r = make_mesh_shape(w, LOOM_SHAPE_MESH, loom_mesh_copy(m), LOOM_STATIC);
+  CHECK(r && r->model.vert_pn != NULL);
+  fx_rng g = {2024};
+  int inside = 0, outside = 0;
+  for (int k = 0; k < 3000; k++) {
+    vec3 p;
+    if (k < 1000) {
+      p = v3(e.x * (2 * fx_unit(&g) - 1), e.y * (2 * fx_unit(&g) - 1), e.z * (2 * fx_unit(&g) - 1));
+    } else {
+      const int t = (int)(fx_next(&g) % (uint64_t)m->nt), c = (int)(fx_next(&g) % 3);
+      vec3 a = m->v[m->tri[3 * t + c]];
+      if (k >= 2000) a = v3_scale(v3_add(a, m->v[m->tri[3 * t + (c + 1) % 3]]), 0.5);
+      p = v3_add(a, v3(0.005 * (2 * fx_unit(&g) - 1), 0.005 * (2 * fx_unit(&g) - 1), 0.005 * (2 * fx_unit(&g) - 1)));
+    }
+    vec3 n;
+    const double d = rigid_local_distance(r, p, &n);
+    const double wn = winding_number(m, p);
+    CHECK_MSG(fabs(wn) < 1e-6 || fabs(wn - 1) < 1e-6, "winding number %g", wn);
+    if (fabs(d) < 1e-9) continue;
+    const int in = wn > 0.5;
+    inside += in, outside += !in;
+    CHECK_MSG((d < 0) == in, "point %d (%g, %g, %g): distance %g, winding number %g", k, p.x, p.y, p.z, d, wn);
+    double u = INFINITY;
+    for (int t = 0; t < m->nt; t++) {
+      double bw[3];
+      const vec3 q = geom_closest_on_triangle(p, m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]], bw);
+      u = fmin(u, v3_dist(p, q));
+    }
+    CHECK_NEAR(fabs(d), u, 1e-12);
+    CHECK_NEAR(v3_len(n), 1, 1e-9);
+    CHECK_NEAR(rigid_local_distance(r, v3_madd(p, n, -d), NULL), 0, 1e-9);
+  }
+  CHECK(outside > 500);
+  return inside;
+}
+
+/* A closed mesh obstacle has an inside: its distance is negative exactly where the winding number
+ * says the point is inside, on a torus (saddle vertices inside its ring) and on a tetrahedron
+ * (edges and corners sharper than a right angle, where a face's own normal gives the wrong side
+ * and the pseudo-normals do not); its size is the distance to the nearest triangle, and the
+ * normal leads from the point to the surface point p - d n. An open mesh and a closed one wound
+ * inside out keep the unsigned distance. */
+TEST(rigid_closed_mesh_distance_is_signed_by_pseudo_normals) {
+  loom_world *w = fx_world(1.0 / 60);
+  loom_mesh *torus = loom_mesh_torus(0.4, 0.15, 24, 8);
+  int32_t ea, eb;
+  CHECK_EQ_INT(mesh_open_edge(torus, &ea, &eb), 0);
+  CHECK(mesh_signed_volume(torus) > 0);
+  CHECK(check_signed(w, torus, v3(0.6, 0.6, 0.2)) > 300);
+  const loom_vec3 tv[4] = {{0, 0, 0}, {0.2, 0, 0}, {0.1, 0.17, 0}, {0.1, 0.06, 0.16}};
+  const int32_t tt[12] = {0, 2, 1, 0, 1, 3, 1, 2, 3, 2, 0, 3};
+  loom_mesh *tet = loom_mesh_from_arrays(tv, 4, tt, 4);
+  CHECK(check_signed(w, tet, v3(0.3, 0.3, 0.3)) > 50);
+  loom_mesh_destroy(tet);
+  rigid_body *r = make_mesh_shape(w, LOOM_SHAPE_MESH, loom_mesh_copy(torus), LOOM_STATIC);
+  /* inside out: the same triangles wound the other way have no inside */
+  for (int t = 0; t < torus->nt; t++) {
+    const int32_t s = torus->tri[3 * t + 1];
+    torus->tri[3 * t + 1] = torus->tri[3 * t + 2];
+    torus->tri[3 * t + 2] = s;
+  }
+  CHECK(mesh_signed_volume(torus) < 0);
+  rigid_body *flipped = make_mesh_shape(w, LOOM_SHAPE_MESH, loom_mesh_copy(torus), LOOM_STATIC);
+  CHECK(flipped->model.vert_pn == NULL);
+  const double centre = rigid_local_distance(r, v3(0.4, 0, 0), NULL); /* the tube's centre line */
+  CHECK(centre < -0.13);
+  CHECK_NEAR(rigid_local_distance(flipped, v3(0.4, 0, 0), NULL), -centre, 1e-15);
+  /* one triangle turned over: used twice in one direction; one triangle fewer: open */
+  torus->tri[1] ^= torus->tri[2], torus->tri[2] ^= torus->tri[1], torus->tri[1] ^= torus->tri[2];
+  CHECK_EQ_INT(mesh_open_edge(torus, &ea, &eb), 1);
+  torus->tri[1] ^= torus->tri[2], torus->tri[2] ^= torus->tri[1], torus->tri[1] ^= torus->tri[2];
+  CHECK_EQ_INT(mesh_open_edge(torus, &ea, &eb), 0);
+  torus->nt--;
+  CHECK_EQ_INT(mesh_open_edge(torus, &ea, &eb), 2);
+  loom_mesh_destroy(torus);
+  /* an open sheet: the same distance on both sides */
+  const loom_vec3 c0 = {0, 0, 0};
+  rigid_body *sheet = make_mesh_shape(w, LOOM_SHAPE_MESH, loom_mesh_grid(1, 1, 4, 4, &c0, 0), LOOM_STATIC);
+  CHECK(sheet->model.vert_pn == NULL);
+  CHECK_NEAR(rigid_local_distance(sheet, v3(0.1, 0.1, -0.2), NULL), 0.2, 1e-12);
+  CHECK_NEAR(rigid_local_distance(sheet, v3(0.1, 0.1, 0.2), NULL), 0.2, 1e-12);
+  loom_world_destroy(w);
+}
+
+/* A dynamic sphere, capsule or box made with its centre inside a static closed mesh (a box's
+ * triangles, top at z = 0) is pushed out through the nearest face and comes to rest on the top,
+ * as it does on the analytic box; the mesh's triangles alone held it against their inner side
+ * and it fell to the bottom face, inside. */
+TEST(rigid_body_made_inside_a_closed_mesh_is_pushed_out) {
+  for (int shape = 0; shape < 3; shape++) {
+    loom_world *w = fx_world(1.0 / 240);
+    loom_mesh *box = loom_mesh_box(1, 1, 0.25, 1);
+    const loom_vec3 down = {0, 0, -0.25};
+    loom_mesh_transform(box, NULL, NULL, &down);
+    rigid_body *floor = make_mesh_shape(w, LOOM_SHAPE_MESH, box, LOOM_STATIC);
+    CHECK(floor->model.vert_pn != NULL);
+    const int kind[3] = {LOOM_SHAPE_SPHERE, LOOM_SHAPE_CAPSULE, LOOM_SHAPE_BOX};
+    rigid_body *b = make_body(&w, kind[shape], v3(0.1, 0.1, 0.1), 0.1, LOOM_DYNAMIC);
+    b->state.pos = b->state.pos0 = b->state.target_pos = v3(0, 0, -0.05);
+    for (int k = 0; k < 480; k++) loom_world_step(w);
+    const double rest[3] = {0.1, 0.3, 0.1}; /* radius; half height + radius (axis along z); half extent */
+    CHECK_MSG(fabs(b->state.pos.z - rest[shape]) < 2e-3, "shape %d rests at z = %g, expected %g", shape,
+              b->state.pos.z, rest[shape]);
+    loom_world_destroy(w);
+  }
+}

@@ -298,6 +298,9 @@ describe("a cloth made on or inside an obstacle", function()
       W:rigid { name = "floor", shape = loom.shape.mesh(loom.mesh.load("scenes/meshes/table.obj")), static = true }
       local _, hi = W:body("floor"):aabb()
       z = hi[3] + z
+    elseif obstacle == "hull" or obstacle == "mesh" then -- a box's triangles: its hull, or a closed mesh
+      local box = loom.mesh.box { size = {2, 2, 0.1}, center = {0, 0, -0.05} }
+      W:rigid { name = "floor", shape = loom.shape[obstacle == "hull" and "convex" or "mesh"](box), static = true }
     else
       W:rigid { name = "floor", shape = loom.shape.box(1, 1, 0.05), position = {0, 0, -0.05}, static = true }
     end
@@ -328,9 +331,28 @@ describe("a cloth made on or inside an obstacle", function()
     assert.equal(0, (settle(W, c, top)))
   end)
 
+  it("a closed mesh has an inside: rigid:distance is negative in it, and unsigned for an open mesh", function()
+    local W = loom.world {}
+    local box = W:rigid { name = "box", shape = loom.shape.mesh(loom.mesh.box { size = {1, 1, 1} }), static = true }
+    local torus = W:rigid { name = "torus", shape = loom.shape.mesh(loom.mesh.torus { major = 0.4, minor = 0.15 }),
+                            position = {3, 0, 0}, static = true }
+    local sheet = W:rigid { name = "sheet", shape = loom.shape.mesh(loom.mesh.grid { size = {1, 1}, cells = {2, 2} }),
+                            position = {0, 3, 0}, static = true }
+    local d, n = box:distance { 0.1, 0, 0.3 }
+    assert.near(-0.2, d, 1e-12)
+    assert.near(1, n[3], 1e-12)
+    assert.near(0.2, (box:distance { 0.1, 0, 0.7 }), 1e-12)
+    assert.less((torus:distance { 3.4, 0, 0.05 }), -0.09) -- in the tube
+    assert.less(0.2, (torus:distance { 3, 0, 0 })) -- in the hole
+    assert.near(0.2, (sheet:distance { 0.1, 3, -0.2 }), 1e-12)
+  end)
+
   it("inside it: pushed out to rest on it, and the world says the vertices began inside", function()
-    for _, model in ipairs {"springs", "baraff_witkin"} do
-      local W, c = laid(model, -0.02)
+    -- a convex hull and a closed mesh have an inside too (a hull held such a cloth where it was,
+    -- and a closed mesh let it fall to rest on its floor's inner face)
+    for _, case in ipairs {{"springs"}, {"baraff_witkin"}, {"springs", "hull"}, {"baraff_witkin", "mesh"}} do
+      local model = case[1]
+      local W, c = laid(model, -0.02, case[2])
       local zones = settle(W, c, 0)
       assert.equal(0, zones, model)
       local said

@@ -1854,7 +1854,7 @@ static void tangle_cb(int sa, int ta, int sb, int tb, void *ud) {
  * takes for a collision to prevent, and the impact zones then held the vertices still where they
  * were, at every substep (a 20 x 20 cloth made at the height of a floor's top never moved, at
  * 0.6 s a step). Such vertices (signed distance to the shape at the substep's start at most
- * INSIDE_TOLERANCE; on a non-convex triangle mesh, whose distance has no sign, on its surface)
+ * INSIDE_TOLERANCE; on an open triangle mesh, whose distance has no sign, on its surface)
  * are marked in cx->inside, and the pairs between their features and that obstacle's are left
  * out (keep_pair): the obstacle passes push them out, and the next run tests them as usual.
  * Vertices really inside (deeper than the tolerance) are reported, once per simulated second.

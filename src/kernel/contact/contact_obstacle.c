@@ -35,13 +35,27 @@ static double sgn(double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); }
 
 /* Mesh obstacle in its own frame: p0 -> p1 is the vertex path. Returns 1 and the corrected point
  * and contact normal when the vertex needs correcting. */
-static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, vec3 *out, vec3 *normal, double *depth,
-                        int *collided) {
+static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, int inside, vec3 *out, vec3 *normal,
+                        double *depth, int *collided) {
   const loom_mesh *m = r->model.mesh;
   vec3 p = p1;
   int touched = 0;
   *depth = 0;
   *collided = 0;
+  /* 0. a mesh with an inside (a convex hull, a closed mesh), in a run that looks for bad starts
+   * (pair_frame.inside): a path that begins inside it is pushed out to the nearest surface, not
+   * kept on the side it began on as below (which held a cloth made inside a hull where it was) */
+  if (inside) {
+    vec3 n0, n1;
+    if (rigid_local_distance(r, p0, &n0) < 0) {
+      const double d1 = rigid_local_distance(r, p1, &n1);
+      if (!(d1 < pad)) return 0;
+      *out = v3_madd(p1, n1, pad - d1);
+      *normal = n1;
+      *depth = d1 < 0 ? -d1 : 0;
+      return 1;
+    }
+  }
   /* 1. the path crosses a triangle: go back to the crossing point, on the side it came from */
   seg_ctx sc = {r, p0, p1, INFINITY, -1};
   bvh_query_segment(&r->model.tree, p0, p1, seg_cb, &sc);
@@ -173,6 +187,8 @@ typedef struct pair_frame {
   vec3 lo, hi;
   vec3 pos0, pos1;
   quat q0, q1;
+  int inside; /* the obstacle is a mesh with an inside and the body's run looks for bad starts
+               * (col.check_tangles: its first run, after a last resort or a move between steps) */
 } pair_frame;
 
 static pair_frame frame_of(const loom_world *w, int slot_a, int slot_b, double pad, const step_info *s) {
@@ -189,6 +205,7 @@ static pair_frame frame_of(const loom_world *w, int slot_a, int slot_b, double p
   rigid_swept_aabb(r, pad, &f.lo, &f.hi);
   rigid_pose_at(r, s->a0, &f.pos0, &f.q0);
   rigid_pose_at(r, s->a1, &f.pos1, &f.q1);
+  f.inside = (r->model.shape_type == LOOM_SHAPE_CONVEX || r->model.vert_pn) && w->bodies[slot_a].pts->col.check_tangles;
   return f;
 }
 
@@ -207,7 +224,7 @@ static int vertex_test(const pair_frame *f, vec3 x0, vec3 x, contact_work *k, do
   *depth = 0;
   k->collided = 0;
   int hit = rigid_shape_has_mesh(r->model.shape_type)
-              ? mesh_contact(r, f->pad, p0, p1, &k->pc, &k->nl, depth, &k->collided)
+              ? mesh_contact(r, f->pad, p0, p1, f->inside, &k->pc, &k->nl, depth, &k->collided)
               : shape_contact(r, f->pad, p0, p1, &k->pc, &k->nl, depth);
   k->p0 = p0;
   return hit;

@@ -696,6 +696,39 @@ static int rounded_vs_mesh(rigid_manifold *m, int cap, const posed *A, double r,
 
 static int is_poly(const rigid_body *r) { return r->model.poly != NULL; }
 
+/* A body whose centre lies inside a closed mesh (rigid.h, vert_pn: made there, or driven through
+ * it): the triangles above would hold it against the inner side of the nearest face, the mesh a
+ * shell; its signed distance pushes it out through the nearest surface instead. */
+static int centre_inside(const posed *A, const posed *B) {
+  vec3 n;
+  return B->r->model.vert_pn && shape_distance(B, A->p, &n) < 0;
+}
+
+/* A polytope with its centre inside a closed mesh: one manifold along the way out of the centre,
+ * at the (at most four) deepest of the polytope's corners within the margin, each separated by
+ * its own signed distance. */
+static void poly_out_of_mesh(rigid_manifold *m, const posed *A, const posed *B, double margin) {
+  static _Thread_local wpoly PA;
+  place_poly(&PA, A);
+  vec3 n, nv;
+  shape_distance(B, A->p, &n);
+  m->n = n;
+  int pick[RIGID_MANIFOLD_MAX];
+  double deep[RIGID_MANIFOLD_MAX];
+  int k = 0;
+  for (int i = 0; i < PA.g->nv; i++) {
+    const double d = shape_distance(B, PA.v[i], &nv);
+    if (!(d <= margin)) continue;
+    int at = k < RIGID_MANIFOLD_MAX ? k++ : RIGID_MANIFOLD_MAX;
+    while (at > 0 && deep[at - 1] > d) {
+      if (at < RIGID_MANIFOLD_MAX) deep[at] = deep[at - 1], pick[at] = pick[at - 1];
+      at--;
+    }
+    if (at < RIGID_MANIFOLD_MAX) deep[at] = d, pick[at] = i;
+  }
+  for (int j = 0; j < k; j++) add_point(m, v3_madd(PA.v[pick[j]], n, -0.5 * deep[j]), deep[j], (uint32_t)pick[j]);
+}
+
 int rigid_collide_all(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b, vec3 pb, quat qb, double margin,
                       rigid_manifold *m, int cap) {
   posed A = {a, pa, qa, q_to_mat3(qa)}, B = {b, pb, qb, q_to_mat3(qb)};
@@ -715,7 +748,11 @@ int rigid_collide_all(const rigid_body *a, vec3 pa, quat qa, const rigid_body *b
     rank_b = t;
   }
   int nm = 1;
-  if (rank_a <= 1 && rank_b == 3) {
+  if (rank_a <= 2 && rank_b == 3 && centre_inside(P, Q)) {
+    if (rank_a == 0) sphere_vs(m, P->p, P->r->model.shape.radius, Q, margin, 0);
+    else if (rank_a == 1) capsule_vs(m, P, Q, margin);
+    else if (is_poly(P->r)) poly_out_of_mesh(m, P, Q, margin);
+  } else if (rank_a <= 1 && rank_b == 3) {
     nm = rounded_vs_mesh(m, cap, P, P->r->model.shape.radius, rank_a == 1 ? P->r->model.shape.half_h : 0, Q, margin);
   } else if (rank_a == 0) {
     sphere_vs(m, P->p, P->r->model.shape.radius, Q, margin, 0);

@@ -96,6 +96,15 @@ int mesh_check_reach(const vec3 *v, int n, const char *kind, const char *name);
 int mesh_merge_vertices(loom_mesh *m, double tol);
 /* Twice the area of triangle t. */
 double mesh_tri_area2(const loom_mesh *m, int t);
+/* Whether the surface is closed: every directed edge of every triangle used once and its twin
+ * (the same edge the other way) by exactly one other triangle, i.e. manifold, without holes and
+ * consistently oriented. 0 when closed; 1 when an edge is used twice in the same direction (non-
+ * manifold or inconsistently oriented), 2 when an edge belongs to one triangle only (open), with
+ * that edge in *a, *b; -1 out of memory (message set). Deterministic. */
+int mesh_open_edge(const loom_mesh *m, int32_t *a, int32_t *b);
+/* The signed volume the triangles enclose (the divergence theorem): positive for a closed surface
+ * wound counter-clockwise seen from outside, negative for one wound the other way. */
+double mesh_signed_volume(const loom_mesh *m);
 /* Parses OBJ or STL content held in memory (same rules and messages as loom_mesh_load, with
  * `name` standing for the path in messages). data need not be NUL-terminated. Caller owns. */
 loom_mesh *mesh_load_memory(const char *name, const void *data, size_t size);

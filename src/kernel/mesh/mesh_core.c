@@ -8,6 +8,7 @@
 #include <float.h>
 #include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -141,6 +142,44 @@ LOOM_API void loom_mesh_transform(loom_mesh *m, const loom_vec3 *scale, const lo
     vec3 p = m->v[i];
     m->v[i] = v3_add(m3_mulv(&r, v3(s.x * p.x, s.y * p.y, s.z * p.z)), d);
   }
+}
+
+static int cmp_directed(const void *pa, const void *pb) {
+  const int32_t *a = pa, *b = pb;
+  if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+  return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+int mesh_open_edge(const loom_mesh *m, int32_t *a, int32_t *b) {
+  const int ne = 3 * m->nt;
+  int32_t *e = core_alloc((size_t)(ne > 0 ? ne : 1) * 2, sizeof *e);
+  if (!e) return -1;
+  for (int t = 0; t < m->nt; t++)
+    for (int k = 0; k < 3; k++) {
+      e[2 * (3 * t + k)] = m->tri[3 * t + k];
+      e[2 * (3 * t + k) + 1] = m->tri[3 * t + (k + 1) % 3];
+    }
+  qsort(e, (size_t)ne, 2 * sizeof *e, cmp_directed);
+  int rc = 0;
+  for (int i = 0; i < ne && !rc; i++) {
+    const int32_t key[2] = {e[2 * i + 1], e[2 * i]};
+    if (i + 1 < ne && e[2 * i + 2] == e[2 * i] && e[2 * i + 3] == e[2 * i + 1])
+      rc = 1;
+    else if (!bsearch(key, e, (size_t)ne, 2 * sizeof *e, cmp_directed))
+      rc = 2;
+    if (rc) *a = e[2 * i], *b = e[2 * i + 1];
+  }
+  core_free(e);
+  return rc;
+}
+
+double mesh_signed_volume(const loom_mesh *m) {
+  double six = 0;
+  for (int t = 0; t < m->nt; t++) {
+    const int32_t *c = m->tri + 3 * (size_t)t;
+    six += v3_dot(m->v[c[0]], v3_cross(m->v[c[1]], m->v[c[2]]));
+  }
+  return six / 6.0;
 }
 
 /* ---- validation ------------------------------------------------------------------------------ */

@@ -358,33 +358,17 @@ static double solid_angle(vec3 p, vec3 a, vec3 b, vec3 c) {
 /* Checks that a surface is closed and manifold: every edge in exactly two triangles, used once
  * in each direction. */
 static int check_closed(const loom_mesh *s) {
-  const int ne = 3 * s->nt;
-  int32_t *e = core_alloc((size_t)(ne > 0 ? ne : 1) * 2, sizeof *e);
-  if (!e) return -1;
-  for (int t = 0; t < s->nt; t++)
-    for (int k = 0; k < 3; k++) {
-      e[2 * (3 * t + k)] = s->tri[3 * t + k];
-      e[2 * (3 * t + k) + 1] = s->tri[3 * t + (k + 1) % 3];
-    }
-  qsort(e, (size_t)ne, 2 * sizeof *e, cmp_edge);
-  for (int i = 0; i < ne; i++) {
-    const int32_t a = e[2 * i], b = e[2 * i + 1];
-    int32_t key[2] = {b, a};
-    const int32_t *twin = bsearch(key, e, (size_t)ne, 2 * sizeof *e, cmp_edge);
-    const int dup = i + 1 < ne && e[2 * i + 2] == a && e[2 * i + 3] == b;
-    if (dup) {
-      core_free(e);
-      return loom_fail("the surface is not manifold: edge (%d, %d) is used twice in the same direction (a "
-                       "non-manifold edge or inconsistently oriented triangles)", a, b);
-    }
-    if (!twin) {
-      core_free(e);
-      return loom_fail("the surface is open: edge (%d, %d) belongs to one triangle only (tet_fill needs a closed "
-                       "surface to tell inside from outside)", a, b);
-    }
+  int32_t a = 0, b = 0;
+  switch (mesh_open_edge(s, &a, &b)) {
+  case 0: return 0;
+  case 1:
+    return loom_fail("the surface is not manifold: edge (%d, %d) is used twice in the same direction (a "
+                     "non-manifold edge or inconsistently oriented triangles)", a, b);
+  case 2:
+    return loom_fail("the surface is open: edge (%d, %d) belongs to one triangle only (tet_fill needs a closed "
+                     "surface to tell inside from outside)", a, b);
+  default: return -1;
   }
-  core_free(e);
-  return 0;
 }
 
 LOOM_API loom_tet_mesh *loom_tet_mesh_fill(const loom_mesh *s, double cell, int per_cell) {

@@ -45,6 +45,11 @@ typedef struct rigid_model {
   vec3 *tri_normal; /* unit normals of mesh triangles */
   int32_t *tri_adj;    /* per mesh triangle edge k -> k + 1: the triangle across it, -1 none */
   uint8_t *tri_convex; /* per mesh triangle, bit k: edge k -> k + 1 is a convex fold, bit k + 3: of more than 10 degrees (rigid_mesh_edges) */
+  /* a closed triangle mesh (manifold, consistently wound counter-clockwise from outside, enclosing
+   * a positive volume) has an inside: its distance is signed, by the angle-weighted pseudo-normal
+   * of the nearest feature (Baerentzen and Aanaes 2005); vert_pn holds the vertices' ones (the
+   * edges' are the sums of their two triangles' normals), NULL for any other mesh */
+  vec3 *vert_pn;
   vec3 local_lo, local_hi;
   /* sharp features (body frame) with outward hints: box corners/edges, cylinder rims, sharp mesh edges */
   vec3 *feat_pt, *feat_pt_n, *feat_seg, *feat_seg_n;
@@ -148,7 +153,8 @@ void rigid_swept_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi);
 void rigid_current_aabb(const rigid_body *r, double pad, vec3 *lo, vec3 *hi);
 /* Velocity of the body's material point at world position p (current step). */
 vec3 rigid_point_velocity(const rigid_body *r, vec3 p);
-/* Signed distance and outward normal at a point in the body frame (meshes: unsigned). */
+/* Signed distance and outward normal at a point in the body frame (open meshes and meshes that are
+ * not closed: unsigned, the normal pointing from the nearest point to p). */
 double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n);
 /* The triangles' neighbours across their edges (adj: 3 per triangle, -1 at a boundary) and which
  * edges are convex folds (bit k of convex[t]; bit k + 3: by more than 10 degrees), seen from the

@@ -146,6 +146,46 @@ int rigid_mesh_edges(const loom_mesh *m, int32_t **adj_out, uint8_t **convex_out
   return 0;
 }
 
+/* A closed mesh's inside (rigid.h, vert_pn): each vertex's angle-weighted pseudo-normal, the sum
+ * of its triangles' normals weighted by their angles at it. Any other mesh keeps vert_pn NULL and
+ * an unsigned distance. */
+static int build_inside(rigid_body *r) {
+  const loom_mesh *m = r->model.mesh;
+  int32_t a, b;
+  const int open = mesh_open_edge(m, &a, &b);
+  if (open < 0) return -1;
+  if (open > 0 || !(mesh_signed_volume(m) > 0)) return 0;
+  vec3 *pn = core_calloc((size_t)m->nv, sizeof(vec3));
+  if (!pn) return -1;
+  for (int t = 0; t < m->nt; t++)
+    for (int k = 0; k < 3; k++) {
+      const int i = m->tri[3 * t + k];
+      const vec3 e1 = v3_sub(m->v[m->tri[3 * t + (k + 1) % 3]], m->v[i]);
+      const vec3 e2 = v3_sub(m->v[m->tri[3 * t + (k + 2) % 3]], m->v[i]);
+      const double angle = atan2(v3_len(v3_cross(e1, e2)), v3_dot(e1, e2));
+      pn[i] = v3_madd(pn[i], r->model.tri_normal[t], angle);
+    }
+  r->model.vert_pn = pn;
+  return 0;
+}
+
+/* The pseudo-normal of the feature of triangle t that holds the point of barycentric coordinates
+ * w (as the nearest-point search gives them: exact zeros off the face's interior): a corner's,
+ * an edge's (the sum of its two triangles' normals) or the face's. */
+static vec3 inside_normal(const rigid_body *r, int t, const double w[3]) {
+  int zeros = 0, zero = 0, corner = 0;
+  for (int k = 0; k < 3; k++) {
+    if (w[k] <= 0) zeros++, zero = k;
+    if (w[k] > w[corner]) corner = k;
+  }
+  if (zeros >= 2) return r->model.vert_pn[r->model.mesh->tri[3 * t + corner]];
+  if (zeros == 1) {
+    const int u = r->model.tri_adj[3 * t + (zero + 1) % 3]; /* the edge opposite corner `zero` */
+    if (u >= 0) return v3_add(r->model.tri_normal[t], r->model.tri_normal[u]);
+  }
+  return r->model.tri_normal[t];
+}
+
 static int build_mesh_shape(rigid_body *r, const loom_mesh *src) {
   r->model.mesh = loom_mesh_copy(src);
   if (!r->model.mesh) return -1;
@@ -169,6 +209,7 @@ static int build_mesh_shape(rigid_body *r, const loom_mesh *src) {
   core_free(hi);
   if (rc != 0) return -1;
   if (rigid_mesh_edges(m, &r->model.tri_adj, &r->model.tri_convex) != 0) return -1;
+  if (r->model.shape_type == LOOM_SHAPE_MESH && build_inside(r) != 0) return -1;
   loom_mesh_aabb(m, &r->model.local_lo, &r->model.local_hi);
   return 0;
 }
@@ -306,6 +347,7 @@ void rigid_free(void *data) {
   core_free(r->model.tri_normal);
   core_free(r->model.tri_adj);
   core_free(r->model.tri_convex);
+  core_free(r->model.vert_pn);
   core_free(r->model.feat_pt);
   core_free(r->model.feat_pt_n);
   core_free(r->model.feat_seg);
@@ -384,18 +426,17 @@ double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n) {
       return best;
     }
   }
-  /* unsigned distance to the nearest triangle (branch and bound in the tree) */
-  double d;
+  /* the distance to the nearest triangle (branch and bound in the tree); on a closed mesh negative
+   * inside, where p lies behind the pseudo-normal of the nearest feature */
+  double d, w[3];
   vec3 q;
-  int best = bvh_closest_triangle(&r->model.tree, r->model.mesh->v, r->model.mesh->tri, p, INFINITY, &d, &q, NULL);
+  int best = bvh_closest_triangle(&r->model.tree, r->model.mesh->v, r->model.mesh->tri, p, INFINITY, &d, &q, w);
   if (best < 0) {
     if (n) *n = v3(0, 0, 1);
     return INFINITY;
   }
-  if (n) {
-    vec3 dir = v3_sub(p, q);
-    *n = d > 1e-12 ? v3_scale(dir, 1.0 / d) : r->model.tri_normal[best];
-  }
+  if (r->model.vert_pn && v3_dot(v3_sub(p, q), inside_normal(r, best, w)) < 0) d = -d;
+  if (n) *n = fabs(d) > 1e-12 ? v3_scale(v3_sub(p, q), 1.0 / d) : r->model.tri_normal[best];
   return d;
 }
 

@@ -36,44 +36,6 @@ static int mesh_moments(const loom_mesh *m, double *vol, vec3 *first, mat3 *C) {
   return 0;
 }
 
-/* 1 if every edge of the mesh is shared by exactly two triangles in opposite directions. */
-static int mesh_closed(const loom_mesh *m) {
-  const int ne = 3 * m->nt;
-  int64_t *key = core_alloc((size_t)ne, sizeof(int64_t));
-  if (!key) return -1;
-  for (int t = 0; t < m->nt; t++)
-    for (int k = 0; k < 3; k++) {
-      int64_t a = m->tri[3 * t + k], b = m->tri[3 * t + (k + 1) % 3];
-      key[3 * t + k] = a * (int64_t)m->nv + b;
-    }
-  /* insertion into a sorted array would be quadratic: sort, then look each reversed edge up */
-  for (int gap = ne / 2; gap > 0; gap /= 2) /* shell sort: no allocation, deterministic */
-    for (int i = gap; i < ne; i++) {
-      int64_t x = key[i];
-      int j = i;
-      for (; j >= gap && key[j - gap] > x; j -= gap) key[j] = key[j - gap];
-      key[j] = x;
-    }
-  int closed = 1;
-  for (int i = 0; i < ne && closed; i++) {
-    if (i + 1 < ne && key[i + 1] == key[i]) closed = 0; /* the same directed edge twice */
-    int64_t a = key[i] / m->nv, b = key[i] % m->nv, rev = b * (int64_t)m->nv + a;
-    int lo = 0, hi = ne - 1, found = 0;
-    while (lo <= hi) {
-      int mid = (lo + hi) / 2;
-      if (key[mid] == rev) {
-        found = 1;
-        break;
-      }
-      if (key[mid] < rev) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    if (!found) closed = 0;
-  }
-  core_free(key);
-  return closed;
-}
-
 int rigid_mass_properties(int shape_type, const geom_shape *s, const loom_mesh *mesh, double rho, double *mass, vec3 *com,
                           mat3 *inertia) {
   if (!(rho > 0) || !isfinite(rho)) return loom_fail("mass properties: density must be positive, got %g", rho);
@@ -110,9 +72,10 @@ int rigid_mass_properties(int shape_type, const geom_shape *s, const loom_mesh *
   }
   case LOOM_SHAPE_MESH: {
     if (!mesh || mesh->nt < 4) return loom_fail("mass properties: a solid mesh needs at least 4 triangles");
-    int closed = mesh_closed(mesh);
-    if (closed < 0) return loom_fail("mass properties: out of memory");
-    if (!closed)
+    int32_t ea, eb;
+    const int open = mesh_open_edge(mesh, &ea, &eb);
+    if (open < 0) return loom_fail("mass properties: out of memory");
+    if (open)
       return loom_fail("mass properties: the mesh is open (an edge is not shared by exactly two triangles in opposite "
                        "directions); a density needs a closed surface");
     double vol;
