@@ -1317,10 +1317,10 @@ end
 
 -- body:shape_mesh() → the rigid body's shape tessellated for drawing (made once, kept by the body)
 function Body:shape_mesh()
-  if self.kind ~= "rigid" then error(("shape_mesh: '%s' is not a rigid body"):format(self.name), 2) end
+  if self.kind ~= "rigid" then caller.error(("shape_mesh: '%s' is a %s body, not a rigid body"):format(self.name, self.kind)) end
   if not self._shape_mesh then
     local m = C.loom_rigid_shape_mesh(self.world._w, self.handle)
-    if m == nil then error("shape_mesh: " .. last_error(), 2) end
+    if m == nil then caller.error("shape_mesh: " .. last_error()) end
     self._shape_mesh = ffi.gc(m, C.loom_mesh_destroy)
   end
   return self._shape_mesh
@@ -1360,7 +1360,7 @@ function Body:collision_boxes(depth)
   end
   local w = self.world._w
   local n = C.loom_body_collision_boxes(w, self.handle, depth, nil, nil, 0)
-  if n < 0 then error("collision_boxes: " .. last_error(), 2) end
+  if n < 0 then caller.error("collision_boxes: " .. last_error()) end
   local lo, hi = ffi.new("loom_vec3[?]", math.max(n, 1)), ffi.new("loom_vec3[?]", math.max(n, 1))
   n = C.loom_body_collision_boxes(w, self.handle, depth, lo, hi, n)
   local out = {}
