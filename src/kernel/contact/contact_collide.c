@@ -191,6 +191,7 @@ static int prepare(particles *p) {
   c->inv_m = core_alloc(n, sizeof(double));
   c->count = core_alloc(n, sizeof(int32_t));
   c->tangled = core_alloc(n, sizeof(uint8_t));
+  c->across = core_calloc(n, sizeof(int32_t));
   c->xprev = core_alloc(n, sizeof(vec3));
   c->vert_lo = core_alloc(n, sizeof(vec3));
   c->vert_hi = core_alloc(n, sizeof(vec3));
@@ -204,7 +205,7 @@ static int prepare(particles *p) {
   c->was = core_alloc(4 * (n + nt + nE), sizeof(vec3));
   c->zone = core_alloc(n, sizeof(int32_t));
   c->xprev_ok = 0;
-  if (!c->was || !c->zone || !c->xend || !c->xdone || !c->nobs_prev || !c->held_prev || !c->vert_lo || !c->vert_hi || !c->tangled || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->ecol_e || !c->ecol_ehi || !c->tri_elo || !c->tri_ehi || !c->edge_elo || !c->edge_ehi || !c->vert_elo || !c->vert_ehi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
+  if (!c->was || !c->zone || !c->xend || !c->xdone || !c->nobs_prev || !c->held_prev || !c->vert_lo || !c->vert_hi || !c->tangled || !c->across || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->ecol_e || !c->ecol_ehi || !c->tri_elo || !c->tri_ehi || !c->edge_elo || !c->edge_ehi || !c->vert_elo || !c->vert_ehi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
       !c->count)
     return -1;
   memset(c->tangled, 0, n);
@@ -1894,6 +1895,19 @@ static int find_inside(collide_ctx *cx, const step_info *s) {
         if (d < -INSIDE_TOLERANCE) {
           if (!deep++) first_soft = cb->slot, first_obstacle = ob->slot;
           deepest = d_max(deepest, -d);
+        }
+      }
+      /* the vertices of triangles the last step left across this body (phase_commit) */
+      for (int i = 0; i < cb->p->n; i++) {
+        if (cb->p->col.across[i] != ob->slot + 1) continue;
+        if (!cx->inside) {
+          cx->inside = ARENA_NEW(&w->scratch, uint8_t, cx->total, "vertices inside obstacles");
+          if (!cx->inside) return 0;
+          memset(cx->inside, 0, (size_t)cx->total);
+        }
+        if (!cx->inside[cb->offset + i]) {
+          cx->inside[cb->offset + i] = (uint8_t)(1 + o);
+          count++;
         }
       }
     }

@@ -3,6 +3,8 @@
  * contacts between kinds, so it lives where the kinds meet. */
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "contact/contact.h"
 
 /* ---- interpenetrations ----------------------------------------------------------------------------- */
@@ -190,10 +192,11 @@ LOOM_API int loom_world_interpenetration_pairs(loom_world *w, int32_t *out, int 
   return interpenetrations(w, out, cap);
 }
 
-int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_tri, int *first_rigid) {
+int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_tri, int *first_rigid, int32_t *across) {
   const particles *b = w->bodies[slot].pts;
   int count = 0;
   *first_tri = *first_rigid = -1;
+  if (across) memset(across, 0, sizeof(int32_t) * (size_t)b->n);
   vec3 blo = b->x[0], bhi = b->x[0]; /* the body's box: rigid bodies away from it are passed over */
   for (int i = 1; i < b->n; i++) blo = v3_min(blo, b->x[i]), bhi = v3_max(bhi, b->x[i]);
   cross_out none = {w, NULL, 0, 0};
@@ -213,6 +216,8 @@ int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_t
       for (int c = 0; c < 3; c++) pinned_in |= contact_pin_in_margin(rb, b, b->tri[3 * t + c], b->x[b->tri[3 * t + c]]);
       if (pinned_in) continue;
       if (count++ == 0) *first_tri = t, *first_rigid = w->order[o];
+      if (across)
+        for (int c = 0; c < 3; c++) across[b->tri[3 * t + c]] = w->order[o] + 1;
     }
   }
   return count;
