@@ -78,6 +78,7 @@ function M.new(canvas)
     end
     local v = t[key]
     if type(v) ~= "number" then check.raise("slider", ("%s.%s is %s, not a number"):format("table", tostring(key), check.describe(v))) end
+    label = tostring(label)
     local x, y, w = row(LINE + 14)
     local id = "slider\0" .. label
     local bx, by, bw, bh = x, y + LINE + 2, w, 10
@@ -96,7 +97,7 @@ function M.new(canvas)
         ctx.active = nil
       end
     end
-    local s = math.max(0, math.min(1, (v - lo) / (hi - lo)))
+    local s = v == v and math.max(0, math.min(1, (v - lo) / (hi - lo))) or 0 -- (a NaN value: the knob at min)
     cmd("text", x, y, label, COL.dim)
     local vs = fmt(v)
     cmd("text", x + w - C.loom_text_width(vs, SCALE), y, vs, COL.text)
@@ -109,6 +110,7 @@ function M.new(canvas)
   -- ui.checkbox(label, table, key) → value, changed
   function ui.checkbox(label, t, key)
     if type(t) ~= "table" then check.raise_n(2, "checkbox", "expected the table holding the value") end
+    label = tostring(label)
     local x, y = row(LINE)
     local changed = false
     if ctx.mouse.pressed and inside(x, y, ctx.width - 2 * PAD, LINE) then
@@ -141,6 +143,15 @@ function M.new(canvas)
 
   -- ui.plot(label, value [, {min =, max =}]): a scrolling history of the last 240 values
   function ui.plot(label, value, opts)
+    if value ~= nil and type(value) ~= "number" then
+      check.raise_n(2, "plot", "expected a number to plot, got " .. check.describe(value))
+    end
+    if opts ~= nil and type(opts) ~= "table" then check.raise_n(3, "plot", "expected {min =, max =}, got " .. check.describe(opts)) end
+    local lo, hi = opts and opts.min, opts and opts.max
+    if (lo ~= nil and not check.is_finite(lo)) or (hi ~= nil and not check.is_finite(hi)) or (lo and hi and not (hi > lo)) then
+      check.raise_n(3, "plot", "'min' and 'max' must be finite numbers with max > min")
+    end
+    label = tostring(label)
     local hist = ctx.history[label]
     if not hist then
       hist = {n = 0, at = 0, size = 240}
@@ -152,7 +163,6 @@ function M.new(canvas)
       if hist.n < hist.size then hist.n = hist.n + 1 end
     end
     local x, y, w = row(LINE + 60)
-    local lo, hi = opts and opts.min, opts and opts.max
     if not lo or not hi then
       local mn, mx = math.huge, -math.huge
       for i = 1, hist.n do
@@ -161,8 +171,11 @@ function M.new(canvas)
         if v > mx then mx = v end
       end
       if mn > mx then mn, mx = 0, 1 end
-      if mx - mn < 1e-12 then mx = mn + 1e-12 end
+      -- a flat history gets a span it can be drawn in (relative to its size: 1e308 + 1e-12 is 1e308)
+      local span = math.max(1e-12, math.abs(mn) * 1e-9)
+      if mx - mn < span then mx = mn + span end
       lo, hi = lo or mn, hi or mx
+      if not (hi > lo) then lo, hi = mn, mx end -- one bound given, beyond the other
     end
     cmd("text", x, y, label, COL.dim)
     local vs = fmt(value)
