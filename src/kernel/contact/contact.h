@@ -41,9 +41,13 @@ static inline int contact_pin_in_margin(const body_slot *ob, const particles *p,
 
 /* Triangles of particle body `slot` that cross a rigid body at the current positions and poses
  * (loom_world_interpenetrations' tests), against analytic shapes always and against triangle
- * meshes when `meshes`; *first_tri and *first_rigid (slot) name the first. When `across` is not
- * NULL it is set for every vertex: the slot + 1 of the rigid body a triangle of it crosses, else 0. */
-int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_tri, int *first_rigid, int32_t *across);
+ * meshes when `meshes`; *first_tri and *first_rigid (slot) name the first. */
+int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_tri, int *first_rigid);
+/* Whether triangle t of particle body `slot` at positions x lies across rigid body `rslot` at pose
+ * (pos, q), whose box there is rlo..rhi (the exact test of loom_world_interpenetrations), leaving
+ * out a triangle with a node pinned within the body's contact margin. */
+int contact_triangle_across(const loom_world *w, int slot, const vec3 *x, int t, int rslot, vec3 pos, quat q, vec3 rlo,
+                            vec3 rhi);
 int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsigned char *self, int nslots,
                                     void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud);
 

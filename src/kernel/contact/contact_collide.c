@@ -191,7 +191,6 @@ static int prepare(particles *p) {
   c->inv_m = core_alloc(n, sizeof(double));
   c->count = core_alloc(n, sizeof(int32_t));
   c->tangled = core_alloc(n, sizeof(uint8_t));
-  c->across = core_calloc(n, sizeof(int32_t));
   c->xprev = core_alloc(n, sizeof(vec3));
   c->vert_lo = core_alloc(n, sizeof(vec3));
   c->vert_hi = core_alloc(n, sizeof(vec3));
@@ -205,7 +204,7 @@ static int prepare(particles *p) {
   c->was = core_alloc(4 * (n + nt + nE), sizeof(vec3));
   c->zone = core_alloc(n, sizeof(int32_t));
   c->xprev_ok = 0;
-  if (!c->was || !c->zone || !c->xend || !c->xdone || !c->nobs_prev || !c->held_prev || !c->vert_lo || !c->vert_hi || !c->tangled || !c->across || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->ecol_e || !c->ecol_ehi || !c->tri_elo || !c->tri_ehi || !c->edge_elo || !c->edge_ehi || !c->vert_elo || !c->vert_ehi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
+  if (!c->was || !c->zone || !c->xend || !c->xdone || !c->nobs_prev || !c->held_prev || !c->vert_lo || !c->vert_hi || !c->tangled || !c->xprev || !c->tri_lo || !c->tri_hi || !c->edge_lo || !c->edge_hi || !c->vbar || !c->vbar0 || !c->ecol || !c->ecol_hi || !c->ecol_e || !c->ecol_ehi || !c->tri_elo || !c->tri_ehi || !c->edge_elo || !c->edge_ehi || !c->vert_elo || !c->vert_ehi || !c->stamp || !c->nobs || !c->held || !c->inv_m ||
       !c->count)
     return -1;
   memset(c->tangled, 0, n);
@@ -1857,10 +1856,25 @@ static void tangle_cb(int sa, int ta, int sb, int tb, void *ud) {
  * 0.6 s a step). Such vertices (signed distance to the shape at the substep's start at most
  * INSIDE_TOLERANCE; on an open triangle mesh, whose distance has no sign, on its surface)
  * are marked in cx->inside, and the pairs between their features and that obstacle's are left
- * out (keep_pair): the obstacle passes push them out, and the next run tests them as usual.
- * Vertices really inside (deeper than the tolerance) are reported, once per simulated second.
- * Returns how many vertices are marked. */
+ * out (keep_pair): the obstacle passes push them out, and the next run tests them as usual. So
+ * are the vertices of a cloth's triangles that start across the obstacle (left there by a step:
+ * phase_commit then has the next run look). Vertices really inside (deeper than the tolerance)
+ * are reported, once per simulated second. Everything here comes from the state at the
+ * substep's start, so a restored snapshot continues the same. Returns how many are marked. */
 #define INSIDE_TOLERANCE 1e-12 /* m: far below any pad a resting vertex keeps (a cloth of thickness 1e-9 m rests 1e-9 m out) */
+
+/* Marks global vertex g as starting inside (or across) obstacle o; its count, -1 out of scratch. */
+static int mark_inside(collide_ctx *cx, int g, int o) {
+  if (!cx->inside) {
+    cx->inside = ARENA_NEW(&cx->w->scratch, uint8_t, cx->total, "vertices inside obstacles");
+    if (!cx->inside) return -1;
+    memset(cx->inside, 0, (size_t)cx->total);
+  }
+  if (cx->inside[g]) return 0;
+  cx->inside[g] = (uint8_t)(1 + o);
+  return 1;
+}
+
 static int find_inside(collide_ctx *cx, const step_info *s) {
   loom_world *w = cx->w;
   int count = 0, deep = 0, first_soft = -1, first_obstacle = -1;
@@ -1883,31 +1897,25 @@ static int find_inside(collide_ctx *cx, const step_info *s) {
         if (x.x < lo.x || x.y < lo.y || x.z < lo.z || x.x > hi.x || x.y > hi.y || x.z > hi.z) continue;
         const double d = rigid_local_distance(r, q_rotate_inv(q, v3_sub(x, pos)), NULL);
         if (!(d <= INSIDE_TOLERANCE)) continue;
-        if (!cx->inside) {
-          cx->inside = ARENA_NEW(&w->scratch, uint8_t, cx->total, "vertices inside obstacles");
-          if (!cx->inside) return 0;
-          memset(cx->inside, 0, (size_t)cx->total);
-        }
-        if (!cx->inside[cb->offset + i]) {
-          cx->inside[cb->offset + i] = (uint8_t)(1 + o);
-          count++;
-        }
+        const int m = mark_inside(cx, cb->offset + i, o);
+        if (m < 0) return 0;
+        count += m;
         if (d < -INSIDE_TOLERANCE) {
           if (!deep++) first_soft = cb->slot, first_obstacle = ob->slot;
           deepest = d_max(deepest, -d);
         }
       }
-      /* the vertices of triangles the last step left across this body (phase_commit) */
-      for (int i = 0; i < cb->p->n; i++) {
-        if (cb->p->col.across[i] != ob->slot + 1) continue;
-        if (!cx->inside) {
-          cx->inside = ARENA_NEW(&w->scratch, uint8_t, cx->total, "vertices inside obstacles");
-          if (!cx->inside) return 0;
-          memset(cx->inside, 0, (size_t)cx->total);
-        }
-        if (!cx->inside[cb->offset + i]) {
-          cx->inside[cb->offset + i] = (uint8_t)(1 + o);
-          count++;
+      /* a cloth's triangles that start across the body (phase_commit's exact test, at the
+       * substep's start): their vertices too, so that the pairs holding a triangle across an edge
+       * or ridge through its middle let it come off */
+      if (w->bodies[cb->slot].ops->id != LOOM_KIND_CLOTH) continue;
+      const int32_t *tri = cb->p->tri;
+      for (int t = 0; t < cb->p->nt; t++) {
+        if (!contact_triangle_across(w, cb->slot, cb->p->x_sub, t, ob->slot, pos, q, lo, hi)) continue;
+        for (int c = 0; c < 3; c++) {
+          const int m = mark_inside(cx, cb->offset + tri[3 * t + c], o);
+          if (m < 0) return 0;
+          count += m;
         }
       }
     }

@@ -3,8 +3,6 @@
  * contacts between kinds, so it lives where the kinds meet. */
 #include <stdlib.h>
 
-#include <string.h>
-
 #include "contact/contact.h"
 
 /* ---- interpenetrations ----------------------------------------------------------------------------- */
@@ -129,18 +127,19 @@ static int soft_sweep(const loom_world *w, tri_ref *refs, int n, int start, cons
 
 static void cross_cb(int slot_a, int ta, int slot_b, int tb, void *ud) { cross_add(ud, slot_a, ta, slot_b, tb); }
 
-/* Triangle t of particle body `slot` (positions x) against rigid body `rslot`, whose current box
- * lo..hi the caller has: the mesh triangles it crosses (each listed in o), or 1 when it overlaps
- * an analytic solid by more than 1 nm (touching the surface is not an interpenetration). */
-static int triangle_across_rigid(const loom_world *w, int slot, int t, int rslot, vec3 rlo, vec3 rhi, cross_out *o) {
+/* Triangle t of particle body `slot` at positions x against rigid body `rslot` at pose (pos, q),
+ * whose box there lo..hi the caller has: the mesh triangles it crosses (each listed in o), or 1
+ * when it overlaps an analytic solid by more than 1 nm (touching the surface is not an
+ * interpenetration). */
+static int triangle_across_rigid(const loom_world *w, int slot, const vec3 *x, int t, int rslot, vec3 pos, quat q,
+                                 vec3 rlo, vec3 rhi, cross_out *o) {
   const particles *b = w->bodies[slot].pts;
   const rigid_body *r = rigid_of_slot(&w->bodies[rslot]);
-  const vec3 *x = b->x;
   const int32_t *tv = &b->tri[3 * t];
   if (!bvh_box_overlap(v3_min(x[tv[0]], v3_min(x[tv[1]], x[tv[2]])), v3_max(x[tv[0]], v3_max(x[tv[1]], x[tv[2]])), rlo, rhi))
     return 0;
   vec3 a[3];
-  for (int c = 0; c < 3; c++) a[c] = q_rotate_inv(r->state.q, v3_sub(x[tv[c]], r->state.pos));
+  for (int c = 0; c < 3; c++) a[c] = q_rotate_inv(q, v3_sub(x[tv[c]], pos));
   if (rigid_shape_has_mesh(r->model.shape_type)) {
     mesh_pair_ctx mc = {r->model.mesh, {a[0], a[1], a[2]}, 0, o, slot, t, rslot};
     bvh_query_box(&r->model.tree, v3_min(a[0], v3_min(a[1], a[2])), v3_max(a[0], v3_max(a[1], a[2])), mesh_pair_cb, &mc);
@@ -174,8 +173,11 @@ static int interpenetrations(loom_world *w, int32_t *out, int cap) {
     const body_slot *rb = &w->bodies[w->order[o_]];
     if (rb->ops->id != LOOM_KIND_RIGID) continue;
     vec3 rlo, rhi;
-    rigid_current_aabb(rigid_of_slot(rb), 0, &rlo, &rhi); /* where it is (the swept box is the last step's motion) */
-    for (int i = 0; i < total; i++) count += triangle_across_rigid(w, refs[i].slot, refs[i].t, w->order[o_], rlo, rhi, &co);
+    const rigid_body *r = rigid_of_slot(rb);
+    rigid_current_aabb(r, 0, &rlo, &rhi); /* where it is (the swept box is the last step's motion) */
+    for (int i = 0; i < total; i++)
+      count += triangle_across_rigid(w, refs[i].slot, w->bodies[refs[i].slot].pts->x, refs[i].t, w->order[o_],
+                                     r->state.pos, r->state.q, rlo, rhi, &co);
   }
   arena_release(&w->scratch, mark);
   return count;
@@ -192,14 +194,24 @@ LOOM_API int loom_world_interpenetration_pairs(loom_world *w, int32_t *out, int 
   return interpenetrations(w, out, cap);
 }
 
-int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_tri, int *first_rigid, int32_t *across) {
+int contact_triangle_across(const loom_world *w, int slot, const vec3 *x, int t, int rslot, vec3 pos, quat q, vec3 rlo,
+                            vec3 rhi) {
+  cross_out none = {w, NULL, 0, 0};
+  if (!triangle_across_rigid(w, slot, x, t, rslot, pos, q, rlo, rhi, &none)) return 0;
+  /* an element with a node pinned inside the body's contact margin is the user's (warned when the
+   * pins were made; pins ignore contacts) */
+  const particles *b = w->bodies[slot].pts;
+  int pinned_in = 0;
+  for (int c = 0; c < 3; c++) pinned_in |= contact_pin_in_margin(&w->bodies[rslot], b, b->tri[3 * t + c], x[b->tri[3 * t + c]]);
+  return !pinned_in;
+}
+
+int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_tri, int *first_rigid) {
   const particles *b = w->bodies[slot].pts;
   int count = 0;
   *first_tri = *first_rigid = -1;
-  if (across) memset(across, 0, sizeof(int32_t) * (size_t)b->n);
   vec3 blo = b->x[0], bhi = b->x[0]; /* the body's box: rigid bodies away from it are passed over */
   for (int i = 1; i < b->n; i++) blo = v3_min(blo, b->x[i]), bhi = v3_max(bhi, b->x[i]);
-  cross_out none = {w, NULL, 0, 0};
   for (int o = 0; o < w->order_count; o++) {
     const body_slot *rb = &w->bodies[w->order[o]];
     if (rb->ops->id != LOOM_KIND_RIGID) continue;
@@ -208,17 +220,9 @@ int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_t
     vec3 rlo, rhi;
     rigid_current_aabb(r, 0, &rlo, &rhi);
     if (!bvh_box_overlap(blo, bhi, rlo, rhi)) continue;
-    for (int t = 0; t < b->nt; t++) {
-      if (!triangle_across_rigid(w, slot, t, w->order[o], rlo, rhi, &none)) continue;
-      /* an element with a node pinned inside the body's contact margin is the user's (warned when
-       * the pins were made; pins ignore contacts) */
-      int pinned_in = 0;
-      for (int c = 0; c < 3; c++) pinned_in |= contact_pin_in_margin(rb, b, b->tri[3 * t + c], b->x[b->tri[3 * t + c]]);
-      if (pinned_in) continue;
-      if (count++ == 0) *first_tri = t, *first_rigid = w->order[o];
-      if (across)
-        for (int c = 0; c < 3; c++) across[b->tri[3 * t + c]] = w->order[o] + 1;
-    }
+    for (int t = 0; t < b->nt; t++)
+      if (contact_triangle_across(w, slot, b->x, t, w->order[o], r->state.pos, r->state.q, rlo, rhi) && count++ == 0)
+        *first_tri = t, *first_rigid = w->order[o];
   }
   return count;
 }

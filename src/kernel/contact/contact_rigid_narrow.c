@@ -700,8 +700,11 @@ static int is_poly(const rigid_body *r) { return r->model.poly != NULL; }
  * it): the triangles above would hold it against the inner side of the nearest face, the mesh a
  * shell; its signed distance pushes it out through the nearest surface instead. */
 static int centre_inside(const posed *A, const posed *B) {
+  if (!B->r->model.vert_pn) return 0;
+  const vec3 l = m3_tmulv(&B->R, v3_sub(A->p, B->p)), lo = B->r->model.local_lo, hi = B->r->model.local_hi;
+  if (l.x < lo.x || l.y < lo.y || l.z < lo.z || l.x > hi.x || l.y > hi.y || l.z > hi.z) return 0; /* (cheap: outside its box) */
   vec3 n;
-  return B->r->model.vert_pn && shape_distance(B, A->p, &n) < 0;
+  return shape_distance(B, A->p, &n) < 0;
 }
 
 /* A polytope with its centre inside a closed mesh: one manifold along the way out of the centre,

@@ -18,9 +18,9 @@ static void obstacle_crossings(loom_world *w) {
     if (!p || p->frozen || p->nt <= 0 || w->bodies[slot].ops->id != LOOM_KIND_CLOTH) continue;
     int ft, fr;
     const int meshes = p->check_obstacles || w->steps == 1;
-    const int n = contact_obstacle_crossings(w, slot, meshes, &ft, &fr, p->col.ready ? p->col.across : NULL);
+    const int n = contact_obstacle_crossings(w, slot, meshes, &ft, &fr);
     p->check_obstacles = meshes && n > 0;
-    /* the next run leaves the crossing triangles' pairs with that body out (find_inside) */
+    /* the next run looks for them again and leaves their pairs with that body out (find_inside) */
     if (n > 0 && p->col.ready) p->col.check_tangles = 1;
     if (n > 0 && first < 0) first = slot, first_tri = ft, first_rigid = fr;
     total += n;

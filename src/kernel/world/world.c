@@ -461,7 +461,6 @@ void particles_free(particles *p) {
   core_free(c->inv_m);
   core_free(c->count);
   core_free(c->tangled);
-  core_free(c->across);
   core_free(c->xprev);
   core_free(c->xend);
   core_free(c->xdone);

@@ -63,10 +63,6 @@ typedef struct particle_collide {
   int32_t *count;        /* Jacobi: contributions per vertex */
   int32_t *stamp;        /* the pass that last changed the vertex's velocity */
   uint8_t *tangled;      /* 1: a triangle of the vertex crossed another at the start of the substep */
-  int32_t *across;       /* a rigid body (its slot + 1; 0 none) a triangle of the vertex lay across
-                          * when the last step ended (phase_commit): the next runs leave the
-                          * vertex's pairs with that body out (find_inside), so the triangle can
-                          * come off a ridge or edge that held it through its middle */
   vec3 *xprev;           /* x_sub at the previous run (bounds on how far start distances shrank) */
   int xprev_ok;
   vec3 *xend;            /* x as the last run left it (a later run of the substep: what changed since) */
