@@ -227,7 +227,6 @@ static int prepare(particles *p) {
   memset(c->vert_lo, 0, sizeof(vec3) * n);
   memset(c->vert_hi, 0, sizeof(vec3) * n);
   if (p->n > 0 && (bvh_build(&c->vert_tree, c->vert_lo, c->vert_hi, p->n, 4) || bvh_enable_ends(&c->vert_tree))) return -1;
-  c->check_tangles = 1; /* the state a body starts in is checked once */
   c->ready = 1;
   return 0;
 }

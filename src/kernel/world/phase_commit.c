@@ -17,7 +17,7 @@ static void obstacle_crossings(loom_world *w) {
     particles *p = w->bodies[slot].pts;
     if (!p || p->frozen || p->nt <= 0 || w->bodies[slot].ops->id != LOOM_KIND_CLOTH) continue;
     int ft, fr;
-    const int meshes = p->check_obstacles || w->steps == 1;
+    const int meshes = p->check_obstacles;
     const int n = contact_obstacle_crossings(w, slot, meshes, &ft, &fr);
     p->check_obstacles = meshes && n > 0;
     /* the next run looks for them again and leaves their pairs with that body out (find_inside) */

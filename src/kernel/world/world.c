@@ -353,6 +353,9 @@ int particles_alloc(particles *p, int n, int nt) {
       !p->tri)
     return -1;
   for (int i = 0; i < n; i++) p->pin_group[i] = -1;
+  /* the state a body starts in is checked once: for crossings and vertices inside obstacles at
+   * the pipeline's first run, for triangles across rigid meshes at the first step's end */
+  p->col.check_tangles = p->check_obstacles = 1;
   return 0;
 }
 

@@ -19,7 +19,7 @@
 #include "world/world.h"
 
 #define CKPT_MAGIC "LOOMCKPT"
-#define CKPT_VERSION 1u
+#define CKPT_VERSION 2u
 #define CKPT_HEADER 24
 
 typedef struct out {

@@ -1,7 +1,8 @@
 /* world_state.c — the state of a world, from one list of fields: snapshots (bit-identical
  * continuation), the state hash and the hot-reload transplant all walk the same fields:
  *   world:      time, steps
- *   particles:  x, v (per vertex), frozen, history_ok
+ *   particles:  x, v (per vertex), frozen, history_ok, and what the next step looks for
+ *               (check_tangles, check_obstacles)
  *   each kind:  its state_field list (cloth: Verlet history; rigid: pose, velocities, target)
  *   pin groups: held, offset, target, rest positions (their vertex lists are checked, not copied)
  *   mouse grab: body, vertex, target, omega
@@ -13,7 +14,7 @@
 
 #include "world/world.h"
 
-#define STATE_MAGIC "LOOMST03"
+#define STATE_MAGIC "LOOMST04"
 
 /* A walker visits every state field in order: writing into a buffer, reading from one, or hashing. */
 typedef struct walker {
@@ -70,6 +71,12 @@ static int walk_body(walker *k, body_slot *b) {
     field(k, p->v, sizeof(vec3) * (size_t)n);
     field(k, &p->frozen, sizeof p->frozen);
     field(k, &p->history_ok, sizeof p->history_ok);
+    /* what the next step looks for (a body's first state, what a last resort left): they decide
+     * which collision pairs are left out, so a restored world must look for the same */
+    field(k, &p->col.check_tangles, sizeof p->col.check_tangles);
+    field(k, &p->check_obstacles, sizeof p->check_obstacles);
+    /* a state read in is where the world now is, not a move made between steps */
+    if (k->in && k->apply) p->col.xdone_ok = 0;
   }
   char *base = b->data;
   for (int i = 0; i < b->ops->nstate; i++) {
@@ -237,7 +244,9 @@ LOOM_API int loom_world_hash(const loom_world *w, char *out, int cap) {
   return 0;
 }
 
-/* Copies one body's state fields from src to dst (same kind, same vertex count). */
+/* Copies one body's state fields from src to dst (same kind, same vertex count). What the next
+ * step looks for is not copied: a reloaded scene may have put new obstacles where the body is, so
+ * the new body's first step looks, as any new body's does. */
 static void copy_body_state(body_slot *d, const body_slot *s) {
   if (d->pts) {
     size_t bytes = sizeof(vec3) * (size_t)d->pts->n;
