@@ -152,18 +152,40 @@ end
 -- checkpoints: the kernel's checkpoint (dt, gravity, wind, every live parameter, the whole state,
 -- model hashes, a checksum) with the scene's path and parameters in its extra data
 
+local checkpoint_extra -- (below)
+
 local function read_file(path, fname)
   local data, ferr = caller.read_all(path)
   if not data then caller.error(("%s: cannot open '%s' (%s)"):format(fname, path, tostring(ferr))) end
   return data
 end
 
+-- A checkpoint's extra data: "rforces <bytes>\n", the rigid forces in effect or to come
+-- (world.encode_forces), then, for a world made from a scene, "scene <path>\n" and its parameters.
+-- → {forces =, scene =, params =}, or nil and what is wrong.
+checkpoint_extra = function(data)
+  local off, len = ffi.new("int[1]"), ffi.new("int[1]")
+  if C.loom_world_checkpoint_extra(data, #data, off, len) ~= 0 then return nil, ffi.string(C.loom_last_error()) end
+  local extra = data:sub(off[0] + 1, off[0] + len[0])
+  local head, n = extra:match("^(rforces (%d+)\n)")
+  n = tonumber(n)
+  if not head or #extra < #head + n then return nil, "the checkpoint's extra data is damaged" end
+  local out = {forces = extra:sub(#head + 1, #head + n)}
+  local after = extra:sub(#head + n + 1)
+  if after ~= "" then
+    out.scene, out.params = after:match("^scene ([^\n]*)\n(.*)$")
+    if not out.scene then return nil, "the checkpoint's extra data is damaged" end
+  end
+  return out
+end
+
 -- world:save(path) writes a checkpoint of any world (made from a scene or not).
 function world.World:save(path)
   if type(path) ~= "string" then check.raise_n(1, "save", "expected a file path, got " .. check.describe(path)) end
   local sc = rawget(self, "_scene")
-  local extra = ""
-  if sc and sc.path then extra = "scene " .. sc.path .. "\n" .. util.encode(sc.params) end
+  local forces = world.encode_forces(self)
+  local extra = ("rforces %d\n"):format(#forces) .. forces
+  if sc and sc.path then extra = extra .. "scene " .. sc.path .. "\n" .. util.encode(sc.params) end
   local n = C.loom_world_checkpoint_size(self._w, #extra)
   if n < 0 then caller.error("world:save: " .. ffi.string(C.loom_last_error())) end
   local buf = ffi.new("uint8_t[?]", n)
@@ -187,9 +209,16 @@ function world.World:load(path, opts)
   local force = opts and opts.force and 1 or 0
   path = caller.resolve(path)
   local data = read_file(path, "world:load")
+  local extra, rest = checkpoint_extra(data)
+  local forces = extra and world.decode_forces(self, extra.forces)
+  if not forces then
+    caller.error(("world:load: %s: %s"):format(path, extra and "the checkpoint's rigid forces are damaged" or rest))
+  end
   if C.loom_world_checkpoint_read(self._w, data, #data, force) ~= 0 then
     caller.error(("world:load: %s: %s"):format(path, ffi.string(C.loom_last_error())))
   end
+  local ok, ferr = world.set_forces(self, forces)
+  if not ok then caller.error(("world:load: %s: %s"):format(path, ferr)) end
   return self
 end
 
@@ -199,12 +228,9 @@ function M.world_load(path, opts)
   if type(path) ~= "string" then check.raise_n(1, "world_load", "expected a file path, got " .. check.describe(path)) end
   path = caller.resolve(path)
   local data = read_file(path, "loom.world_load")
-  local off, len = ffi.new("int[1]"), ffi.new("int[1]")
-  if C.loom_world_checkpoint_extra(data, #data, off, len) ~= 0 then
-    caller.error(("loom.world_load: %s: %s"):format(path, ffi.string(C.loom_last_error())))
-  end
-  local extra = data:sub(off[0] + 1, off[0] + len[0])
-  local scene_path, rest = extra:match("^scene ([^\n]*)\n(.*)$")
+  local extra, err = checkpoint_extra(data)
+  if not extra then caller.error(("loom.world_load: %s: %s"):format(path, err)) end
+  local scene_path, rest = extra.scene, extra.params
   if not scene_path then
     caller.error(("loom.world_load: %s was saved from a world without a scene file; build that world and use "
       .. "world:load(path)"):format(path))

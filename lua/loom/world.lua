@@ -943,18 +943,29 @@ function World:grab(b, vertex, target, omega)
   if C.loom_world_set_grab(self._w, b.handle, vertex, tmp, omega or 8) ~= 0 then caller.error(last_error()) end
 end
 
--- world:snapshot() → string; world:restore(s) continues bit-identically from it.
+-- world:snapshot() → string; world:restore(s) continues bit-identically from it. Besides the
+-- kernel's state a snapshot holds the rigid forces in effect or to come (world:rigid_forces()):
+-- "LOOMRF1 <bytes>\n", that many bytes of forces (M.encode_forces), then the kernel's state.
 function World:snapshot()
   local n = C.loom_world_state_size(self._w)
   if n < 0 then caller.error(last_error()) end
   local buf = ffi.new("uint8_t[?]", n)
   if C.loom_world_save_state(self._w, buf, n) < 0 then caller.error(last_error()) end
-  return ffi.string(buf, n)
+  local forces = M.encode_forces(self)
+  return ("LOOMRF1 %d\n"):format(#forces) .. forces .. ffi.string(buf, n)
 end
 
 function World:restore(s)
   if type(s) ~= "string" then check.raise_n(1, "restore", "expected a snapshot string") end
-  if C.loom_world_load_state(self._w, s, #s) ~= 0 then caller.error("restore: " .. last_error()) end
+  local head, len = s:match("^(LOOMRF1 (%d+)\n)")
+  len = tonumber(len)
+  if not head or #s < #head + len then caller.error("restore: not a snapshot of a Loom world (or a damaged one)") end
+  local forces, err = M.decode_forces(self, s:sub(#head + 1, #head + len))
+  if not forces then caller.error("restore: " .. err) end
+  local state = s:sub(#head + len + 1)
+  if C.loom_world_load_state(self._w, state, #state) ~= 0 then caller.error("restore: " .. last_error()) end
+  local ok, ferr = M.set_forces(self, forces) -- (the state named the same bodies: this holds)
+  if not ok then caller.error("restore: " .. ferr) end
   return self
 end
 
@@ -1617,6 +1628,65 @@ function World:remove_force(id)
     end
   end
   return false
+end
+
+-- The rigid forces as text (snapshots, checkpoints): "serial N", then one line per force: id,
+-- kind, the body's name in hex, f, the point in the body's frame or "-", from, to or "-". Numbers
+-- with 17 digits come back as the same doubles.
+local function hexs(v) return (v:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
+local function g17(v) return v == nil and "-" or ("%.17g"):format(v) end
+function M.encode_forces(W)
+  local out = {"serial " .. g17(rawget(W, "_force_serial") or 0)}
+  for _, e in ipairs(rawget(W, "_rforces") or {}) do
+    if not e.body.dead then
+      local p = e.point or {}
+      out[#out + 1] = table.concat({g17(e.id), e.kind, hexs(e.body.name), g17(e.f[1]), g17(e.f[2]), g17(e.f[3]),
+                                    g17(p[1]), g17(p[2]), g17(p[3]), g17(e.from), g17(e.to)}, " ")
+    end
+  end
+  return table.concat(out, "\n")
+end
+
+-- decode_forces(W, text) → {serial =, list}, or nil and what is wrong; nothing is changed.
+function M.decode_forces(W, text)
+  local lines = {}
+  for line in text:gmatch("[^\n]+") do lines[#lines + 1] = line end
+  local serial = tonumber((lines[1] or ""):match("^serial (%d+)$"))
+  if not serial then return nil, "the rigid forces are damaged (no serial)" end
+  local list, kinds = {}, {step = true, perpetual = true, temporal = true}
+  for i = 2, #lines do
+    local w = {}
+    for word in lines[i]:gmatch("%S+") do w[#w + 1] = word end
+    local function num(k) local v = tonumber(w[k]); return v and check.is_finite(v) and v or nil end
+    local name = #w == 11 and w[3]:match("^%x*$") and #w[3] % 2 == 0 and
+                 w[3]:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end) or nil
+    local id, f1, f2, f3, from = num(1), num(4), num(5), num(6), num(10)
+    local p1, p2, p3, to = num(7), num(8), num(9), num(11)
+    local point_ok = (w[7] == "-" and w[8] == "-" and w[9] == "-") or (p1 and p2 and p3)
+    if not (name and id and kinds[w[2]] and f1 and f2 and f3 and from and point_ok and (w[11] == "-" or to)) then
+      return nil, ("the rigid forces are damaged (line %d)"):format(i)
+    end
+    list[#list + 1] = {id = id, body = name, f = {f1, f2, f3}, point = p1 and {p1, p2, p3} or nil, from = from,
+                       to = to, kind = w[2]}
+  end
+  return {serial = serial, list = list}
+end
+
+-- set_forces(W, decoded) → true, or nil and what is wrong (a body that is not a rigid body of W:
+-- nothing is changed then).
+function M.set_forces(W, forces)
+  for _, e in ipairs(forces.list) do
+    local b = W._bodies[e.body]
+    if not b then
+      local h = C.loom_world_find(W._w, e.body)
+      b = h ~= 0 and wrap(W, h) or nil
+    end
+    if not b or b.kind ~= "rigid" then return nil, ("force %d acts on '%s', which is not a rigid body of this world"):format(e.id, e.body) end
+  end
+  for _, e in ipairs(forces.list) do e.body = W._bodies[e.body] or wrap(W, C.loom_world_find(W._w, e.body)) end
+  W._force_serial = forces.serial
+  W._rforces = forces.list
+  return true
 end
 
 -- The rigid forces' share of the step [t, t1]: each active force times the part of the step it
