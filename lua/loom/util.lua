@@ -4,6 +4,7 @@ local M = {}
 
 local function hex(s) return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
 local function unhex(s) return (s:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)) end
+M.hex, M.unhex = hex, unhex
 
 -- Flat table of number/boolean/string values → text ("key=n:1.5\n..."), keys sorted.
 function M.encode(t)

@@ -15,6 +15,7 @@ local array = require "loom.array"
 local select_mod = require "loom.select"
 local input_mod = require "loom.input"
 local caller = require "loom.caller"
+local util = require "loom.util"
 
 local M = {}
 
@@ -1633,14 +1634,13 @@ end
 -- The rigid forces as text (snapshots, checkpoints): "serial N", then one line per force: id,
 -- kind, the body's name in hex, f, the point in the body's frame or "-", from, to or "-". Numbers
 -- with 17 digits come back as the same doubles.
-local function hexs(v) return (v:gsub(".", function(c) return ("%02x"):format(c:byte()) end)) end
 local function g17(v) return v == nil and "-" or ("%.17g"):format(v) end
 function M.encode_forces(W)
   local out = {"serial " .. g17(rawget(W, "_force_serial") or 0)}
   for _, e in ipairs(rawget(W, "_rforces") or {}) do
     if not e.body.dead then
       local p = e.point or {}
-      out[#out + 1] = table.concat({g17(e.id), e.kind, hexs(e.body.name), g17(e.f[1]), g17(e.f[2]), g17(e.f[3]),
+      out[#out + 1] = table.concat({g17(e.id), e.kind, util.hex(e.body.name), g17(e.f[1]), g17(e.f[2]), g17(e.f[3]),
                                     g17(p[1]), g17(p[2]), g17(p[3]), g17(e.from), g17(e.to)}, " ")
     end
   end
@@ -1659,7 +1659,7 @@ function M.decode_forces(W, text)
     for word in lines[i]:gmatch("%S+") do w[#w + 1] = word end
     local function num(k) local v = tonumber(w[k]); return v and check.is_finite(v) and v or nil end
     local name = #w == 11 and w[3]:match("^%x*$") and #w[3] % 2 == 0 and
-                 w[3]:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end) or nil
+                 util.unhex(w[3]) or nil
     local id, f1, f2, f3, from = num(1), num(4), num(5), num(6), num(10)
     local p1, p2, p3, to = num(7), num(8), num(9), num(11)
     local point_ok = (w[7] == "-" and w[8] == "-" and w[9] == "-") or (p1 and p2 and p3)
