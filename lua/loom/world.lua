@@ -1758,6 +1758,9 @@ function Group:resync()
   if not self.traj then return end
   local ok, x, y, z = pcall(self.traj, self.world.time)
   if ok and x ~= nil and x ~= false and finite3(x, y, z) then
+    -- (a group carried over where its trajectory still puts it keeps its vertices' motion)
+    C.loom_pins_offset(self.world._w, self.handle, tmp)
+    if tmp[0].x == x and tmp[0].y == y and tmp[0].z == z then return end
     tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
     C.loom_pins_set_offset(self.world._w, self.handle, tmp)
   end

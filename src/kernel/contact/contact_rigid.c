@@ -139,6 +139,7 @@ static uint64_t cache_key(int slot_a, int slot_b, uint32_t id) {
   return (uint64_t)(uint16_t)slot_a << 48 | (uint64_t)(uint16_t)slot_b << 32 | id;
 }
 
+
 static const rcache *cache_find(const struct rigid_work *rw, uint64_t key) {
   int lo = 0, hi = rw->ncache - 1;
   while (lo <= hi) {
@@ -705,6 +706,36 @@ static int cmp_cache(const void *pa, const void *pb) {
 
 static void qsort_cache(struct rigid_work *rw) {
   if (rw->ncache > 1) qsort(rw->cache, (size_t)rw->ncache, sizeof(rcache), cmp_cache);
+}
+
+/* The new slot of an entry's old slot, or -1 (a slot the old world does not have: a state read
+ * from a file holds whatever keys the file held). */
+static int mapped_slot(const loom_world *src, const int32_t *slot_map, uint64_t key, int shift) {
+  const int s = (int)(key >> shift & 0xffff);
+  return s < src->body_slots ? slot_map[s] : -1;
+}
+
+int rigid_cache_transplant(loom_world *dst, const loom_world *src, const int32_t *slot_map) {
+  const struct rigid_work *from = src->rigid;
+  if (!from || !from->ncache) return 0;
+  int n = 0;
+  for (int e = 0; e < from->ncache; e++) {
+    const uint64_t key = from->cache[e].key;
+    n += mapped_slot(src, slot_map, key, 48) >= 0 && mapped_slot(src, slot_map, key, 32) >= 0;
+  }
+  rcache *to = rigid_cache_data(dst, n);
+  if (!to) return n ? -1 : 0;
+  int k = 0;
+  for (int e = 0; e < from->ncache; e++) {
+    const uint64_t key = from->cache[e].key;
+    const int a = mapped_slot(src, slot_map, key, 48), b = mapped_slot(src, slot_map, key, 32);
+    if (a < 0 || b < 0) continue;
+    to[k] = from->cache[e];
+    to[k].key = cache_key(a, b, (uint32_t)key);
+    k++;
+  }
+  qsort_cache(dst->rigid); /* (the new slots may come in another order than the old) */
+  return n;
 }
 
 static int find_root(int *parent, int i) {

@@ -84,6 +84,11 @@ static uint64_t rigid_model_hash(const body_slot *b, uint64_t h) {
   return h;
 }
 
+int rigid_slot_same_shape(const body_slot *a, const body_slot *b) {
+  const rigid_body *x = rigid_of_slot((body_slot *)a), *y = rigid_of_slot((body_slot *)b);
+  return x->model.shape_type == y->model.shape_type && x->params.motion == y->params.motion;
+}
+
 /* A static obstacle is where the file puts it; a kinematic one continues its motion. */
 static int rigid_transplant(body_slot *dst, const body_slot *src) {
   rigid_body *a = rigid_of_slot(dst);

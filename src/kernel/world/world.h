@@ -389,6 +389,13 @@ const pair_override *world_pair_override(const loom_world *w, int slot_a, int sl
 size_t rigid_cache_entry_size(void);
 int rigid_cache_count(const loom_world *w);
 void *rigid_cache_data(loom_world *w, int count);
+/* Hot reload: the old world's remembered impulses between two bodies the new world also has,
+ * under the new slots (slot_map: old slot -> new slot, or -1 to leave the body's out), in place of
+ * the new world's. Returns the entries carried, or -1 when out of memory. */
+int rigid_cache_transplant(loom_world *dst, const loom_world *src, const int32_t *slot_map);
+/* Whether two rigid bodies (slots) have the same shape kind and motion (rigid/rigid_kind.c): the
+ * impulses remembered for one's contact features then fit the other's. */
+int rigid_slot_same_shape(const body_slot *a, const body_slot *b);
 
 /* Frees the rigid solver's work (contact/contact_rigid.c). */
 void rigid_work_free(struct rigid_work *rw);

@@ -274,6 +274,9 @@ LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src) {
   dst->time = src->time;
   dst->steps = src->steps;
   int carried = 0;
+  /* old slot -> new slot of the rigid bodies whose remembered contact impulses still fit */
+  int32_t *slot_map = src->body_slots ? core_calloc((size_t)src->body_slots, sizeof(int32_t)) : NULL;
+  for (int i = 0; slot_map && i < src->body_slots; i++) slot_map[i] = -1;
   for (int o = 0; o < dst->order_count; o++) {
     body_slot *d = &dst->bodies[dst->order[o]];
     int h = loom_world_find(src, d->name);
@@ -281,6 +284,7 @@ LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src) {
     const body_slot *s = &src->bodies[handle_slot(h)];
     if (s->ops != d->ops) continue;
     if (d->pts && (d->pts->n != s->pts->n || d->pts->nt != s->pts->nt)) continue;
+    if (slot_map && d->ops->id == LOOM_KIND_RIGID && rigid_slot_same_shape(d, s)) slot_map[handle_slot(h)] = dst->order[o];
     if (d->ops->transplant) {
       /* the kind decides first (it may refuse), then gets the copied state to adjust */
       if (!d->ops->transplant(d, s)) continue;
@@ -291,5 +295,36 @@ LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src) {
     }
     carried++;
   }
+  /* pin groups: a new group that holds the same vertices of a body of the same name as an old one
+   * (the first not yet taken, in creation order) takes its offsets, hold and rest positions, so
+   * that a reload of an unchanged file goes on where the old one was (world:adopt then moves only
+   * groups whose trajectory now says otherwise) */
+  uint8_t *taken = src->group_slots ? core_calloc((size_t)src->group_slots, 1) : NULL;
+  for (int g = 0; taken && g < dst->group_slots; g++) {
+    pin_group *q = &dst->groups[g];
+    if (!q->alive) continue;
+    const body_slot *qb = &dst->bodies[q->body];
+    for (int k = 0; k < src->group_slots; k++) {
+      const pin_group *o = &src->groups[k];
+      if (!o->alive || taken[k] || o->count != q->count) continue;
+      const body_slot *ob = &src->bodies[o->body];
+      if (strcmp(ob->name, qb->name) != 0 || ob->ops != qb->ops || !ob->pts || !qb->pts || ob->pts->n != qb->pts->n ||
+          memcmp(o->idx, q->idx, sizeof(int32_t) * (size_t)q->count) != 0)
+        continue;
+      taken[k] = 1;
+      q->offset = o->offset;
+      q->target = o->target;
+      q->held = o->held;
+      memcpy(q->rest, o->rest, sizeof(vec3) * (size_t)q->count);
+      break;
+    }
+  }
+  core_free(taken);
+  sync_pins(dst);
+  /* the rigid solver's warm start: without it every resting contact starts its first solve from
+   * nothing, and a pile settles again (2.5 mm in one step in scenes/rain.lua) */
+  if (slot_map && rigid_cache_transplant(dst, src, slot_map) < 0)
+    world_message(dst, LOOM_WARNING, -1, "hot reload: out of memory carrying the rigid contact impulses; contacts start afresh");
+  core_free(slot_map);
   return carried;
 }
