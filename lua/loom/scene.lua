@@ -210,7 +210,7 @@ function world.World:load(path, opts)
   path = caller.resolve(path)
   local data = read_file(path, "world:load")
   local extra, rest = checkpoint_extra(data)
-  local forces = extra and world.decode_forces(self, extra.forces)
+  local forces = extra and world.decode_forces(extra.forces)
   if not forces then
     caller.error(("world:load: %s: %s"):format(path, extra and "the checkpoint's rigid forces are damaged" or rest))
   end

@@ -961,7 +961,7 @@ function World:restore(s)
   local head, len = s:match("^(LOOMRF1 (%d+)\n)")
   len = tonumber(len)
   if not head or #s < #head + len then caller.error("restore: not a snapshot of a Loom world (or a damaged one)") end
-  local forces, err = M.decode_forces(self, s:sub(#head + 1, #head + len))
+  local forces, err = M.decode_forces(s:sub(#head + 1, #head + len))
   if not forces then caller.error("restore: " .. err) end
   local state = s:sub(#head + len + 1)
   if C.loom_world_load_state(self._w, state, #state) ~= 0 then caller.error("restore: " .. last_error()) end
@@ -1647,8 +1647,8 @@ function M.encode_forces(W)
   return table.concat(out, "\n")
 end
 
--- decode_forces(W, text) → {serial =, list}, or nil and what is wrong; nothing is changed.
-function M.decode_forces(W, text)
+-- decode_forces(text) → {serial =, list}, or nil and what is wrong; nothing is changed.
+function M.decode_forces(text)
   local lines = {}
   for line in text:gmatch("[^\n]+") do lines[#lines + 1] = line end
   local serial = tonumber((lines[1] or ""):match("^serial (%d+)$"))

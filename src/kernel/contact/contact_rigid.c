@@ -139,7 +139,6 @@ static uint64_t cache_key(int slot_a, int slot_b, uint32_t id) {
   return (uint64_t)(uint16_t)slot_a << 48 | (uint64_t)(uint16_t)slot_b << 32 | id;
 }
 
-
 static const rcache *cache_find(const struct rigid_work *rw, uint64_t key) {
   int lo = 0, hi = rw->ncache - 1;
   while (lo <= hi) {
