@@ -277,6 +277,7 @@ LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src) {
   /* old slot -> new slot of the rigid bodies whose remembered contact impulses still fit */
   int32_t *slot_map = src->body_slots ? core_calloc((size_t)src->body_slots, sizeof(int32_t)) : NULL;
   for (int i = 0; slot_map && i < src->body_slots; i++) slot_map[i] = -1;
+  uint8_t *kept = dst->body_slots ? core_calloc((size_t)dst->body_slots, 1) : NULL; /* new slots carried */
   for (int o = 0; o < dst->order_count; o++) {
     body_slot *d = &dst->bodies[dst->order[o]];
     int h = loom_world_find(src, d->name);
@@ -293,24 +294,25 @@ LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src) {
     } else {
       copy_body_state(d, s);
     }
+    if (kept) kept[dst->order[o]] = 1;
     carried++;
   }
-  /* pin groups: a new group that holds the same vertices of a body of the same name as an old one
-   * (the first not yet taken, in creation order) takes its offsets, hold and rest positions, so
+  /* pin groups: a new group that holds the same vertices of a carried body as an old one holds of
+   * the old body (the first not yet taken, in creation order) takes its offsets, hold and rest
+   * positions (a body not carried keeps the new build's positions, and its groups theirs), so
    * that a reload of an unchanged file goes on where the old one was (world:adopt then moves only
    * groups whose trajectory now says otherwise) */
   uint8_t *taken = src->group_slots ? core_calloc((size_t)src->group_slots, 1) : NULL;
-  for (int g = 0; taken && g < dst->group_slots; g++) {
+  for (int g = 0; taken && kept && g < dst->group_slots; g++) {
     pin_group *q = &dst->groups[g];
-    if (!q->alive) continue;
+    if (!q->alive || !kept[q->body]) continue;
     const body_slot *qb = &dst->bodies[q->body];
     for (int k = 0; k < src->group_slots; k++) {
       const pin_group *o = &src->groups[k];
       if (!o->alive || taken[k] || o->count != q->count) continue;
       const body_slot *ob = &src->bodies[o->body];
-      if (strcmp(ob->name, qb->name) != 0 || ob->ops != qb->ops || !ob->pts || !qb->pts || ob->pts->n != qb->pts->n ||
-          memcmp(o->idx, q->idx, sizeof(int32_t) * (size_t)q->count) != 0)
-        continue;
+      /* (the carried body is the old one of the same name: same kind and vertex count) */
+      if (strcmp(ob->name, qb->name) != 0 || memcmp(o->idx, q->idx, sizeof(int32_t) * (size_t)q->count) != 0) continue;
       taken[k] = 1;
       q->offset = o->offset;
       q->target = o->target;
@@ -320,6 +322,7 @@ LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src) {
     }
   }
   core_free(taken);
+  core_free(kept);
   sync_pins(dst);
   /* the rigid solver's warm start: without it every resting contact starts its first solve from
    * nothing, and a pile settles again (2.5 mm in one step in scenes/rain.lua) */
