@@ -320,13 +320,13 @@ static uint64_t cloth_model_hash(const body_slot *s, uint64_t h) {
   return h;
 }
 
-/* Hot reload: the topology must match (the world checked the vertex and triangle counts). Pinned
- * vertices of the new scene hold still until their trajectories take over. */
+/* Hot reload: the topology must match (the world checked the vertex and triangle counts); pins as
+ * particles_transplant_pins says. */
 static int cloth_transplant(body_slot *dst, const body_slot *src) {
-  const cloth_body *a = cloth_of(dst), *b = cloth_of(src);
+  cloth_body *a = cloth_of(dst);
+  const cloth_body *b = cloth_of(src);
   if (memcmp(a->p.tri, b->p.tri, sizeof(int32_t) * 3 * (size_t)a->p.nt)) return 0;
-  for (int i = 0; i < a->p.n; i++)
-    if (a->p.inv_m[i] == 0) a->p.v[i] = v3(0, 0, 0);
+  particles_transplant_pins(&a->p, &b->p);
   return 1;
 }
 

@@ -369,8 +369,7 @@ static int solid_transplant(body_slot *dst, const body_slot *src) {
   if (a->model.nt != b->model.nt || memcmp(a->model.tet, b->model.tet, sizeof(int32_t) * 4 * (size_t)a->model.nt))
     return 0;
   solid_rest_update(a); /* the carried rest shape */
-  for (int i = 0; i < a->p.n; i++)
-    if (a->p.inv_m[i] == 0) a->p.v[i] = v3(0, 0, 0);
+  particles_transplant_pins(&a->p, &b->p);
   return 1;
 }
 

@@ -386,6 +386,11 @@ void particles_box(const particles *p, vec3 *lo, vec3 *hi) {
   for (int i = 0; i < p->n; i++) *lo = v3_min(*lo, p->x[i]), *hi = v3_max(*hi, p->x[i]);
 }
 
+void particles_transplant_pins(particles *dst, const particles *src) {
+  for (int i = 0; i < dst->n; i++)
+    if (dst->inv_m[i] == 0 && src->inv_m[i] != 0) dst->v[i] = v3(0, 0, 0);
+}
+
 void particles_bounds(const loom_world *w, const body_slot *s, const step_info *si, vec3 *lo, vec3 *hi) {
   (void)w, (void)si;
   const particles *p = s->pts;

@@ -424,6 +424,11 @@ void particles_free(particles *p);
 int particles_find_divergence(const particles *p, const char **what);
 /* The box of a particle body's current positions. */
 void particles_box(const particles *p, vec3 *lo, vec3 *hi);
+/* Hot reload, after the state copy: a vertex the new scene pins and the old one left free holds
+ * still until its pin's trajectory moves it; one pinned in both keeps the velocity its pin gave it
+ * (zeroing it changed the rounding of the next step: a reload of an unchanged file then went on
+ * differently). */
+void particles_transplant_pins(particles *dst, const particles *src);
 /* The box of a particle body over the current substep (from x_sub to x), grown by its thickness:
  * the body_kind.bounds of cloth and solids. */
 void particles_bounds(const loom_world *w, const body_slot *b, const step_info *s, vec3 *lo, vec3 *hi);
