@@ -189,6 +189,7 @@ function App.init(opts)
     end
     view_state = util.decode(carry.view or "")
   end
+  S.carry_forces = carry and carry.forces or nil
   S.scene = sc
   local ok, w = pcall(sc.instantiate, sc)
   if not ok then
@@ -337,6 +338,7 @@ function App.export()
       pairs = S.show.pairs, zones = S.show.zones, boxes = S.show.boxes,
       steps_done = S.steps_done, start_wall = S.start_wall,
     },
+    forces = world_mod.runtime_forces(S.world),
   }
 end
 
@@ -345,7 +347,16 @@ function App.world_address() return S.world:address() end
 -- Takes over the state of the previous Lua state's world (hot reload).
 function App.adopt(old_address)
   local n = S.world:adopt(old_address)
-  App.notify(("reloaded %s at t = %.2f s (%d bod%s kept)"):format(S.opts.scene, S.world.time, n, n == 1 and "y" or "ies"), "info")
+  -- the rigid forces added while the old version ran (the force panel, on_step) go on acting
+  local carried, dropped = world_mod.carry_forces(S.world, S.carry_forces)
+  S.carry_forces = nil
+  local extra = carried > 0 and (", %d rigid force%s carried"):format(carried, carried == 1 and "" or "s") or ""
+  App.notify(("reloaded %s at t = %.2f s (%d bod%s kept%s)"):format(S.opts.scene, S.world.time, n, n == 1 and "y" or "ies",
+    extra), "info")
+  if #dropped > 0 then
+    App.notify(("reload: %d rigid force%s dropped: no dynamic rigid body %s in the new version"):format(#dropped,
+      #dropped == 1 and "" or "s", table.concat(dropped, ", ")), "warning")
+  end
   return n
 end
 

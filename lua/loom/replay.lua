@@ -6,6 +6,7 @@
 local ffi = require "ffi"
 local C = require "loom.lib"
 local util = require "loom.util"
+local world_mod = require "loom.world"
 local caller = require "loom.caller"
 
 local M = {}
@@ -133,7 +134,10 @@ function M.replay(path, opts)
         if pending then
           local okb, nw = pcall(pending.instantiate, pending)
           if not okb then fail("%s:%d: the recorded scene version does not build: %s", path, e.line, tostring(nw)) end
-          if W then nw:adopt(W:address()) end
+          if W then
+            nw:adopt(W:address())
+            world_mod.carry_forces(nw, world_mod.runtime_forces(W)) -- (as the app does on a reload)
+          end
           W, sc, pending = nw, pending, nil
           cam = nil
         end

@@ -111,7 +111,13 @@ function Scene:instantiate(overrides)
   local W = world.new {dt = self.dt, gravity = self.gravity, wind = self.wind}
   rawset(W, "_scene", self)
   rawset(W, "_default_substeps", self.substeps)
-  if self.build then self.build(W, self.params) end
+  if self.build then
+    -- (forces applied now are the build's: a hot reload does not carry them; a build that fails
+    -- leaves no world)
+    rawset(W, "_building", true)
+    self.build(W, self.params)
+    rawset(W, "_building", nil)
+  end
   return W
 end
 

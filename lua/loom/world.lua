@@ -1557,8 +1557,10 @@ function Body:apply_force(f, point, interval)
     list = {}
     W._rforces = list
   end
+  -- (runtime: added while the world runs, not by the scene's build; a hot reload carries it)
   list[#list + 1] = {id = id, body = self, f = {fx, fy, fz}, point = local_point, from = from, to = to,
-                     kind = interval == nil and "step" or (to == nil and "perpetual" or "temporal")}
+                     kind = interval == nil and "step" or (to == nil and "perpetual" or "temporal"),
+                     runtime = not rawget(W, "_building")}
   return id
 end
 
@@ -1635,10 +1637,10 @@ end
 -- kind, the body's name in hex, f, the point in the body's frame or "-", from, to or "-". Numbers
 -- with 17 digits come back as the same doubles.
 local function g17(v) return v == nil and "-" or ("%.17g"):format(v) end
-function M.encode_forces(W)
+function M.encode_forces(W, runtime_only)
   local out = {"serial " .. g17(rawget(W, "_force_serial") or 0)}
   for _, e in ipairs(rawget(W, "_rforces") or {}) do
-    if not e.body.dead then
+    if not e.body.dead and (e.runtime or not runtime_only) then
       local p = e.point or {}
       out[#out + 1] = table.concat({g17(e.id), e.kind, util.hex(e.body.name), g17(e.f[1]), g17(e.f[2]), g17(e.f[3]),
                                     g17(p[1]), g17(p[2]), g17(p[3]), g17(e.from), g17(e.to)}, " ")
@@ -1674,19 +1676,58 @@ end
 
 -- set_forces(W, decoded) → true, or nil and what is wrong (a body that is not a rigid body of W:
 -- nothing is changed then).
+local function body_named(W, name)
+  local b = W._bodies[name]
+  if b then return b end
+  local h = C.loom_world_find(W._w, name)
+  return h ~= 0 and wrap(W, h) or nil
+end
+
 function M.set_forces(W, forces)
   for _, e in ipairs(forces.list) do
-    local b = W._bodies[e.body]
-    if not b then
-      local h = C.loom_world_find(W._w, e.body)
-      b = h ~= 0 and wrap(W, h) or nil
-    end
+    local b = body_named(W, e.body)
     if not b or b.kind ~= "rigid" then return nil, ("force %d acts on '%s', which is not a rigid body of this world"):format(e.id, e.body) end
   end
-  for _, e in ipairs(forces.list) do e.body = W._bodies[e.body] or wrap(W, C.loom_world_find(W._w, e.body)) end
+  for _, e in ipairs(forces.list) do e.body = body_named(W, e.body) end
   W._force_serial = forces.serial
   W._rforces = forces.list
   return true
+end
+
+-- Hot reload: the forces added while the old world ran (the force panel, a scene's on_step) as
+-- text, M.runtime_forces(W_old), and their carrying into the new world after it adopted the old
+-- one's state, M.carry_forces(W_new, text). The new build's own forces stay (an edited force in the
+-- file takes effect); a carried force whose id the new world already uses gets the next free one,
+-- and one on a body the new world has no dynamic rigid body of that name for is dropped. Returns
+-- the number carried and the names of the bodies whose forces were dropped.
+function M.runtime_forces(W) return M.encode_forces(W, true) end
+
+function M.carry_forces(W, text)
+  local decoded = text and M.decode_forces(text)
+  if not decoded then return 0, {} end -- (nothing handed over)
+  local list = rawget(W, "_rforces") or {}
+  local used, serial = {}, math.max(rawget(W, "_force_serial") or 0, decoded.serial)
+  for _, e in ipairs(list) do used[e.id] = true end
+  local carried, dropped = 0, {}
+  for _, e in ipairs(decoded.list) do
+    local b = body_named(W, e.body)
+    if b and b.kind == "rigid" and b.motion == "dynamic" then
+      if used[e.id] then
+        serial = serial + 1
+        e.id = serial
+      end
+      serial = math.max(serial, e.id)
+      used[e.id] = true
+      e.body, e.runtime = b, true
+      list[#list + 1] = e
+      carried = carried + 1
+    else
+      dropped[#dropped + 1] = e.body
+    end
+  end
+  W._rforces = list
+  W._force_serial = serial
+  return carried, dropped
 end
 
 -- The rigid forces' share of the step [t, t1]: each active force times the part of the step it

@@ -101,6 +101,45 @@ describe("session journals", function()
     assert.equal(final, W2:hash())
   end)
 
+  it("replays a hot reload that carries a rigid force added at run time", function()
+    local dir = U.tmpdir()
+    local path, journal = dir .. "/box.lua", dir .. "/session.journal"
+    local BOX = [[
+local loom = require "loom"
+local scene = loom.scene { title = "box", dt = 1 / 100, gravity = {0, 0, 0} }
+function scene.build(world)
+  world:rigid { name = "box", shape = loom.shape.box(0.1, 0.1, 0.1), position = {0, 0, 1}, mass = 2 }
+end
+function scene.on_step(world, t)
+  if t >= 0.05 and t < 0.055 then world:body("box"):apply_force({4, 0, 1}, {from = t, to = t + 5}) end
+end
+return scene
+-- VERSION
+]]
+    U.write(path, (BOX:gsub("VERSION", "a")))
+    local canvas = ffi.gc(C.loom_canvas_create(320, 200), C.loom_canvas_destroy)
+    local a1 = fresh_app()
+    a1.init { scene = path, mode = "window", canvas = canvas, quiet = true, budget = 10, record = journal }
+    for _ = 1, 4 do a1.frame(0.05, {}) end
+    U.replace(path, (BOX:gsub("VERSION", "b")))
+    local a2 = fresh_app()
+    a2.init { scene = path, mode = "window", canvas = canvas, quiet = true, budget = 10, record = journal,
+              carry = a1.export() }
+    a2.adopt(a1.world_address())
+    a1.close()
+    for _ = 1, 4 do a2.frame(0.05, {}) end
+    local wptr = ffi.cast("loom_world*", a2.world_address())
+    local v = ffi.new("loom_vec3")
+    C.loom_rigid_velocity(wptr, C.loom_world_find(wptr, "box"), v, nil)
+    local t = C.loom_world_time(wptr)
+    local final = world_hash(a2)
+    a2.close()
+    assert.is_true(t > 0.3 and t < 1, tostring(t))
+    assert.near(2 * (t - 0.05), v.x, 0.03) -- the force acted through the reload
+    local W = replay.replay(journal)
+    assert.equal(final, W:hash())
+  end)
+
   it("records a headless run that loom replay reproduces, and refuses what is not a journal", function()
     local dir = U.tmpdir()
     local j = dir .. "/run.journal"

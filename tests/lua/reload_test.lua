@@ -100,6 +100,60 @@ describe("hot reload of an unchanged scene", function()
   end
 end)
 
+describe("hot reload and the rigid forces", function()
+  -- A force added while the world runs (the force panel, a scene's on_step) goes on acting after a
+  -- reload; the new build's own forces are the ones in the file.
+  local FORCES = [[
+local loom = require "loom"
+local scene = loom.scene { title = "forces", gravity = {0, 0, 0}, dt = 1 / 100 }
+function scene.build(world)
+  local b = world:rigid { name = "box", shape = loom.shape.box(0.1, 0.1, 0.1), position = {0, 0, 1}, mass = 2 }
+  b:apply_force({0, 0, BUILD}, {from = 0})
+end
+function scene.on_step(world, t)
+  local b = world:body "box"
+  if t >= 0.2 and t < 0.205 then b:apply_force({4, 0, 0}, {from = t}) end -- once, at t = 0.2
+  local f = io.open(OUT, "a")
+  f:write(("%.9f %.12f %.12f\n"):format(world.time, b.velocity.x, b.velocity.z))
+  f:close()
+end
+return scene
+-- VERSION
+]]
+
+  it("carries a force added at run time, keeps the build's, and takes an edited build force", function()
+    local d = U.tmpdir()
+    local scene, out, log = d .. "/scene.lua", d .. "/v.txt", d .. "/log.txt"
+    local function version(build, tag)
+      return (FORCES:gsub("BUILD", tostring(build)):gsub("OUT", ("%q"):format(out)):gsub("VERSION", tag))
+    end
+    U.write(scene, version(1, "a"))
+    U.write(d .. "/b.lua", version(3, "b"))
+    local res = U.sh(table.concat({
+      ("%q run %q --headless --watch --time 2.5 > %q 2>&1 &"):format(U.loom, scene, log),
+      "pid=$!", "sleep 1.2",
+      ("cp %q %q && mv %q %q"):format(d .. "/b.lua", scene .. ".tmp", scene .. ".tmp", scene),
+      "wait $pid", "echo status $?",
+    }, "\n"))
+    local logtext = U.read(log) or ""
+    assert.truthy(res:find("status 0", 1, true), res .. logtext)
+    local at = tonumber(logtext:match("reloaded [^\n]- at t = ([%d%.]+) s"))
+    assert.truthy(at, logtext)
+    assert.truthy(logtext:find("1 rigid force carried", 1, true), logtext)
+    local rows = {}
+    for t, vx, vz in (U.read(out) or ""):gmatch("(%S+) (%S+) (%S+)\n") do
+      rows[#rows + 1] = {t = tonumber(t), vx = tonumber(vx), vz = tonumber(vz)}
+    end
+    assert.is_true(#rows > 200)
+    -- x: 4 N on 2 kg from t = 0.2 on, before and after the reload (2 m/s^2)
+    local last = rows[#rows]
+    assert.near(last.t, 2.5, 1e-6)
+    assert.near(2 * (last.t - 0.2), last.vx, 0.03)
+    -- z: the build's 1 N (0.5 m/s^2) until the reload, then version b's 3 N (1.5 m/s^2)
+    assert.near(0.5 * at + 1.5 * (last.t - at), last.vz, 0.03)
+  end)
+end)
+
 describe("hot reload of a scene that pins a vertex the old one left free", function()
   it("holds the newly pinned vertex still and keeps the velocity of a vertex pinned in both", function()
     local loom = require "loom"
