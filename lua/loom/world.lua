@@ -984,7 +984,11 @@ function World:adopt(old_ptr)
   for _, b in ipairs(self._kinematic) do
     if b.traj then
       local ok, x, y, z = pcall(b.traj, self.time)
-      if ok and x then pcall(b.set_pose, b, {x, y, z}) end
+      if ok and x then
+        -- (a body carried to where its trajectory puts it keeps its motion: set_pose would stop it)
+        local p = b.position
+        if p.x ~= x or p.y ~= y or p.z ~= z then pcall(b.set_pose, b, {x, y, z}) end
+      end
     end
   end
   return n

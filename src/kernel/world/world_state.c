@@ -245,8 +245,9 @@ LOOM_API int loom_world_hash(const loom_world *w, char *out, int cap) {
 }
 
 /* Copies one body's state fields from src to dst (same kind, same vertex count). What the next
- * step looks for is not copied: a reloaded scene may have put new obstacles where the body is, so
- * the new body's first step looks, as any new body's does. */
+ * step looks for is not copied here: a reloaded scene may have put new obstacles where the body
+ * is, so the new body's first step looks, as any new body's does (unless nothing around it
+ * changed: same_surroundings). */
 static void copy_body_state(body_slot *d, const body_slot *s) {
   if (d->pts) {
     size_t bytes = sizeof(vec3) * (size_t)d->pts->n;
@@ -267,6 +268,50 @@ static void copy_body_state(body_slot *d, const body_slot *s) {
       memcpy(db + f->offset, sb + f->offset, f->size);
     }
   }
+}
+
+/* Whether every parameter of two bodies of one kind has the same value (bit for bit). */
+static int same_params(const body_slot *d, const body_slot *s) {
+  for (int i = 0; i < d->ops->nparams; i++) {
+    const param_spec *p = &d->ops->params[i];
+    const size_t n = (p->flags & PARAM_INTEGER) ? sizeof(int) : sizeof(double);
+    if (memcmp((const char *)d->data + p->offset, (const char *)s->data + p->offset, n) != 0) return 0;
+  }
+  return 1;
+}
+
+/* The override of world:pair between the bodies of handles a and b of w, by their names in o's
+ * world (NULL: none). */
+static const pair_override *override_named(const loom_world *w, const loom_world *o, int a, int b) {
+  const int ha = loom_world_find(w, o->bodies[handle_slot(a)].name), hb = loom_world_find(w, o->bodies[handle_slot(b)].name);
+  return ha && hb ? world_pair_override(w, handle_slot(ha), handle_slot(hb)) : NULL;
+}
+
+/* Whether the new world is the old one again (a reload of an unchanged file): the same bodies by
+ * name, kind and parameters, every particle body carried (kept), every rigid body of the same
+ * model and either carried or in the same state, and the same collide choices of world:pair. What
+ * the next step looks for (crossings, vertices inside obstacles) is then what the old world's
+ * next step would look for, and is carried with the rest of the state. */
+static int same_surroundings(const loom_world *dst, const loom_world *src, const uint8_t *kept) {
+  if (!kept || dst->order_count != src->order_count || dst->noverrides != src->noverrides) return 0;
+  for (int o = 0; o < dst->order_count; o++) {
+    const body_slot *d = &dst->bodies[dst->order[o]];
+    const int h = loom_world_find(src, d->name);
+    if (!h) return 0;
+    const body_slot *s = &src->bodies[handle_slot(h)];
+    if (s->ops != d->ops || !same_params(d, s)) return 0;
+    if (kept[dst->order[o]]) continue;
+    if (d->pts || !d->ops->model_hash || d->ops->model_hash(d, 0) != s->ops->model_hash(s, 0)) return 0;
+    for (int i = 0; i < d->ops->nstate; i++) {
+      const state_field *f = &d->ops->state[i];
+      if (f->per_vertex || memcmp((const char *)d->data + f->offset, (const char *)s->data + f->offset, f->size) != 0) return 0;
+    }
+  }
+  for (int i = 0; i < dst->noverrides; i++) {
+    const pair_override *q = &dst->overrides[i], *p = override_named(src, dst, q->a, q->b);
+    if (!p || p->collide != q->collide) return 0;
+  }
+  return 1;
 }
 
 LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src) {
@@ -322,6 +367,14 @@ LOOM_API int loom_world_transplant(loom_world *dst, const loom_world *src) {
     }
   }
   core_free(taken);
+  if (same_surroundings(dst, src, kept))
+    for (int o = 0; o < dst->order_count; o++) {
+      particles *p = dst->bodies[dst->order[o]].pts;
+      if (!p) continue;
+      const particles *q = src->bodies[handle_slot(loom_world_find(src, dst->bodies[dst->order[o]].name))].pts;
+      p->col.check_tangles = q->col.check_tangles;
+      p->check_obstacles = q->check_obstacles;
+    }
   core_free(kept);
   sync_pins(dst);
   /* the rigid solver's warm start: without it every resting contact starts its first solve from
