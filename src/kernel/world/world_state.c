@@ -289,9 +289,10 @@ static const pair_override *override_named(const loom_world *w, const loom_world
 
 /* Whether the new world is the old one again (a reload of an unchanged file): the same bodies by
  * name, kind and parameters, every particle body carried (kept), every rigid body of the same
- * model and either carried or in the same state, and the same collide choices of world:pair. What
- * the next step looks for (crossings, vertices inside obstacles) is then what the old world's
- * next step would look for, and is carried with the rest of the state. */
+ * model (a carried one may have another size) and either carried or in the same state, and the
+ * same collide choices of world:pair. What the next step looks for (crossings, vertices inside
+ * obstacles) is then what the old world's next step would look for, and is carried with the rest
+ * of the state. */
 static int same_surroundings(const loom_world *dst, const loom_world *src, const uint8_t *kept) {
   if (!kept || dst->order_count != src->order_count || dst->noverrides != src->noverrides) return 0;
   for (int o = 0; o < dst->order_count; o++) {
@@ -300,8 +301,12 @@ static int same_surroundings(const loom_world *dst, const loom_world *src, const
     if (!h) return 0;
     const body_slot *s = &src->bodies[handle_slot(h)];
     if (s->ops != d->ops || !same_params(d, s)) return 0;
+    if (d->pts) {
+      if (!kept[dst->order[o]]) return 0;
+      continue;
+    }
+    if (!d->ops->model_hash || d->ops->model_hash(d, 0) != s->ops->model_hash(s, 0)) return 0;
     if (kept[dst->order[o]]) continue;
-    if (d->pts || !d->ops->model_hash || d->ops->model_hash(d, 0) != s->ops->model_hash(s, 0)) return 0;
     for (int i = 0; i < d->ops->nstate; i++) {
       const state_field *f = &d->ops->state[i];
       if (f->per_vertex || memcmp((const char *)d->data + f->offset, (const char *)s->data + f->offset, f->size) != 0) return 0;
