@@ -118,9 +118,10 @@ describe("001's experiments (scenes/experiments_001.lua)", function()
           local d = body:distance(p)
           assert.less(0.004 * 0.98, d, ("%s: vertex %d inside the body"):format(model, i))
           assert.less(0.004 * 0.98, (floor:distance(p)))
-          if d < 0.02 then touching = touching + 1 end
+          -- (within a cell, 0.11 m: a coarse stiff sheet rests on the lumps between its vertices)
+          if d < 0.12 and p[3] > 0.3 then touching = touching + 1 end
         end
-        assert.less(0, touching, model)                -- it lies on the body
+        assert.less(0, touching, model)                -- it lies on the body, held above the floor
         assert.equal(0, #W:errors(), table.concat(W:errors(), "\n"))
       end
     end

@@ -274,7 +274,7 @@ double springs_energy(const cloth_body *b, const vec3 *x);
 void springs_project(const cloth_body *b, vec3 *x);
 /* The same springs as XPBD constraints of compliance params.compliance / fraction (m/N) at
  * substep h; lambda (one per spring) accumulates over a substep's iterations. */
-void springs_project_xpbd(const cloth_body *b, vec3 *x, double h, double *lambda);
+void springs_project_xpbd(const cloth_body *b, vec3 *x, double hh, double *lambda);
 /* Gershgorin bound of omega^2 = lambda_max(M^-1 K) at rest. */
 double springs_omega2_bound(const cloth_body *b);
 /* Gershgorin bound (1/s) of the rate of 001's relative damping, 0 when it is off (allocates: call

@@ -167,19 +167,21 @@ void springs_project(const cloth_body *b, vec3 *x) {
   }
 }
 
-void springs_project_xpbd(const cloth_body *b, vec3 *x, double h, double *lambda) {
+void springs_project_xpbd(const cloth_body *b, vec3 *x, double hh, double *lambda) {
   /* XPBD (Macklin, Mueller, Chentanez 2016): each spring is a constraint C = |d| - L with
    * compliance alpha = compliance / fraction (m/N); lambda accumulates over the iterations of a
-   * substep (the caller zeroes it), dlambda = (-C - a lambda) / (w_i + w_j + a), a = alpha / h^2.
-   * The projection converges to the same stiffness 1 / alpha whatever the iteration count. Same
-   * family order as springs_project. */
+   * substep (the caller zeroes it), dlambda = (-C - a lambda) / (w_i + w_j + a), a = alpha / hh.
+   * hh is what a force f over the substep moves a vertex of mass m, divided by f / m: h^2 after
+   * a symplectic or Verlet prediction, h^2 / 2 after RK4's (cloth_predict). The projection
+   * converges to the same stiffness 1 / alpha whatever the iteration count. Same family order as
+   * springs_project. */
   static const int order[FAM_COUNT] = {FAM_SHEAR, FAM_STRUCTURAL, FAM_BEND};
   const double *w = b->p.inv_m;
   for (int o = 0; o < FAM_COUNT; o++) {
     const int fam = order[o];
     const double frac = family_k(b, fam);
     if (frac == 0) continue;
-    const double at = b->params.compliance / frac / (h * h);
+    const double at = b->params.compliance / frac / hh;
     for (int q = b->model.fam_start[fam]; q < b->model.fam_start[fam + 1]; q++) {
       const spring *s = &b->model.springs[q];
       const int i = s->i, j = s->j;

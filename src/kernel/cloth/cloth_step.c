@@ -587,15 +587,27 @@ void cloth_predict(loom_world *w, body_slot *s, const step_info *si) {
   if (b->params.model == LOOM_MODEL_SPRINGS_PBD) {
     if (b->params.compliance > 0 && b->scratch.lambda) {
       memset(b->scratch.lambda, 0, sizeof(double) * (size_t)b->model.fam_start[FAM_COUNT]);
-      for (int it = 0; it < b->params.iterations; it++) springs_project_xpbd(b, b->p.x, si->h, b->scratch.lambda);
+      /* a constant force f moves a vertex by h^2 f / m in a symplectic or Verlet prediction (from
+       * the velocity PBD derived, below) and by h^2 f / 2m in RK4's (from its end velocity) */
+      const double hh = si->h * si->h * (b->params.integrator == LOOM_INTEGRATOR_RK4 ? 0.5 : 1.0);
+      for (int it = 0; it < b->params.iterations; it++) springs_project_xpbd(b, b->p.x, hh, b->scratch.lambda);
     } else {
       for (int it = 0; it < b->params.iterations; it++) springs_project(b, b->p.x);
     }
-    /* velocities from the corrected positions (position-based dynamics) */
+    /* velocities from the corrected positions (position-based dynamics). The projection's
+     * impulses belong to the substep's acceleration, which at rest cancels gravity: the
+     * acceleration kept for the next substep's half-step shift (symplectic: u = v - a h / 2;
+     * Verlet's history d = v h - a h^2 / 2) is zero, so the next prediction is PBD's
+     * x + h v + h^2 a. With the integrators' a_prev (gravity alone) it was x + h v + h^2 a / 2 at
+     * rest, and the constraints carried half the weight: XPBD's stiffness measured 2 / compliance.
+     * (RK4 keeps no a_prev; its prediction x + h v + h^2 a / 2 is met by the projection's hh.) */
     const double ih = 1.0 / si->h;
     const vec3 *xs = b->p.x_sub;
     for (int i = 0; i < b->p.n; i++)
-      if (b->p.inv_m[i] > 0) b->p.v[i] = v3_scale(v3_sub(b->p.x[i], xs[i]), ih);
+      if (b->p.inv_m[i] > 0) {
+        b->p.v[i] = v3_scale(v3_sub(b->p.x[i], xs[i]), ih);
+        b->state.a_prev[i] = v3(0, 0, 0);
+      }
   }
   if (b->params.strain_limit > 0 && b->scratch.strain) {
     double left = 0;
