@@ -17,6 +17,15 @@ local input_mod = require "loom.input"
 local caller = require "loom.caller"
 local util = require "loom.util"
 
+-- What Body.pin refused, without where (the caller's check.raise says that): "bad argument #1 to
+-- 'pin' (reason)" or "file:line: pin: reason" become "reason".
+local function pin_reason(e)
+  e = tostring(e)
+  local r = e:match("bad argument #1 to 'pin' %((.*)%)$")
+  if r then return r end
+  return (e:gsub("^[^\n]-:%d+: ", ""):gsub("^pin: ", ""))
+end
+
 local M = {}
 
 local function last_error() return ffi.string(C.loom_last_error()) end
@@ -218,7 +227,7 @@ function World:cloth(def)
     local ok, e = pcall(Body.pin, b, d.fixed)
     if not ok then
       self:remove(b)
-      check.raise("cloth", "'fixed': " .. tostring(e):gsub("^.-bad argument #1 to 'pin' %((.*)%)$", "%1"))
+      check.raise("cloth", "'fixed': " .. pin_reason(e))
     end
     b.fixed = e
   end
@@ -275,7 +284,7 @@ function World:solid(def)
     local ok, e = pcall(Body.pin, b, d.fixed)
     if not ok then
       self:remove(b)
-      check.raise("solid", "'fixed': " .. tostring(e):gsub("^.-bad argument #1 to 'pin' %((.*)%)$", "%1"))
+      check.raise("solid", "'fixed': " .. pin_reason(e))
     end
     b.fixed = e
   end
@@ -334,7 +343,7 @@ function World:simplex(def)
     local ok, e = pcall(Body.pin, b, d.fixed)
     if not ok then
       self:remove(b)
-      check.raise("simplex", "'fixed': " .. tostring(e):gsub("^.-bad argument #1 to 'pin' %((.*)%)$", "%1"))
+      check.raise("simplex", "'fixed': " .. pin_reason(e))
     end
     b.fixed = e
   end
@@ -1188,6 +1197,11 @@ local function index_list(b, fname, list)
   end
   if #list == 0 then
     check.raise_n(1, fname, "the list of vertices is empty (did the selection match nothing?)")
+  end
+  local keys = 0
+  for _ in pairs(list) do keys = keys + 1 end
+  if keys ~= #list then -- ({1, nil, 3}: ipairs would stop at the hole and leave the rest unread)
+    check.raise_n(1, fname, ("the list of vertices must be a sequence 1..n without holes or other keys (%d keys, length %d)"):format(keys, #list))
   end
   local arr = ffi.new("int32_t[?]", #list)
   for i, v in ipairs(list) do

@@ -273,3 +273,26 @@ describe("arguments of the wrong kind", function()
     end
   end)
 end)
+
+describe("a cloth mesh that is not a clean surface", function()
+  -- a square fanned around its centre, plus a triangle of zero area along its diagonal (0, 4, 2):
+  -- the edges 0-4 and 4-2 then belong to three triangles
+  local V = {{0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}, {0.5, 0.5, 1}}
+  local T = {{0, 1, 4}, {1, 2, 4}, {2, 3, 4}, {3, 0, 4}, {0, 4, 2}}
+  it("runs, and the world says once what it will not do, naming the body, the triangle and the edge", function()
+    for _, model in ipairs {"baraff_witkin", "springs"} do
+      local W = loom.world {dt = 1 / 60}
+      local c = W:cloth { name = "sliver", model = model, mesh = loom.mesh.from_arrays(V, T) }
+      W:step(30)
+      assert.is_false(c.frozen, model)
+      local flat, shared = 0, 0
+      for _, text in ipairs(W:messages()) do
+        if text:find("cloth 'sliver': 1 triangle of zero area (the first: triangle 4, vertices 0 4 2)", 1, true) then flat = flat + 1 end
+        if text:find("cloth 'sliver': 2 edges shared by more than two triangles (the first: 0-4)", 1, true) then shared = shared + 1 end
+      end
+      assert.equal(1, flat, model .. ": " .. table.concat(W:messages(), "\n"))
+      assert.equal(1, shared, model)
+      for i = 0, c.n - 1 do assert.is_true(c.x[i].z == c.x[i].z) end
+    end
+  end)
+end)

@@ -115,12 +115,14 @@ describe("world:cloth{fixed = …}", function()
     assert.equal(x4, c.x[4].z)
     assert.less(c.x[12].z, x0 - 0.1)
     assert.is_true(c:pinned(0) and c:pinned(4) and not c:pinned(1))
-    for _, bad in ipairs { {99}, {}, "x", {0.5}, {1, 1} } do
+    for _, bad in ipairs { {99}, {}, "x", {0.5}, {1, 1}, {1, nil, 3}, {1, 2, k = 3} } do
       local ok, e = pcall(function()
         W:cloth { name = "d", mesh = loom.mesh.grid { size = {1, 1}, cells = {4, 4} }, fixed = bad }
       end)
       assert.is_false(ok)
       assert.truthy(tostring(e):find("'fixed'", 1, true), tostring(e))
+      local _, places = tostring(e):gsub("%.lua:%d+:", "")
+      assert.equal(1, places, tostring(e))         -- where, once
     end
     assert.equal(1, #W:bodies())                   -- the refused cloths are gone
   end)

@@ -433,10 +433,60 @@ double cloth_elastic_energy(const cloth_body *b, const vec3 *x) {
 
 /* ---- public entry points of the cloth kind ---------------------------------------------------- */
 
+static int cmp_edge_key(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Degenerate input a cloth accepts, said once at its creation naming the first case: triangles of
+ * (nearly) zero area at rest (the criterion of bw_build: no mass; Baraff-Witkin gives them no
+ * stretch or shear element and no hinge), and edges of more than two triangles (no hinge past the
+ * first two). The cloth runs; the warning says what it will not do. */
+static void warn_degenerate(loom_world *w, int handle, const loom_cloth_def *def) {
+  const loom_mesh *m = def->mesh;
+  const int slot = world_slot(w, handle, LOOM_KIND_CLOTH, "cloth");
+  if (slot < 0) return;
+  int flat = 0, first = -1;
+  for (int t = 0; t < m->nt; t++) {
+    const vec3 r0 = m->v[m->tri[3 * t]], r1 = m->v[m->tri[3 * t + 1]], r2 = m->v[m->tri[3 * t + 2]];
+    const double a2 = v3_len(v3_cross(v3_sub(r1, r0), v3_sub(r2, r0)));
+    const double scale = fmax(v3_len2(v3_sub(r1, r0)), v3_len2(v3_sub(r2, r0)));
+    if (!(a2 > 1e-12 * scale) && flat++ == 0) first = t;
+  }
+  if (flat)
+    world_message(w, LOOM_WARNING, slot,
+                  "cloth '%s': %d triangle%s of zero area (the first: triangle %d, vertices %d %d %d): no mass%s; "
+                  "remove %s from the mesh if not meant",
+                  def->name, flat, flat == 1 ? "" : "s", first, m->tri[3 * first], m->tri[3 * first + 1],
+                  m->tri[3 * first + 2],
+                  def->model == LOOM_MODEL_BARAFF_WITKIN ? ", no stretch, shear or bending element" : "",
+                  flat == 1 ? "it" : "them");
+  int64_t *key = core_alloc((size_t)(3 * m->nt > 0 ? 3 * m->nt : 1), sizeof(int64_t));
+  if (!key) return;
+  for (int t = 0; t < m->nt; t++)
+    for (int k = 0; k < 3; k++) {
+      const int64_t a = m->tri[3 * t + k], b = m->tri[3 * t + (k + 1) % 3];
+      key[3 * t + k] = a < b ? a * ((int64_t)1 << 32) + b : b * ((int64_t)1 << 32) + a;
+    }
+  qsort(key, (size_t)(3 * m->nt), sizeof(int64_t), cmp_edge_key);
+  int over = 0;
+  int64_t at = -1;
+  for (int i = 0; i + 2 < 3 * m->nt; i++)
+    if (key[i] == key[i + 2] && (i == 0 || key[i - 1] != key[i]) && over++ == 0) at = key[i];
+  core_free(key);
+  if (over)
+    world_message(w, LOOM_WARNING, slot,
+                  "cloth '%s': %d edge%s shared by more than two triangles (the first: %d-%d): the mesh is not a "
+                  "surface there; only two of the triangles get a bending hinge across it",
+                  def->name, over, over == 1 ? "" : "s", (int)(at >> 32), (int)(at & 0xffffffff));
+}
+
 LOOM_API int loom_cloth_create(loom_world *w, const loom_cloth_def *def) {
   if (!w) return loom_fail("cloth: world is NULL"), 0;
   if (!def) return loom_fail("cloth: definition is NULL"), 0;
-  return world_add_body(w, &cloth_kind, def->name, cloth_create, def);
+  const int handle = world_add_body(w, &cloth_kind, def->name, cloth_create, def);
+  if (handle > 0) warn_degenerate(w, handle, def);
+  return handle;
 }
 
 static cloth_body *cloth_handle(const loom_world *w, int handle, const char *fn) {

@@ -67,8 +67,13 @@ void world_diverged(loom_world *w, int slot, int vertex, const char *what, const
       add(causes, sizeof causes, "the implicit integrator treats external forces explicitly: give a "
                                  "velocity-dependent force field's -df/dv (body:add_damping), or reduce dt");
   } else if (loom_body_get_param(w, h, "stable_substep", &stable) == 0 && stable > 0 && s->h > stable * 1.0001) {
-    snprintf(line, sizeof line, "its substep %.3g s is above the stable %.3g s: raise 'substeps' or set it to 0 "
-                                "(automatic)", s->h, stable);
+    if (s->dt / stable > WORLD_MAX_SUBSTEPS) /* automatic substeps were capped: more is not possible */
+      snprintf(line, sizeof line, "its substep %.3g s is above the stable %.3g s, beyond the %d substeps a step "
+                                  "can take: use integrator = 'implicit', or reduce dt or the stiffness",
+               s->h, stable, WORLD_MAX_SUBSTEPS);
+    else
+      snprintf(line, sizeof line, "its substep %.3g s is above the stable %.3g s: raise 'substeps' or set it to 0 "
+                                  "(automatic)", s->h, stable);
     add(causes, sizeof causes, line);
   }
   if (!causes[0]) add(causes, sizeof causes, "reduce dt or stiffness, or look for forces that grow without bound");
