@@ -54,8 +54,34 @@ local function index(a, i)
   out_of_range(a, i)
 end
 
-local function newindex(a, i, v)
-  if type(i) == "number" and i >= 0 and i < a.n then a.p[i] = v return end
+-- A value the element cannot take, or a write to a read-only view, named at the user's line.
+local function bad_write(a, i, v, what)
+  local l = labels[a.label] or {owner = "body", array = "array"}
+  local got = v == nil and "" or (", got " .. (type(v) == "string" and ("%q"):format(v) or type(v)))
+  error(("%s.%s[%s]: %s%s"):format(l.owner, l.array, tostring(i), what, got), 3)
+end
+
+local function newindex_vec3(a, i, v)
+  if type(i) == "number" and i >= 0 and i < a.n then
+    local t = type(v)
+    if t ~= "cdata" and t ~= "table" then bad_write(a, i, v, "expected a loom_vec3 or an {x, y, z} table") end
+    a.p[i] = v
+    return
+  end
+  out_of_range(a, i)
+end
+
+local function newindex_double(a, i, v)
+  if type(i) == "number" and i >= 0 and i < a.n then
+    if type(v) ~= "number" then bad_write(a, i, v, "expected a number") end
+    a.p[i] = v
+    return
+  end
+  out_of_range(a, i)
+end
+
+local function newindex_const(a, i, v)
+  if type(i) == "number" and i >= 0 and i < a.n then bad_write(a, i, nil, "the array is read-only") end
   out_of_range(a, i)
 end
 
@@ -66,11 +92,11 @@ local function describe(a)
   return ("loom.array %s.%s (%d)"):format(l.owner, l.array, a.n)
 end
 
-local mt = {__index = index, __newindex = newindex, __len = len, __tostring = describe}
-local Vec3Array = ffi.metatype("loom_vec3_array", mt)
-local DoubleArray = ffi.metatype("loom_double_array", mt)
-local ConstVec3Array = ffi.metatype("loom_const_vec3_array", mt)   -- writes fail in the FFI: constant
-local ConstDoubleArray = ffi.metatype("loom_const_double_array", mt)
+local function mt_with(newindex) return {__index = index, __newindex = newindex, __len = len, __tostring = describe} end
+local Vec3Array = ffi.metatype("loom_vec3_array", mt_with(newindex_vec3))
+local DoubleArray = ffi.metatype("loom_double_array", mt_with(newindex_double))
+local ConstVec3Array = ffi.metatype("loom_const_vec3_array", mt_with(newindex_const))
+local ConstDoubleArray = ffi.metatype("loom_const_double_array", mt_with(newindex_const))
 
 -- M.vec3(ptr, n, owner, name) / M.double(ptr, n, owner, name): a checked view of n elements at
 -- ptr; owner ("cloth 'flag'") and name ("f") make the error messages.

@@ -37,6 +37,27 @@ describe("body arrays", function()
     assert.truthy(err:find("0-based", 1, true), err)
   end)
 
+  it("refuse a value of the wrong kind, and writes to read-only arrays, at the user's line", function()
+    local _, c = flag(4)
+    local cases = {
+      {function() c.m[3] = "x" end, "cloth 'flag'.m[3]: expected a number, got \"x\""},
+      {function() c.x[3] = 5 end, "cloth 'flag'.x[3]: expected a loom_vec3 or an {x, y, z} table, got number"},
+      {function() c.inv_m[3] = 1 end, "cloth 'flag'.inv_m[3]: the array is read-only"},
+      {function() c.rest[3] = {1, 2, 3} end, "cloth 'flag'.rest[3]: the array is read-only"},
+    }
+    for _, case in ipairs(cases) do
+      local ok, err = pcall(case[1])
+      assert.is_false(ok)
+      assert.truthy(err:find(case[2], 1, true), err)
+      assert.truthy(err:find("arrays_test.lua:%d+:"), err)
+      assert.is_nil(err:find("array.lua", 1, true), err)
+    end
+    c.x[3] = {1, 2, 3}                              -- (what the views take still goes through)
+    assert.equal(2, c.x[3].y)
+    c.m[3] = 0.5
+    assert.equal(0.5, c.m[3])
+  end)
+
   it("refuse far and negative indices for every array", function()
     local _, c = flag(4)
     for _, k in ipairs {"x", "v", "f", "m", "rest"} do
