@@ -9,8 +9,8 @@
 --                          cloth falls off on that side, a cloth with friction holds
 --   --param segments=100, --param rings=50   the obstacle's facets (2 segments (rings - 1) faces)
 -- dt = 1/100: the implicit cloth's friction lets a cloth creep a little on a slope, less with a
--- shorter step (at 1/60 this cloth held 3 s but was creeping by 4 s, and one 5 cm off-centre slid
--- off within 4 s even at friction 1).
+-- shorter step (at 1/60 this cloth held 3 s but was creeping off by 4 s: 73 % of its vertices
+-- above the obstacle's mid-height at 2 s, 68 % at 4 s; at 1/100, 72 % and 70 %).
 -- Every step queries the obstacle's triangles through its tree; world:stats().obstacle_tests
 -- counts the exact triangle tests made and obstacle_tests_brute what testing every triangle would
 -- have made (docs/architecture.md, "Contacts with obstacles").
