@@ -246,6 +246,11 @@ typedef struct loom_stats {
                              * axis) crossed a cloth, pairs summed over the substeps of the last step */
   int obstacle_crossings;   /* cloth triangles found across a rigid body at the end of the last step (0
                              * normally; docs/api.md, "Cloth") */
+  /* exact triangle tests (segment–triangle, point–triangle) of soft-body vertices against the
+   * triangles of mesh obstacles, summed over the substeps of the last step, and how many a scan of
+   * every triangle would have made for the same queries (exact integers) */
+  double obstacle_tests;
+  double obstacle_tests_brute;
 } loom_stats;
 
 /* Fills a definition with defaults: dt = 1/240 s, gravity (0, 0, -9.81), no wind. */
@@ -286,6 +291,12 @@ LOOM_API void loom_world_clear_forces(loom_world *w);
 LOOM_API int loom_world_step(loom_world *w);
 /* Statistics of the last step; see loom_stats. */
 LOOM_API void loom_world_stats(const loom_world *w, loom_stats *out);
+/* A testing aid: on != 0 makes the queries of soft-body vertices against mesh obstacles test
+ * every triangle of the mesh instead of descending its tree (the brute-force reference of
+ * stats.obstacle_tests; the same results up to triangles at exactly the same distance). Off by
+ * default; not part of the state. Returns 0 or -1. */
+LOOM_API int loom_world_set_brute_obstacles(loom_world *w, int on);
+LOOM_API int loom_world_brute_obstacles(const loom_world *w);
 typedef enum loom_severity { LOOM_INFO = 0, LOOM_WARNING = 1, LOOM_ERROR = 2 } loom_severity;
 
 /* Total number of messages emitted so far (sequence numbers are 1..count). */

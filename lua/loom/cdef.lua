@@ -115,6 +115,8 @@ typedef struct loom_stats {
   int strain_limited;
   int passed_through;
   int obstacle_crossings;
+  double obstacle_tests;
+  double obstacle_tests_brute;
 } loom_stats;
 void loom_world_def_default(loom_world_def *def);
 loom_world *loom_world_create(const loom_world_def *def);
@@ -134,6 +136,8 @@ int loom_world_set_wind(loom_world *w, const loom_vec3 *wind);
 void loom_world_clear_forces(loom_world *w);
 int loom_world_step(loom_world *w);
 void loom_world_stats(const loom_world *w, loom_stats *out);
+int loom_world_set_brute_obstacles(loom_world *w, int on);
+int loom_world_brute_obstacles(const loom_world *w);
 typedef enum loom_severity { LOOM_INFO = 0, LOOM_WARNING = 1, LOOM_ERROR = 2 } loom_severity;
 int loom_world_message_count(const loom_world *w);
 const char *loom_world_message(const loom_world *w, int seq);

@@ -93,6 +93,7 @@ WorldMT.__index = function(W, k)
   if k == "time" then return C.loom_world_time(W._w) end
   if k == "dt" then return C.loom_world_dt(W._w) end
   if k == "threads" then return C.loom_world_threads(W._w) end
+  if k == "brute_obstacles" then return C.loom_world_brute_obstacles(W._w) ~= 0 end
   if k == "gravity" then
     C.loom_world_gravity(W._w, tmp)
     return {tmp[0].x, tmp[0].y, tmp[0].z}
@@ -113,6 +114,11 @@ WorldMT.__newindex = function(W, k, v)
   elseif k == "threads" then
     if v ~= 1 and v ~= 2 then caller.error(("bad value for 'threads' (must be 1 or 2, got %s)"):format(check.describe(v))) end
     C.loom_world_set_threads(W._w, v)
+  elseif k == "brute_obstacles" then
+    -- a testing aid: mesh obstacles answer the vertex queries by testing every triangle (the
+    -- brute-force reference of stats.obstacle_tests), not through their trees
+    if type(v) ~= "boolean" then caller.error(("bad value for 'brute_obstacles' (must be a boolean, got %s)"):format(check.describe(v))) end
+    C.loom_world_set_brute_obstacles(W._w, v and 1 or 0)
   elseif k == "gravity" or k == "wind" then
     local x, y, z = check.vec3(v, k)
     if not x then caller.error("bad value for '" .. k .. "' (" .. y .. ")") end
@@ -877,6 +883,7 @@ function World:stats()
     collision_iterations = s.collision_iterations, largest_zone = s.largest_zone,
     unresolved = s.unresolved, tangled = s.tangled, strain_limited = s.strain_limited,
     passed_through = s.passed_through, obstacle_crossings = s.obstacle_crossings,
+    obstacle_tests = s.obstacle_tests, obstacle_tests_brute = s.obstacle_tests_brute,
   }, lazy_stats(self))
 end
 

@@ -331,22 +331,69 @@ TEST(bvh_closest_triangle_matches_brute_force) {
     }
     double d, w[3];
     vec3 cq;
-    int got = bvh_closest_triangle(&t, v, tri, p, INFINITY, &d, &cq, w);
+    int got = bvh_closest_triangle(&t, v, tri, p, INFINITY, &d, &cq, w, NULL);
     CHECK_EQ_INT(got, bi);
     CHECK_NEAR(d, best, 1e-15);
     CHECK_NEAR(v3_dist(cq, p), d, 1e-14);
     CHECK_NEAR(w[0] + w[1] + w[2], 1, 1e-12);
     /* limited search radius */
-    int lim = bvh_closest_triangle(&t, v, tri, p, best * 0.99, &d, NULL, NULL);
+    int lim = bvh_closest_triangle(&t, v, tri, p, best * 0.99, &d, NULL, NULL, NULL);
     CHECK_EQ_INT(lim, -1);
     CHECK(isinf(d));
-    CHECK_EQ_INT(bvh_closest_triangle(&t, v, tri, p, best * 1.01, NULL, NULL, NULL), bi);
+    CHECK_EQ_INT(bvh_closest_triangle(&t, v, tri, p, best * 1.01, NULL, NULL, NULL, NULL), bi);
   }
   CHECK_EQ_INT(harness_alloc_count(), before);
   bvh_free(&t);
   bvh empty;
   CHECK_EQ_INT(bvh_build(&empty, NULL, NULL, 0, 4), 0);
-  CHECK_EQ_INT(bvh_closest_triangle(&empty, v, tri, v3(0, 0, 0), INFINITY, NULL, NULL, NULL), -1);
+  CHECK_EQ_INT(bvh_closest_triangle(&empty, v, tri, v3(0, 0, 0), INFINITY, NULL, NULL, NULL, NULL), -1);
+}
+
+/* The scan of every triangle (the brute-force reference of the obstacle queries) gives the tree's
+ * answer, and the counters say what each tested: the scan all nt, the tree far fewer on a fine
+ * mesh (a 10 000-triangle soup: queries near the surface, where the obstacle passes ask). */
+TEST(bvh_closest_triangle_scan_and_test_counts) {
+  enum { NT = 10000 };
+  static vec3 v[3 * NT], lo[NT], hi[NT];
+  static int32_t tri[3 * NT];
+  rng r = {27};
+  for (int i = 0; i < NT; i++) {
+    vec3 c = rng_vec(&r, -1, 1);
+    for (int k = 0; k < 3; k++) {
+      v[3 * i + k] = v3_add(c, rng_vec(&r, -0.02, 0.02));
+      tri[3 * i + k] = 3 * i + k;
+    }
+    lo[i] = v3_min(v[3 * i], v3_min(v[3 * i + 1], v[3 * i + 2]));
+    hi[i] = v3_max(v[3 * i], v3_max(v[3 * i + 1], v[3 * i + 2]));
+  }
+  bvh t;
+  CHECK_EQ_INT(bvh_build(&t, lo, hi, NT, 4), 0);
+  double tree_tests = 0, scan_tests = 0;
+  for (int q = 0; q < 200; q++) {
+    /* a point near a triangle's corner, within a search radius as the vertex pass uses */
+    const int near = rng_int(&r, NT);
+    const vec3 p = v3_add(v[3 * near], rng_vec(&r, -0.01, 0.01));
+    for (int lim = 0; lim < 2; lim++) {
+      const double max_dist = lim ? 0.01 : INFINITY;
+      double d0, d1, w0[3], w1[3];
+      vec3 q0, q1;
+      const double before = tree_tests;
+      int a = bvh_closest_triangle(&t, v, tri, p, max_dist, &d0, &q0, w0, &tree_tests);
+      int b = bvh_closest_triangle_scan(NT, v, tri, p, max_dist, &d1, &q1, w1, &scan_tests);
+      CHECK_EQ_INT(a, b);
+      CHECK(d0 == d1 || (isinf(d0) && isinf(d1)));
+      CHECK(v3_dist(q0, q1) == 0);
+      CHECK(w0[0] == w1[0] && w0[1] == w1[1] && w0[2] == w1[2]);
+      if (!lim) CHECK(tree_tests > before); /* at least the leaf holding the nearest */
+    }
+  }
+  CHECK_EQ_INT((int)scan_tests, 400 * NT);
+  CHECK_MSG(scan_tests >= 100 * tree_tests, "tree %.0f tests, scan %.0f", tree_tests, scan_tests);
+  /* a point farther than max_dist from everything: nothing, and the scan still counts nt */
+  double none = 0;
+  CHECK_EQ_INT(bvh_closest_triangle_scan(NT, v, tri, v3(5, 5, 5), 0.1, NULL, NULL, NULL, &none), -1);
+  CHECK_EQ_INT((int)none, NT);
+  bvh_free(&t);
 }
 
 /* Pair and self traversal record each reported pair in an n_a x n_b matrix of counts. */

@@ -538,7 +538,7 @@ static double box_dist2(vec3 p, vec3 lo, vec3 hi) {
 }
 
 int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p, double max_dist, double *dist,
-                         vec3 *closest, double bary[3]) {
+                         vec3 *closest, double bary[3], double *tests) {
   int best = -1;
   double best2 = max_dist >= 0 ? max_dist * max_dist : -1;
   vec3 best_q = p;
@@ -580,10 +580,45 @@ int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p
             best_w[2] = w[2];
           }
         }
+        if (tests) *tests += nd->count;
       }
       if (sp == 0) break;
       id = stack[--sp];
     }
+  }
+  if (dist) *dist = best >= 0 ? sqrt(best2) : INFINITY;
+  if (closest) *closest = best_q;
+  if (bary) {
+    bary[0] = best_w[0];
+    bary[1] = best_w[1];
+    bary[2] = best_w[2];
+  }
+  return best;
+}
+
+int bvh_closest_triangle_scan(int nt, const vec3 *v, const int32_t *tri, vec3 p, double max_dist, double *dist,
+                              vec3 *closest, double bary[3], double *tests) {
+  int best = -1;
+  double best2 = max_dist >= 0 ? max_dist * max_dist : -1;
+  vec3 best_q = p;
+  double best_w[3] = {0, 0, 0};
+  /* the same acceptance as the tree's leaves: within max_dist inclusive for the first, then only
+   * strictly nearer ones (and nothing for a non-finite point, as the tree) */
+  if (v3_isfinite(p) && best2 >= 0) {
+    for (int it = 0; it < nt; it++) {
+      double w[3];
+      vec3 q = geom_closest_on_triangle(p, v[tri[3 * it]], v[tri[3 * it + 1]], v[tri[3 * it + 2]], w);
+      double d2 = v3_dist2(p, q);
+      if (best >= 0 ? d2 < best2 : d2 <= best2) {
+        best = it;
+        best2 = d2;
+        best_q = q;
+        best_w[0] = w[0];
+        best_w[1] = w[1];
+        best_w[2] = w[2];
+      }
+    }
+    if (tests) *tests += nt;
   }
   if (dist) *dist = best >= 0 ? sqrt(best2) : INFINITY;
   if (closest) *closest = best_q;

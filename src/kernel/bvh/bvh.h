@@ -116,8 +116,15 @@ int bvh_segment_box(vec3 p0, vec3 p1, vec3 lo, vec3 hi);
  * only within max_dist (pass INFINITY for no limit). Returns the nearest triangle's index, or -1
  * if none is within max_dist (or the tree is empty); the distance in *dist, the nearest point in
  * *closest and its barycentric weights in bary (each may be NULL). Branch and bound with the
- * fixed stack; no allocation. Ties go to the triangle found first (deterministic). */
+ * fixed stack; no allocation. Ties go to the triangle found first (deterministic). *tests (NULL:
+ * not counted) grows by the number of triangles whose nearest point was computed. */
 int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p, double max_dist, double *dist,
-                         vec3 *closest, double bary[3]);
+                         vec3 *closest, double bary[3], double *tests);
+/* The same answer without the tree: every one of the nt triangles is tested, in index order (ties
+ * go to the lowest index, where the tree's search takes the one it meets first: the two differ
+ * only for triangles at exactly the same distance). The brute-force reference of tests (loom_world_set_brute_obstacles);
+ * *tests grows by nt. */
+int bvh_closest_triangle_scan(int nt, const vec3 *v, const int32_t *tri, vec3 p, double max_dist, double *dist,
+                              vec3 *closest, double bary[3], double *tests);
 
 #endif

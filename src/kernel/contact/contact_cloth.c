@@ -101,7 +101,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
       if (p.x < rlo.x || p.x > rhi.x || p.y < rlo.y || p.y > rhi.y || p.z < rlo.z || p.z > rhi.z) continue;
       vec3 nn;
       const vec3 pl = q_rotate_inv(r->state.q, v3_sub(p, r->state.pos));
-      const double d = rigid_local_distance(r, pl, &nn);
+      const double d = rigid_local_distance_q(r, pl, &nn, &w->oquery);
       nn = q_rotate(r->state.q, nn);
       if (!(fabs(v3_len2(nn) - 1) < 1e-6) || !isfinite(d)) continue;
       const double gap = d - pad - (side > 0 && fabs(pl.z) < r->model.shape.half_h ? side : 0);

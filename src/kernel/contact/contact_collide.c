@@ -1894,7 +1894,7 @@ static int find_inside(collide_ctx *cx, const step_info *s) {
       for (int i = 0; i < cb->p->n; i++) {
         const vec3 x = cb->p->x_sub[i];
         if (x.x < lo.x || x.y < lo.y || x.z < lo.z || x.x > hi.x || x.y > hi.y || x.z > hi.z) continue;
-        const double d = rigid_local_distance(r, q_rotate_inv(q, v3_sub(x, pos)), NULL);
+        const double d = rigid_local_distance_q(r, q_rotate_inv(q, v3_sub(x, pos)), NULL, &w->oquery);
         if (!(d <= INSIDE_TOLERANCE)) continue;
         const int m = mark_inside(cx, cb->offset + i, o);
         if (m < 0) return 0;

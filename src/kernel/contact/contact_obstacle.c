@@ -16,12 +16,14 @@ typedef struct seg_ctx {
   vec3 p0, p1;
   double best_t;
   int best;
+  double tests; /* exact segment–triangle tests made */
 } seg_ctx;
 
 static int seg_cb(int t, void *ud) {
   seg_ctx *c = ud;
   const loom_mesh *m = c->r->model.mesh;
   double s;
+  c->tests++;
   if (geom_segment_triangle(c->p0, c->p1, m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]], &s,
                             NULL) &&
       s < c->best_t) {
@@ -36,7 +38,7 @@ static double sgn(double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); }
 /* Mesh obstacle in its own frame: p0 -> p1 is the vertex path. Returns 1 and the corrected point
  * and contact normal when the vertex needs correcting. */
 static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, int inside, vec3 *out, vec3 *normal,
-                        double *depth, int *collided) {
+                        double *depth, int *collided, obstacle_query *mq) {
   const loom_mesh *m = r->model.mesh;
   vec3 p = p1;
   int touched = 0;
@@ -47,8 +49,8 @@ static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, int i
    * kept on the side it began on as below (which held a cloth made inside a hull where it was) */
   if (inside) {
     vec3 n0, n1;
-    if (rigid_local_distance(r, p0, &n0) < 0) {
-      const double d1 = rigid_local_distance(r, p1, &n1);
+    if (rigid_local_distance_q(r, p0, &n0, mq) < 0) {
+      const double d1 = rigid_local_distance_q(r, p1, &n1, mq);
       if (!(d1 < pad)) return 0;
       *out = v3_madd(p1, n1, pad - d1);
       *normal = n1;
@@ -57,8 +59,16 @@ static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, int i
     }
   }
   /* 1. the path crosses a triangle: go back to the crossing point, on the side it came from */
-  seg_ctx sc = {r, p0, p1, INFINITY, -1};
-  bvh_query_segment(&r->model.tree, p0, p1, seg_cb, &sc);
+  seg_ctx sc = {r, p0, p1, INFINITY, -1, 0};
+  if (mq->brute) {
+    /* the reference: every triangle, in index order (the nearest crossing wins either way; two at
+     * exactly the same fraction of the path would go to the first met) */
+    for (int t = 0; t < m->nt; t++) seg_cb(t, &sc);
+  } else {
+    bvh_query_segment(&r->model.tree, p0, p1, seg_cb, &sc);
+  }
+  mq->tests += sc.tests;
+  mq->brute_tests += m->nt;
   if (sc.best >= 0) {
     vec3 n = r->model.tri_normal[sc.best];
     vec3 a = m->v[m->tri[3 * sc.best]];
@@ -76,7 +86,7 @@ static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, int i
   for (int pass = 0; pass < 3; pass++) {
     double d;
     vec3 q;
-    const int best = bvh_closest_triangle(&r->model.tree, m->v, m->tri, p, pad, &d, &q, NULL);
+    const int best = rigid_mesh_closest(r, p, pad, &d, &q, NULL, mq);
     if (best < 0 || !(d < pad)) break;
     struct {
       int best;
@@ -189,10 +199,12 @@ typedef struct pair_frame {
   quat q0, q1;
   int inside; /* the obstacle is a mesh with an inside and the body's run looks for bad starts
                * (col.check_tangles: its first run, after a last resort or a move between steps) */
+  obstacle_query *mq; /* the world's: how mesh triangles are found, and their tests counted */
 } pair_frame;
 
-static pair_frame frame_of(const loom_world *w, int slot_a, int slot_b, double pad, const step_info *s) {
+static pair_frame frame_of(loom_world *w, int slot_a, int slot_b, double pad, const step_info *s) {
   pair_frame f;
+  f.mq = &w->oquery;
   const rigid_body *r = rigid_of_slot(&w->bodies[slot_b]);
   f.r = r;
   f.slot_a = slot_a;
@@ -224,7 +236,7 @@ static int vertex_test(const pair_frame *f, vec3 x0, vec3 x, contact_work *k, do
   *depth = 0;
   k->collided = 0;
   int hit = rigid_shape_has_mesh(r->model.shape_type)
-              ? mesh_contact(r, f->pad, p0, p1, f->inside, &k->pc, &k->nl, depth, &k->collided)
+              ? mesh_contact(r, f->pad, p0, p1, f->inside, &k->pc, &k->nl, depth, &k->collided, f->mq)
               : shape_contact(r, f->pad, p0, p1, &k->pc, &k->nl, depth);
   k->p0 = p0;
   return hit;

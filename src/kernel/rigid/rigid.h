@@ -156,6 +156,12 @@ vec3 rigid_point_velocity(const rigid_body *r, vec3 p);
 /* Signed distance and outward normal at a point in the body frame (open meshes and meshes that are
  * not closed: unsigned, the normal pointing from the nearest point to p). */
 double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n);
+/* The same, its mesh queries made and counted as mq says (NULL: through the tree, uncounted). */
+double rigid_local_distance_q(const rigid_body *r, vec3 p, vec3 *n, obstacle_query *mq);
+/* The nearest triangle of a mesh body to p (body frame) within max_dist, as bvh_closest_triangle:
+ * through the body's tree, or scanning every triangle when mq->brute; mq may be NULL. */
+int rigid_mesh_closest(const rigid_body *r, vec3 p, double max_dist, double *dist, vec3 *closest, double bary[3],
+                       obstacle_query *mq);
 /* The triangles' neighbours across their edges (adj: 3 per triangle, -1 at a boundary) and which
  * edges are convex folds (bit k of convex[t]; bit k + 3: by more than 10 degrees), seen from the
  * front (rigid_body.c); 0 or -1. */

@@ -410,7 +410,18 @@ vec3 rigid_point_velocity(const rigid_body *r, vec3 p) {
   return v3_add(r->state.vel, v3_cross(r->state.omega, v3_sub(p, r->state.target_pos)));
 }
 
-double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n) {
+int rigid_mesh_closest(const rigid_body *r, vec3 p, double max_dist, double *dist, vec3 *closest, double bary[3],
+                       obstacle_query *mq) {
+  const loom_mesh *m = r->model.mesh;
+  if (!mq) return bvh_closest_triangle(&r->model.tree, m->v, m->tri, p, max_dist, dist, closest, bary, NULL);
+  mq->brute_tests += m->nt;
+  if (mq->brute) return bvh_closest_triangle_scan(m->nt, m->v, m->tri, p, max_dist, dist, closest, bary, &mq->tests);
+  return bvh_closest_triangle(&r->model.tree, m->v, m->tri, p, max_dist, dist, closest, bary, &mq->tests);
+}
+
+double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n) { return rigid_local_distance_q(r, p, n, NULL); }
+
+double rigid_local_distance_q(const rigid_body *r, vec3 p, vec3 *n, obstacle_query *mq) {
   if (!rigid_shape_has_mesh(r->model.shape_type)) return geom_shape_sdf(&r->model.shape, p, n);
   const rigid_poly *poly = r->model.poly;
   if (r->model.shape_type == LOOM_SHAPE_CONVEX && poly) {
@@ -430,7 +441,7 @@ double rigid_local_distance(const rigid_body *r, vec3 p, vec3 *n) {
    * inside, where p lies behind the pseudo-normal of the nearest feature */
   double d, w[3];
   vec3 q;
-  int best = bvh_closest_triangle(&r->model.tree, r->model.mesh->v, r->model.mesh->tri, p, INFINITY, &d, &q, w);
+  int best = rigid_mesh_closest(r, p, INFINITY, &d, &q, w, mq);
   if (best < 0) {
     if (n) *n = v3(0, 0, 1);
     return INFINITY;

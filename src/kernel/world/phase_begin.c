@@ -29,6 +29,7 @@ void phase_begin(loom_world *w, step_info *s) {
   w->stats.cg_residual = 0;
   w->stats.substeps = 0;
   w->stats.max_penetration = 0;
+  w->oquery.tests = w->oquery.brute_tests = 0;
   w->contacts.count = 0;
   for (int o = 0; o < w->order_count; o++) {
     particles *p = w->bodies[w->order[o]].pts;

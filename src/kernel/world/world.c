@@ -732,7 +732,17 @@ LOOM_API void loom_world_stats(const loom_world *w, loom_stats *out) {
   out->steps = w->steps;
   out->bodies = w->order_count;
   out->messages = w->message_count;
+  out->obstacle_tests = w->oquery.tests;
+  out->obstacle_tests_brute = w->oquery.brute_tests;
 }
+
+LOOM_API int loom_world_set_brute_obstacles(loom_world *w, int on) {
+  if (!w) return loom_fail("brute_obstacles: no world");
+  w->oquery.brute = on != 0;
+  return 0;
+}
+
+LOOM_API int loom_world_brute_obstacles(const loom_world *w) { return w ? w->oquery.brute : 0; }
 
 LOOM_API int loom_world_message_count(const loom_world *w) { return w ? w->message_count : 0; }
 

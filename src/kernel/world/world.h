@@ -301,6 +301,18 @@ typedef struct pair_override {
   int collide;
 } pair_override;
 
+/* How the queries of soft-body vertices against the triangles of mesh obstacles (the vertex
+ * passes, contact_obstacle.c; the implicit cloth's contact constraints, contact_cloth.c; the
+ * pipeline's look for vertices starting inside, contact_collide.c) find them: through the
+ * obstacle's tree, or with brute set by scanning every triangle (loom_world_set_brute_obstacles, a
+ * reference for tests). Either way they count the exact triangle tests they make and those a scan
+ * of every triangle would make for the same queries (stats.obstacle_tests, obstacle_tests_brute;
+ * zeroed by phase_begin). These queries run on the stepping thread only. */
+typedef struct obstacle_query {
+  int brute;
+  double tests, brute_tests; /* (doubles: exact integers far beyond an int's range) */
+} obstacle_query;
+
 /* A candidate pair from the broad phase: slots in creation order of the first. */
 typedef struct body_pair {
   int a, b;
@@ -365,6 +377,7 @@ struct loom_world {
   double inside_warned_until;  /* and about soft vertices that began inside an obstacle */
   double obstacle_warned_until; /* and about cloth left across an obstacle (phase_commit) */
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
+  obstacle_query oquery; /* (not state: the switch changes no result beyond exact ties) */
   struct rigid_work *rigid; /* the rigid contact solver's manifolds and warm-start impulses */
   int threads;        /* 1 or 2: loops split in two run on a helper thread too (same results) */
   core_par *par;      /* that helper, made at its first use (world_par) */
