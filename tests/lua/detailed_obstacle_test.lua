@@ -35,8 +35,8 @@ describe("detailed_obstacle: 001's cloth on a 9 800-face obstacle", function()
 
   it("hangs on it with friction (0.8) and slides off onto the floor without, never crossing it", function()
     -- measured at 3.5 s (cells 20): with friction 72 % of the vertices above the obstacle's
-    -- mid-height, mean height 0.37 m (it was the same from 0.9 s on); without, none above, mean
-    -- height 0.06 m: on the floor (its top is z = 0) beside the obstacle
+    -- mid-height, mean height 0.37 m; without, none above, mean height 0.06 m: on the floor (its
+    -- top is z = 0) beside the obstacle
     local _, held, z_held = run({friction = 0.8, cells = CELLS}, 350)
     assert.less(0.6, held, "share above mid-height with friction")
     assert.less(0.3, z_held, "mean height with friction")

@@ -1243,13 +1243,9 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
       } else if (s->con[i] == 3) {
         s->con[i] = 4;
         s->z[i] = v3_scale(s->con_n[i], v3_dot(s->con_n[i], v3_sub(s->con_v[i], v[i])));
-      } else if (s->con_mu[i] > 0 && s->con_gap[i] * h <= 0.01 * b->p.thickness) {
+      } else if (s->con_mu[i] > 0 && s->con_gap[i] == 0) {
         /* a touching contact with friction starts sticking: all directions move with the
-         * obstacle (a speculative one, not touching yet, slides: no friction before it pushes).
-         * Touching within a hundredth of the thickness: a vertex resting on a slope sits at the
-         * contact distance up to rounding, and taken as sliding it slid the substep's h^2 g_t
-         * each step, its velocity zeroed by kinetic friction after the positions (a cloth
-         * crept down a 20 degree slope at 2 cm/s with mu = 0.89) */
+         * obstacle (a speculative one, not touching yet, slides: no friction before it pushes) */
         s->con[i] = 2;
         s->z[i] = v3_sub(s->con_v[i], v[i]);
       } else {
