@@ -537,13 +537,50 @@ static double box_dist2(vec3 p, vec3 lo, vec3 hi) {
   return dx * dx + dy * dy + dz * dz;
 }
 
+/* The nearest triangle found so far (best < 0: none yet, within sqrt(best2) inclusive). */
+typedef struct closest_best {
+  int best;
+  double best2;
+  vec3 q;
+  double w[3];
+} closest_best;
+
+static closest_best closest_start(vec3 p, double max_dist) {
+  closest_best c = {-1, max_dist >= 0 ? max_dist * max_dist : -1, p, {0, 0, 0}};
+  return c;
+}
+
+/* Triangle `it` replaces the best when nearer (the first within the bound inclusive, then only
+ * strictly nearer ones: ties keep the first found). */
+static void closest_try(closest_best *c, const vec3 *v, const int32_t *tri, vec3 p, int it) {
+  double w[3];
+  const vec3 q = geom_closest_on_triangle(p, v[tri[3 * it]], v[tri[3 * it + 1]], v[tri[3 * it + 2]], w);
+  const double d2 = v3_dist2(p, q);
+  if (c->best >= 0 ? d2 < c->best2 : d2 <= c->best2) {
+    c->best = it;
+    c->best2 = d2;
+    c->q = q;
+    c->w[0] = w[0];
+    c->w[1] = w[1];
+    c->w[2] = w[2];
+  }
+}
+
+static int closest_out(const closest_best *c, double *dist, vec3 *closest, double bary[3]) {
+  if (dist) *dist = c->best >= 0 ? sqrt(c->best2) : INFINITY;
+  if (closest) *closest = c->q;
+  if (bary) {
+    bary[0] = c->w[0];
+    bary[1] = c->w[1];
+    bary[2] = c->w[2];
+  }
+  return c->best;
+}
+
 int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p, double max_dist, double *dist,
                          vec3 *closest, double bary[3], double *tests) {
-  int best = -1;
-  double best2 = max_dist >= 0 ? max_dist * max_dist : -1;
-  vec3 best_q = p;
-  double best_w[3] = {0, 0, 0};
-  if (t && t->node_count > 0 && v3_isfinite(p) && best2 >= 0) {
+  closest_best c = closest_start(p, max_dist);
+  if (t && t->node_count > 0 && v3_isfinite(p) && c.best2 >= 0) {
     int32_t stack[BVH_MAX_DEPTH];
     int sp = 0;
     int32_t id = 0;
@@ -551,7 +588,7 @@ int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p
       const bvh_node *nd = &t->nodes[id];
       double bd = box_dist2(p, nd->lo, nd->hi);
       /* Nothing in a box farther than the best can beat it (ties keep the first found). */
-      int prune = best >= 0 ? bd >= best2 : bd > best2;
+      int prune = c.best >= 0 ? bd >= c.best2 : bd > c.best2;
       if (!prune) {
         if (nd->left >= 0) {
           /* Nearer child first; the other waits on the stack (one entry per level). */
@@ -566,66 +603,23 @@ int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p
           }
           continue;
         }
-        for (int i = nd->right; i < nd->right + nd->count; i++) {
-          int it = t->items[i];
-          double w[3];
-          vec3 q = geom_closest_on_triangle(p, v[tri[3 * it]], v[tri[3 * it + 1]], v[tri[3 * it + 2]], w);
-          double d2 = v3_dist2(p, q);
-          if (best >= 0 ? d2 < best2 : d2 <= best2) {
-            best = it;
-            best2 = d2;
-            best_q = q;
-            best_w[0] = w[0];
-            best_w[1] = w[1];
-            best_w[2] = w[2];
-          }
-        }
+        for (int i = nd->right; i < nd->right + nd->count; i++) closest_try(&c, v, tri, p, t->items[i]);
         if (tests) *tests += nd->count;
       }
       if (sp == 0) break;
       id = stack[--sp];
     }
   }
-  if (dist) *dist = best >= 0 ? sqrt(best2) : INFINITY;
-  if (closest) *closest = best_q;
-  if (bary) {
-    bary[0] = best_w[0];
-    bary[1] = best_w[1];
-    bary[2] = best_w[2];
-  }
-  return best;
+  return closest_out(&c, dist, closest, bary);
 }
 
 int bvh_closest_triangle_scan(int nt, const vec3 *v, const int32_t *tri, vec3 p, double max_dist, double *dist,
                               vec3 *closest, double bary[3], double *tests) {
-  int best = -1;
-  double best2 = max_dist >= 0 ? max_dist * max_dist : -1;
-  vec3 best_q = p;
-  double best_w[3] = {0, 0, 0};
-  /* the same acceptance as the tree's leaves: within max_dist inclusive for the first, then only
-   * strictly nearer ones (and nothing for a non-finite point, as the tree) */
-  if (v3_isfinite(p) && best2 >= 0) {
-    for (int it = 0; it < nt; it++) {
-      double w[3];
-      vec3 q = geom_closest_on_triangle(p, v[tri[3 * it]], v[tri[3 * it + 1]], v[tri[3 * it + 2]], w);
-      double d2 = v3_dist2(p, q);
-      if (best >= 0 ? d2 < best2 : d2 <= best2) {
-        best = it;
-        best2 = d2;
-        best_q = q;
-        best_w[0] = w[0];
-        best_w[1] = w[1];
-        best_w[2] = w[2];
-      }
-    }
+  closest_best c = closest_start(p, max_dist);
+  /* the same acceptance as the tree's leaves (and nothing for a non-finite point, as the tree) */
+  if (v3_isfinite(p) && c.best2 >= 0) {
+    for (int it = 0; it < nt; it++) closest_try(&c, v, tri, p, it);
     if (tests) *tests += nt;
   }
-  if (dist) *dist = best >= 0 ? sqrt(best2) : INFINITY;
-  if (closest) *closest = best_q;
-  if (bary) {
-    bary[0] = best_w[0];
-    bary[1] = best_w[1];
-    bary[2] = best_w[2];
-  }
-  return best;
+  return closest_out(&c, dist, closest, bary);
 }
