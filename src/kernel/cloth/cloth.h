@@ -252,6 +252,14 @@ typedef struct cloth_body {
 
 extern const body_kind cloth_kind;
 
+/* A triangle too flat to have a deformation map (twice its area below 1e-12 of its longer edge
+ * from r0, squared): no Baraff-Witkin element (bw_build), and said at creation (cloth_body.c). */
+static inline int cloth_tri_flat(vec3 r0, vec3 r1, vec3 r2) {
+  const double a2 = v3_len(v3_cross(v3_sub(r1, r0), v3_sub(r2, r0)));
+  const double scale = fmax(v3_len2(v3_sub(r1, r0)), v3_len2(v3_sub(r2, r0)));
+  return !(a2 > 1e-12 * scale);
+}
+
 static inline cloth_body *cloth_of(const body_slot *b) { return (cloth_body *)b->data; }
 
 /* ---- cloth_body.c ------------------------------------------------------------------------------ */

@@ -47,10 +47,9 @@ int bw_build(cloth_body *b, const loom_mesh *m) {
   for (int t = 0; t < m->nt; t++) {
     const int32_t *tv = &m->tri[3 * t];
     vec3 r0 = b->p.rest[tv[0]], r1 = b->p.rest[tv[1]], r2 = b->p.rest[tv[2]];
+    if (cloth_tri_flat(r0, r1, r2)) continue; /* degenerate: no deformation map */
     vec3 nrm = v3_cross(v3_sub(r1, r0), v3_sub(r2, r0));
     double a2 = v3_len(nrm);
-    double scale = fmax(v3_len2(v3_sub(r1, r0)), v3_len2(v3_sub(r2, r0)));
-    if (!(a2 > 1e-12 * scale)) continue; /* degenerate: no deformation map */
     vec3 n = v3_scale(nrm, 1.0 / a2);
     vec3 uh = warp_direction(n), vh = v3_cross(n, uh);
     /* BW98 §4.2: w_u = (dx1 dv2 - dx2 dv1)/D, w_v = (-dx1 du2 + dx2 du1)/D */

@@ -448,10 +448,7 @@ static void warn_degenerate(loom_world *w, int handle, const loom_cloth_def *def
   if (slot < 0) return;
   int flat = 0, first = -1;
   for (int t = 0; t < m->nt; t++) {
-    const vec3 r0 = m->v[m->tri[3 * t]], r1 = m->v[m->tri[3 * t + 1]], r2 = m->v[m->tri[3 * t + 2]];
-    const double a2 = v3_len(v3_cross(v3_sub(r1, r0), v3_sub(r2, r0)));
-    const double scale = fmax(v3_len2(v3_sub(r1, r0)), v3_len2(v3_sub(r2, r0)));
-    if (!(a2 > 1e-12 * scale) && flat++ == 0) first = t;
+    if (cloth_tri_flat(m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]]) && flat++ == 0) first = t;
   }
   if (flat)
     world_message(w, LOOM_WARNING, slot,
