@@ -15,7 +15,8 @@
 -- The files may also sit under environment/world_parameters/ and environment/bodies/ (the
 -- original's layout). z is up; the world steps at dt = 1/framerate.
 -- A dpo is a Baraff–Witkin cloth with the implicit integrator (000's dynamics) of the par file's
--- density and thickness; opts.cloth = {stretch = …, …} overrides its parameters (000 gives no
+-- density and thickness (1 kg/m^2 and DPO_THICKNESS when it gives none; a thickness of 0 is taken
+-- as none, with a warning); opts.cloth = {stretch = …, …} overrides its parameters (000 gives no
 -- material constants). A rig is a static rigid body of its mesh — kinematic, moved by the
 -- translation of its vel file, if that file has a non-zero velocity (000 moves rigid objects only
 -- by one constrained vertex, in translation). Each constrained cloth vertex becomes a pin group
@@ -23,7 +24,8 @@
 -- prescribed velocity while a block lists it and freely otherwise.
 -- opts.world: build into this world instead of a new one (its dt and gravity are set from the
 -- file). Returns the world, a table of the bodies by name, and a list of warnings (unknown
--- parameters, par files without a body, a rigid mass other than 0), each naming its file.
+-- parameters, par files without a body, a rigid mass other than 0, a dpo thickness of 0), each
+-- naming its file.
 -- Errors (missing or malformed files, bad numbers, vertex ids out of range) name the file and line.
 local check = require "loom.check"
 local caller = require "loom.caller"
@@ -37,6 +39,8 @@ local euler_quat, qrot = tetmesh.euler_quat, tetmesh.qrot
 local function ffi_cast_vertices(m) return ffi.cast("loom_vec3 *", C.loom_mesh_vertices(m)) end
 
 local M = {}
+
+local DPO_THICKNESS = 0.003 -- m: a dpo's thickness when its par file gives none
 
 local importer = "loom.import.dpo" -- the function whose errors fail() words
 local function fail(file, line, msg)
@@ -278,7 +282,7 @@ function M.dpo(dir, opts)
     local mesh_path = ("%s/%s_%s"):format(bodies_dir, kind, name)
     local ok, mesh = pcall(loom.mesh.load, mesh_path)
     if not ok then fail(mesh_path, nil, tostring(mesh):gsub("^.-loom%.mesh%.load: ", "")) end
-    local density, mass, thickness = 1, 0, kind == "dpo" and 0.003 or 0
+    local density, mass, thickness = 1, 0, kind == "dpo" and DPO_THICKNESS or 0
     local par_kv
     if pars[name] then
       local kv = key_values(pars[name])
@@ -293,6 +297,12 @@ function M.dpo(dir, opts)
       end
       if kind == "dpo" and not (density > 0) then fail(pars[name], kv.density.line, ("'density' must be > 0 kg/m^2, got %g"):format(density)) end
       if thickness < 0 then fail(pars[name], kv.thickness.line, ("'thickness' must be >= 0 m, got %g"):format(thickness)) end
+      if kind == "dpo" and thickness == 0 then
+        thickness = DPO_THICKNESS
+        if not (opts.cloth and opts.cloth.thickness ~= nil) then
+          warnings[#warnings + 1] = ("%s:%d: dpo '%s' has thickness 0; using %g m"):format(pars[name], kv.thickness.line, name, thickness)
+        end
+      end
       if kind == "rig" and mass ~= 0 then
         warnings[#warnings + 1] = ("%s: rig '%s' has mass %g kg; rigid objects of 000 are infinitely heavy (mass 0): it is static or kinematic"):format(pars[name], name, mass)
       end
@@ -300,7 +310,7 @@ function M.dpo(dir, opts)
     local blocks = vels[name] and velocity_blocks(vels[name]) or {}
     if kind == "dpo" then
       local def = {name = name, mesh = mesh, model = "baraff_witkin", integrator = "implicit", density = density,
-                   thickness = thickness > 0 and thickness or nil}
+                   thickness = thickness}
       for k, v in pairs(opts.cloth or {}) do def[k] = v end
       local c = make_body(W, "cloth", def, pars[name], par_kv, opts.cloth)
       local vertices = {}

@@ -136,6 +136,34 @@ describe("loom.import.dpo", function()
     assert.equal(1, #warnings)
     assert.truthy(warnings[1]:find("world_parameters:%d+: unknown parameter 'wind' ignored"), warnings[1])
   end)
+
+  it("gives a cloth 1 kg/m^2 and 3 mm when its par file does not say; a thickness of 0 gets 3 mm, with a warning", function()
+    local d = U.tmpdir()
+    local function with_par(name, text, opts)
+      local dir = d .. "/" .. name
+      os.execute(("cp -r %q %q"):format(DATA .. "/ClothOnTable", dir))
+      local f = assert(io.open(dir .. "/bodies/par_ClothOnTable", "wb"))
+      f:write(text)
+      f:close()
+      local _, bodies, warnings = loom.import.dpo(dir, opts)
+      local c, m = bodies.ClothOnTable, 0
+      for i = 0, c.n - 1 do m = m + c.m[i] end
+      return c, m, warnings
+    end
+    local c, m, warnings = with_par("silent", "Diffuse color (rgb) = 0 0 0.9\n")
+    assert.near(c:get "thickness", 0.003, 1e-15)
+    assert.near(m, 1 * 0.36, 1e-9)                 -- 1 kg/m^2 over 0.36 m^2
+    assert.equal(0, #warnings, table.concat(warnings, "\n"))
+    c, m, warnings = with_par("zero", "Density (kg/m^2 only used for DPO) = 0.2\nThickness (m) = 0\n")
+    assert.near(c:get "thickness", 0.003, 1e-15)
+    assert.near(m, 0.2 * 0.36, 1e-9)
+    assert.equal(1, #warnings, table.concat(warnings, "\n"))
+    assert.truthy(warnings[1]:find("par_ClothOnTable:2: dpo 'ClothOnTable' has thickness 0; using 0.003 m", 1, true), warnings[1])
+    -- opts.cloth's thickness is the one used: nothing to warn about
+    c, _, warnings = with_par("zero_override", "Thickness (m) = 0\n", {cloth = {thickness = 0.002}})
+    assert.near(c:get "thickness", 0.002, 1e-15)
+    assert.equal(0, #warnings, table.concat(warnings, "\n"))
+  end)
 end)
 
 describe("a rig moved by its velocity file", function()
