@@ -308,7 +308,8 @@ LOOM_API const char *loom_world_message(const loom_world *w, int seq);
 LOOM_API int loom_world_message_severity(const loom_world *w, int seq);
 /* Handle of the body message seq is about; 0 for none (or a body destroyed since). */
 LOOM_API int loom_world_message_body(const loom_world *w, int seq);
-/* Kinetic, gravitational potential (relative to z = 0 along -gravity) and elastic energy in J. */
+/* Kinetic, gravitational potential (relative to z = 0 along -gravity) and elastic energy in J of
+ * the bodies that are not frozen. */
 LOOM_API void loom_world_energy(const loom_world *w, double *kinetic, double *potential, double *elastic);
 /* 64-bit hash of the state (time, positions, velocities, pins, rigid poses) as 16 hex digits
  * plus NUL into out (cap >= 17). Returns 0 or -1. */

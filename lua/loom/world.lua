@@ -909,6 +909,7 @@ function World:interpenetrations(list)
   return n, out
 end
 
+-- world:energy() → {kinetic, potential, elastic, total} in J of the bodies that are not frozen
 local energy_buf = ffi.new("double[3]")
 function World:energy()
   C.loom_world_energy(self._w, energy_buf, energy_buf + 1, energy_buf + 2)

@@ -194,3 +194,30 @@ describe("checkpoints", function()
     assert.error(function() loom.world_load(d .. "/bad.loom") end, "not a Loom checkpoint")
   end)
 end)
+
+describe("world queries", function()
+  -- two cloths 5 m apart, falling; the one at x = 0 is given a NaN and frozen, the other is made alone
+  local function falling(both)
+    local W = loom.world {dt = 1 / 60}
+    local a = both and W:cloth { name = "a", model = "baraff_witkin", mesh = loom.mesh.grid { size = {1, 1}, cells = {4, 4} } }
+    local m = loom.mesh.grid { size = {1, 1}, cells = {4, 4} }
+    m:transform { translate = {5, 0, 1} }
+    W:cloth { name = "b", model = "baraff_witkin", mesh = m, fixed = {0} }
+    return W, a
+  end
+
+  it("energy() sums the bodies that are not frozen", function()
+    local W, a = falling(true)
+    a:raw("x")[7].z = 0 / 0
+    W:step(10)
+    assert.is_true(a.frozen)
+    local alone = falling(false)
+    alone:step(10)
+    local e, e1 = W:energy(), alone:energy()
+    assert.is_true(e.total == e.total, "energy is NaN")
+    for _, k in ipairs {"kinetic", "potential", "elastic", "total"} do
+      assert.near(e[k], e1[k], 1e-12 * math.max(1, math.abs(e1[k])), k)
+    end
+    assert.less(0, e1.kinetic)                     -- the other cloth moves
+  end)
+end)

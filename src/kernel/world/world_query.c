@@ -12,6 +12,7 @@ LOOM_API void loom_world_energy(const loom_world *w, double *kinetic, double *po
     for (int o = 0; o < w->order_count; o++) {
       const body_slot *bd = &w->bodies[w->order[o]];
       const particles *b = bd->pts;
+      if (b && b->frozen) continue; /* the divergence guard's state is not physics (it may hold NaN) */
       if (b)
         for (int i = 0; i < b->n; i++) {
           ke += 0.5 * b->m[i] * v3_len2(b->v[i]);
