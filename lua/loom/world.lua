@@ -855,7 +855,8 @@ local stats_buf = ffi.new("loom_stats")
 -- stats.interpenetrations, the residual interpenetration (world:interpenetrations(): crossing
 -- triangle pairs in the current state), is counted when the field is first read: an exact count
 -- costs a tree traversal, which a caller that does not read it should not pay every step (one
--- metatable per world, made on the first call)
+-- metatable per world, made on the first call). pairs(stats) lists it only once read: this LuaJIT
+-- ignores __pairs.
 local function lazy_stats(world)
   local mt = rawget(world, "_stats_mt")
   if not mt then

@@ -220,4 +220,14 @@ describe("world queries", function()
     end
     assert.less(0, e1.kinetic)                     -- the other cloth moves
   end)
+
+  it("stats() counts interpenetrations when the field is read: pairs lists it only after that", function()
+    local W = falling(true)
+    W:step(1)
+    local st = W:stats()
+    local function listed() for k in pairs(st) do if k == "interpenetrations" then return true end end return false end
+    assert.is_false(listed())
+    assert.equal(W:interpenetrations(), st.interpenetrations)
+    assert.is_true(listed())
+  end)
 end)
