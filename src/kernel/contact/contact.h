@@ -24,6 +24,10 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first);
  * (contact_features.c); 0 when the vertices alone keep the cloth out. A cylinder's side asks it
  * beside the side only, not beyond the caps: that part in *side. */
 double contact_rounded_clearance(const cloth_body *b, const rigid_body *r, double pad, double *side);
+/* The implicit solve's skin, a fraction of the contact distance: its speculative contacts land a
+ * vertex this much beyond the contact distance, and a vertex within twice it is touching (so
+ * that static friction holds it). */
+#define CONTACT_SKIN 1e-6
 void contact_constraints_gather(loom_world *w, int slot, const step_info *s);
 void contact_constraints_react(loom_world *w, int slot, const step_info *s);
 /* Sharp features of rigid shapes against cloth triangles and edges (contact_features.c), found

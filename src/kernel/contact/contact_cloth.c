@@ -89,6 +89,10 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
     double side = 0; /* (beside a cylinder's side only, local |z| < half height) */
     const double pad = pad0 + contact_rounded_clearance(b, r, pad0, &side);
     const double margin = 0.1 * pad0; /* contacts this close are kept, to see whether they push */
+    /* the solve puts a landing vertex this far beyond the contact distance, clear of the rounding
+     * of the vertex pass after it (which would otherwise catch some vertices of a landing sheet
+     * and not others, and leave it strained), and a vertex within twice this counts as touching */
+    const double skin = CONTACT_SKIN * pad0;
     const double reach = (vmax + v3_len(r->state.vel)) * h + fall + margin;
     vec3 rlo, rhi;
     rigid_swept_aabb(r, pad + side + reach, &rlo, &rhi);
@@ -104,7 +108,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
       const double d = rigid_local_distance_q(r, pl, &nn, &w->oquery);
       nn = q_rotate(r->state.q, nn);
       if (!(fabs(v3_len2(nn) - 1) < 1e-6) || !isfinite(d)) continue;
-      const double gap = d - pad - (side > 0 && fabs(pl.z) < r->model.shape.half_h ? side : 0);
+      const double gap = d - pad - (side > 0 && fabs(pl.z) < r->model.shape.half_h ? side : 0) - skin;
       /* the vertex's approach towards the body at the start, and what the substep adds */
       const double vn = v3_dot(nn, v3_sub(v[i], rigid_point_velocity(r, p)));
       if (gap > d_max(0, -vn) * h + fall + margin) continue;
@@ -121,7 +125,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
           } else {
             sv->con_b2[i] = k;
             sv->con_n[i] = nn;
-            sv->con_gap[i] = d_max(0, gap) / h;
+            sv->con_gap[i] = gap > skin ? gap / h : 0;
           }
           sv->con[i] = 3;
           sv->con_mu[i] = sqrt(b->p.friction * rigid_of_const(sv->cbody_r[sv->con_b[i]])->params.friction);
@@ -136,7 +140,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
       sv->con[i] = 1;
       sv->con_b[i] = k;
       sv->con_n[i] = nn;
-      sv->con_gap[i] = d_max(0, gap) / h; /* the speed at which it may still approach */
+      sv->con_gap[i] = gap > skin ? gap / h : 0; /* the speed at which it may still approach */
       sv->con_mu[i] = mu;
     }
   }
