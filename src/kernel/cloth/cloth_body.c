@@ -165,6 +165,10 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->p.thickness = def->thickness;
   b->p.friction = def->friction;
   b->p.self_collision = def->self_collision;
+  /* resting pairs with other particle bodies (a cloth lying on another cloth or on a solid): with
+   * Bridson's rule alone a vertex falls g h^2 into the thickness each substep and is thrown back,
+   * and an implicit cloth on another cloth hopped (docs/architecture.md, "Resting contact") */
+  b->p.resting = 2;
   b->params.substeps_user = def->substeps;
   b->params.iterations = def->iterations;
   b->params.compliance = def->compliance;

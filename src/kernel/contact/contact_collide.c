@@ -47,7 +47,8 @@ typedef struct cbody {
                   * apart (whatever the margins) */
   unsigned char self;
   unsigned char obstacle; /* a rigid body's faces, convex edges and corners (rigid_build_ccd) */
-  unsigned char resting;  /* particles.resting */
+  unsigned char resting;  /* particles.resting: its pairs with other particle bodies are resting pairs */
+  unsigned char rest_self; /* and its own pairs too (particles.resting == 1) */
   unsigned char observe;  /* a dynamic rigid body's core: crossings are counted and reported, not
                            * resolved (rigid_build_ccd) */
   unsigned char cloth;      /* a cloth body */
@@ -1057,9 +1058,15 @@ static double feature_gap(const feat4 *f, const vec3 *y0, const vec3 *y1) {
  * cannot close the gap with the motion they have. */
 static void side_moves(const collide_pair *q, const double *per_vertex, double *ma, double *mb);
 
+/* Whether the pairs of bodies a and b are resting pairs: with a body that rests on anything
+ * (solids), or between two bodies when one of them rests on other bodies (cloth). */
+static inline int pair_resting(const collide_ctx *cx, int a, int b) {
+  return cx->b[a].rest_self | cx->b[b].rest_self | (a != b && (cx->b[a].resting | cx->b[b].resting));
+}
+
 /* A point-triangle pair with a resting body (keep_pair engages it up to RESTING_REACH thicknesses). */
 static inline int resting_point_pair(const collide_ctx *cx, const collide_pair *q) {
-  return (cx->b[q->a].resting | cx->b[q->b].resting) && !(q->type & 1);
+  return pair_resting(cx, q->a, q->b) && !(q->type & 1);
 }
 
 /* The distance below which a candidate's selection needs its exact start distance; from it on, a
@@ -1201,7 +1208,7 @@ static void proximity_geometry_rows(void *ctx, int lo, int hi, int part) {
     feat4 f;
     gather(cx, q, &f);
     g->dist = geom_proximity(f.ee, f.x, g->wt, &g->n);
-    const int resting = pc->resting && (cx->b[q->a].resting | cx->b[q->b].resting);
+    const int resting = pc->resting && pair_resting(cx, q->a, q->b);
     g->act = g->dist < f.thick || (resting && !f.ee && g->dist > 0);
     if (g->act && q->a == q->b) {
       /* features of one body that are this close at rest are the mesh's own business */
@@ -1235,7 +1242,7 @@ static void proximity(collide_ctx *cx) {
     const int c = chosen[j];
     const collide_pair *q = &w->cpairs[c];
     if (!geo[j].act) continue; /* (a pair that does not act needs no gather) */
-    const int resting = rp && (cx->b[q->a].resting | cx->b[q->b].resting);
+    const int resting = rp && pair_resting(cx, q->a, q->b);
     feat4 f;
     gather(cx, q, &f);
     if (!(w->cdist[c] < f.thick) && !within_reach(&f, w->cdist[c], cx->h)) continue;
@@ -1262,7 +1269,9 @@ static void proximity(collide_ctx *cx) {
     const vec3 imp = apply_now(&f, wt, dv);
     if (cx->later) stamp_nodes(&f);
     record(cx, q, &f, wt, n, d_max(f.thick - dist, 0), -1, imp, 3);
-    if (resting) {
+    /* (a cloth's pair deeper than a tenth of the thickness keeps Bridson's single repulsion:
+     * swept, the pairs of a thickness raised live pushed each other's nodes out at tens of m/s) */
+    if (resting && (!(dist < 0.9 * f.thick) || cx->b[q->a].rest_self || cx->b[q->b].rest_self)) {
       rest_pair *r = &rp[nrest++];
       r->c = c;
       r->rec = w->contacts.count > before ? before : -1;
@@ -2324,6 +2333,7 @@ static uint64_t list_signature(const collide_ctx *cx, int overlaps) {
     MIX(cx->b[a].p->n);
     MIX(bits);
     MIX(cx->b[a].self);
+    MIX(cx->b[a].resting);
     for (int b = a + 1; b < cx->nb && overlaps; b++) MIX(boxes_overlap(&cx->b[a], &cx->b[b]));
   }
 #undef MIX
@@ -2501,6 +2511,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].self = (unsigned char)(p->self_collision != 0);
     list[nb].obstacle = 0;
     list[nb].resting = (unsigned char)(p->resting != 0);
+    list[nb].rest_self = (unsigned char)(p->resting == 1);
     list[nb].observe = 0;
     list[nb].cloth = (unsigned char)(w->bodies[slot].ops->id == LOOM_KIND_CLOTH);
     list[nb].cloth_only = 0;
@@ -2514,11 +2525,19 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     for (int b = a + 1; b < nb && !any_pair; b++) any_pair = boxes_overlap(&list[a], &list[b]);
   }
   /* a resting body's pairs up to RESTING_REACH thicknesses apart (keep_pair) are in the list:
-   * its boxes take what its pairs' thickness, at most its half and the largest other, needs */
+   * its boxes take what its pairs' thickness, at most its half and the largest other, needs. A
+   * body that rests on other bodies only (cloth) is padded only while another particle body is
+   * near: a single cloth's own pairs (a pile) keep Bridson's rule and the list they need */
   double widest_half = 0;
   for (int a = 0; a < nb; a++) widest_half = d_max(widest_half, list[a].half);
+  unsigned char near_soft[64] = {0};
   for (int a = 0; a < nb; a++)
+    for (int b = a + 1; b < nb; b++)
+      if (boxes_overlap(&list[a], &list[b])) near_soft[a] = near_soft[b] = 1;
+  for (int a = 0; a < nb; a++) {
+    list[a].resting &= (unsigned char)(list[a].rest_self | near_soft[a]);
     if (list[a].resting) list[a].pad = (RESTING_REACH - 1) * (list[a].half + widest_half);
+  }
   /* obstacles with corners or convex edges near a particle body: their paths over the substep */
   const int nsoft = nb;
   double widest = 0;
@@ -2538,6 +2557,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].self = 0;
     list[nb].obstacle = 1;
     list[nb].resting = 0;
+    list[nb].rest_self = 0;
     /* a dynamic body's contacts with cloth are carried by the cloth's vertices (the implicit
      * solve, the vertex pass), which push it back; its core is only watched: held as an
      * immovable obstacle, a ball would drag a cloth it cannot pass with nothing pushing back */

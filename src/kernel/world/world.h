@@ -147,7 +147,9 @@ typedef struct particles {
   double stiffness;    /* N/m, the repulsion spring of proximity contacts (the kind sets it) */
   int resting;         /* 1: its proximity pairs also engage when about to enter the thickness,
                         * and their impulses are iterated (docs/architecture.md, "Resting
-                        * contact"): bodies whose vertices carry loads larger than their weight */
+                        * contact"): bodies whose vertices carry loads larger than their weight;
+                        * 2: only its pairs with other particle bodies (cloth: a pile of one
+                        * cloth keeps Bridson's rule) */
   int depth_contact;   /* 1: against other bodies that set it too, contacts are document 002's
                         * penetration depths (contact_solid.c) instead of the collision pipeline */
   particle_collide col;
