@@ -221,7 +221,7 @@ end)
 -- Large explicit grids take seconds per step: they run fewer steps and at most 3 runs.
 local grid_combos = {
   springs = {"symplectic", "verlet", "verlet_001", "rk4", "implicit"},
-  springs_pbd = {"symplectic", "verlet_001"},
+  springs_pbd = {"symplectic", "verlet", "verlet_001", "rk4"},
   baraff_witkin = {"symplectic", "verlet", "verlet_001", "rk4", "implicit"},
 }
 for _, model in ipairs {"springs", "springs_pbd", "baraff_witkin"} do
