@@ -285,23 +285,27 @@ TEST(cloth_bw_forces_are_minus_energy_gradient) {
       loom_world *w = fx_world(1.0 / 240);
       int c = make_cloth(w, "bw", meshes[mk], LOOM_MODEL_BARAFF_WITKIN, ks[f][0], ks[f][1], ks[f][2], 0);
       cloth_body *b = fx_soft(w, c);
-      /* a grid line's edge has two straight hinges (opposite vertices in the row or column of one
-       * end, then of the other), each of half the weight; a diagonal keeps the mesh's */
+      /* one hinge per interior edge; on a grid line's edge a straight one, both opposite vertices
+       * in the row (column) of the edge's end nearer the grid's border */
+      CHECK(b->model.nbw == b->p.nt && b->model.nh == meshes[mk]->nh);
       const loom_mesh *m = meshes[mk];
-      const int gx = m->grid_nx;
-      int lines = 0;
-      for (int h = 0; gx > 1 && m->grid_ny > 1 && h < m->nh; h++) {
-        const int32_t *hv = &m->hinge[4 * h];
-        lines += hv[0] % gx == hv[1] % gx || hv[0] / gx == hv[1] / gx;
-      }
-      CHECK(b->model.nbw == b->p.nt && b->model.nh == m->nh + lines);
+      const int gx = m->grid_nx, gy = m->grid_ny;
       for (int h = 0; mk == 0 && h < b->model.nh; h++) {
         const bw_hinge *q = &b->model.hinges[h];
         const int c0 = q->v[0] % gx, r0 = q->v[0] / gx, c1 = q->v[1] % gx, r1 = q->v[1] / gx;
-        if (c0 != c1 && r0 != r1) continue;
-        const int same = c0 == c1 ? q->v[2] / gx == q->v[3] / gx : q->v[2] % gx == q->v[3] % gx;
-        CHECK_MSG(same, "hinge %d: opposite vertices %d and %d not in one row or column", h, q->v[2], q->v[3]);
-        CHECK_MSG(fabs(q->weight - 0.5) < 1e-12, "hinge %d: weight %.17g, want 1/2 (square cells)", h, q->weight);
+        const int c2 = q->v[2] % gx, r2 = q->v[2] / gx, c3 = q->v[3] % gx, r3 = q->v[3] / gx;
+        if (c0 != c1 && r0 != r1) {
+          /* |e|^2 / (A0 + A1) = 2 on square cells, halved */
+          CHECK_MSG(fabs(q->weight - 1.0) < 1e-12, "diagonal hinge %d: weight %.17g, want 1", h, q->weight);
+          continue;
+        }
+        const int lo = c0 == c1 ? (r0 < r1 ? r0 : r1) : (c0 < c1 ? c0 : c1), n = c0 == c1 ? gy : gx;
+        const int want = lo < (n - 1) / 2 ? lo : lo + 1;
+        const int ok = c0 == c1 ? r2 == want && r3 == want && c2 == c0 - 1 + 2 * (c2 > c0) && c3 != c2
+                                : c2 == want && c3 == want && r2 != r3;
+        CHECK_MSG(ok, "hinge %d (%d-%d): opposite vertices %d and %d are not in row/column %d", h, q->v[0], q->v[1],
+                  q->v[2], q->v[3], want);
+        CHECK_MSG(fabs(q->weight - 1.0) < 1e-12, "hinge %d: weight %.17g, want 1", h, q->weight);
       }
       double spacing = mk == 0 ? 0.1 : 0.08;
       perturb(b->p.x, b->p.n, 0.15 * spacing, &r);

@@ -90,9 +90,9 @@ describe("bend is the bending rigidity D (N m)", function()
       end
       return (tip / k) / (0.2 * 9.81 * L ^ 4 / (8 * D))
     end
-    -- 1.17x at 4 cells across, 1.085x at 8 (and 1.04x at 16, too slow for this file): first order in
-    -- the cell size towards beam theory. Without the straight hinges of a grid's lines a row could
-    -- bend where no hinge measured it, and the strip sagged 1.55, 1.48 and 1.45x.
+    -- 1.17x at 4 cells across, 1.085x at 8: first order in the cell size towards beam theory. When
+    -- a grid line's hinge took its opposite vertices from alternating rows, a row could bend where
+    -- no hinge measured it, and the strip sagged 1.48x at 8 cells across.
     local r4, r8 = sag(4), sag(8)
     assert.less(math.abs(r8 - 1), 0.1, ("8 cells across: %.3f x beam theory"):format(r8))
     assert.near((r8 - 1) / (r4 - 1), 0.5, 0.1, ("%.3f, %.3f"):format(r4, r8))

@@ -8,9 +8,9 @@
  * w = |e|^2 / (A0 + A1) — the discrete-shell form (Grinspun et al. 2003) scaled so that `bend` is
  * the plate's bending rigidity D in N m: on isotropic meshes a sheet rolled onto a cylinder of
  * radius R stores D A / (2 R^2) (tests/lua/bending_test.lua measures it). Grids from
- * loom_mesh_grid need two corrections. A grid line's edge has two straight hinges instead of the
- * mesh's one (grid_hinges, below: otherwise a row can bend where no hinge measures it). On square
- * cells, the four corners of a cell span a hinge
+ * loom_mesh_grid need two corrections. A grid line's edge has a straight hinge (grid_hinge,
+ * below: with the mesh's, a row can bend where no hinge measures it). On square cells, the four
+ * corners of a cell span a hinge
  * across its diagonal, and on four corners of a square the only non-affine mode is the twist, so
  * diagonal hinges measure z_xy only while the hinges across grid lines measure z_xx and z_yy. The
  * plate energy of isometric bending is D/2 (z_xx^2 + z_yy^2 + 2 z_xy^2); with the plain weight the
@@ -30,41 +30,37 @@ static vec3 warp_direction(vec3 n) {
   return v3_normalize(v3_madd(ref, n, -v3_dot(ref, n)));
 }
 
-/* The hinges of grids from loom_mesh_grid (see the file comment). A grid line's edge gives two
- * straight hinges, each of half the weight: the opposite vertices in the row (column) of one end
- * of the edge, then of the other. The mesh's own hinge there takes its opposite vertices from the
- * row of one end only, and with alternating diagonals the row alternates from column to column:
- * a row could then bend at every other column where no hinge measures it — a soft mode a
- * cantilever strip found, sagging 1.45x beam theory, and 1.04x with the straight pairs at 16 cells
- * across (tests/lua/bending_test.lua). A diagonal's hinge stays as it is, its weight halved on
- * square cells. Returns the number of hinges written into out (1 or 2) and their weight factors. */
-static int grid_hinges(const loom_mesh *m, const vec3 *rest, const int32_t v[4], int32_t out[2][4], double f[2]) {
-  memcpy(out[0], v, sizeof out[0]);
-  f[0] = 1.0;
-  const int nx = m->grid_nx;
-  if (nx <= 1 || m->grid_ny <= 1) return 1;
+/* A hinge of a grid from loom_mesh_grid (see the file comment) into out, and its weight factor.
+ * On a grid line's edge the mesh's hinge takes its opposite vertices from the row (column) of one
+ * end, and with alternating diagonals that row alternates from column to column: a row could then
+ * bend, at every other column, where no hinge measured it — a soft mode a cantilever strip found,
+ * sagging 1.48x beam theory. The hinge is made straight instead: both opposite vertices in the row
+ * (column) of the edge's end nearer the grid's border, so every row but the middle one is measured
+ * at every column (its neighbours hold that one: tests/lua/bending_test.lua). A diagonal's hinge
+ * stays the mesh's, its weight halved on square cells. */
+static double grid_hinge(const loom_mesh *m, const vec3 *rest, const int32_t v[4], int32_t out[4]) {
+  memcpy(out, v, 4 * sizeof *out);
+  const int nx = m->grid_nx, ny = m->grid_ny;
+  if (nx <= 1 || ny <= 1) return 1.0;
   const int c0 = v[0] % nx, r0 = v[0] / nx, c1 = v[1] % nx, r1 = v[1] / nx;
   if (c0 != c1 && r0 != r1) { /* a cell's diagonal */
     const double dx = v3_dist(rest[0], rest[1]), dy = v3_dist(rest[0], rest[nx]);
-    if (fabs(dx - dy) <= 1e-9 * (dx + dy)) f[0] = 0.5; /* rectangular cells: the balance differs */
-    return 1;
+    return fabs(dx - dy) <= 1e-9 * (dx + dy) ? 0.5 : 1.0; /* rectangular cells: the balance differs */
   }
   const int c2 = v[2] % nx, r2 = v[2] / nx, c3 = v[3] % nx, r3 = v[3] / nx;
-  memcpy(out[1], v, sizeof out[1]);
-  if (c0 == c1) { /* along the second axis: the opposite vertices' columns, in row r0, then r1 */
-    out[0][2] = r0 * nx + c2, out[0][3] = r0 * nx + c3;
-    out[1][2] = r1 * nx + c2, out[1][3] = r1 * nx + c3;
-  } else { /* along the first axis: the opposite vertices' rows, in column c0, then c1 */
-    out[0][2] = r2 * nx + c0, out[0][3] = r3 * nx + c0;
-    out[1][2] = r2 * nx + c1, out[1][3] = r3 * nx + c1;
+  if (c0 == c1) { /* along the second axis: the opposite vertices' columns, in one row */
+    const int lo = r0 < r1 ? r0 : r1, row = lo < (ny - 1) / 2 ? lo : lo + 1;
+    out[2] = row * nx + c2, out[3] = row * nx + c3;
+  } else { /* along the first axis: the opposite vertices' rows, in one column */
+    const int lo = c0 < c1 ? c0 : c1, col = lo < (nx - 1) / 2 ? lo : lo + 1;
+    out[2] = r2 * nx + col, out[3] = r3 * nx + col;
   }
-  f[0] = f[1] = 0.5;
-  return 2;
+  return 1.0;
 }
 
 int bw_build(cloth_body *b, const loom_mesh *m) {
   b->model.bw = core_alloc((size_t)m->nt, sizeof(bw_tri));
-  b->model.hinges = core_alloc((size_t)(m->nh ? 2 * m->nh : 1), sizeof(bw_hinge)); /* (a grid's lines: 2 each) */
+  b->model.hinges = core_alloc((size_t)(m->nh ? m->nh : 1), sizeof(bw_hinge));
   if (!b->model.bw || !b->model.hinges) return -1;
   int c = 0;
   for (int t = 0; t < m->nt; t++) {
@@ -93,20 +89,15 @@ int bw_build(cloth_body *b, const loom_mesh *m) {
   b->model.nbw = c;
   c = 0;
   for (int h = 0; h < m->nh; h++) {
-    int32_t hv[2][4];
-    double f[2];
-    const int k = grid_hinges(m, b->p.rest, &m->hinge[4 * h], hv, f);
-    for (int j = 0; j < k; j++) {
-      bw_hinge *q = &b->model.hinges[c];
-      memcpy(q->v, hv[j], sizeof q->v);
-      vec3 e = v3_sub(b->p.rest[q->v[1]], b->p.rest[q->v[0]]);
-      double a0 = 0.5 * v3_len(v3_cross(e, v3_sub(b->p.rest[q->v[2]], b->p.rest[q->v[0]])));
-      double a1 = 0.5 * v3_len(v3_cross(v3_sub(b->p.rest[q->v[3]], b->p.rest[q->v[0]]), e));
-      if (!(a0 + a1 > 0) || !(a0 > 0) || !(a1 > 0)) continue;
-      q->weight = v3_len2(e) / (a0 + a1) * f[j];
-      q->rest = bw_hinge_angle(b->p.rest, q->v, NULL);
-      c++;
-    }
+    bw_hinge *q = &b->model.hinges[c];
+    const double f = grid_hinge(m, b->p.rest, &m->hinge[4 * h], q->v);
+    vec3 e = v3_sub(b->p.rest[q->v[1]], b->p.rest[q->v[0]]);
+    double a0 = 0.5 * v3_len(v3_cross(e, v3_sub(b->p.rest[q->v[2]], b->p.rest[q->v[0]])));
+    double a1 = 0.5 * v3_len(v3_cross(v3_sub(b->p.rest[q->v[3]], b->p.rest[q->v[0]]), e));
+    if (!(a0 + a1 > 0) || !(a0 > 0) || !(a1 > 0)) continue;
+    q->weight = v3_len2(e) / (a0 + a1) * f;
+    q->rest = bw_hinge_angle(b->p.rest, q->v, NULL);
+    c++;
   }
   b->model.nh = c;
   return 0;
