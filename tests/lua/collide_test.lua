@@ -268,6 +268,54 @@ describe("crossings already there", function()
     W:step()
     assert.less(W:stats().tangled, 2 * t1 + 1)
   end)
+
+  it("are found when self_collision is turned on while they are there, and a checkpoint keeps looking", function()
+    -- the pipeline looked for crossings only in a body's first state or one moved from outside:
+    -- turned on later, it held a crumpled cloth's hundreds of crossings, with nothing reported
+    local function build()
+      local W = loom.world { dt = 1 / 100, gravity = {0, 0, 0} }
+      -- (a box just below: with it the pipeline runs while self-collision is off)
+      W:rigid { name = "box", shape = loom.shape.box(0.3, 0.3, 0.05), position = {0, 0, 0.845}, static = true }
+      return W, W:cloth { name = "knot", mesh = pierced(), self_collision = false }
+    end
+    local W, c = build()
+    W:step(2)
+    assert.less(0, W:interpenetrations())
+    assert.equal(0, W:stats().tangled)
+    assert.equal(0, #W:errors())
+    c:set("self_collision", true)
+    local d = U.tmpdir()
+    W:save(d .. "/knot.loom")
+    W:step()
+    assert.less(0, W:stats().tangled)
+    local errs = table.concat(W:errors(), "\n")
+    assert.truthy(errs:find("already cross", 1, true), errs)
+    assert.truthy(errs:find("cloth 'knot' triangle", 1, true), errs)
+    -- the checkpoint taken between the switch and the step looks for them as the original did
+    local V = build()
+    V:load(d .. "/knot.loom")
+    V:step()
+    assert.less(0, V:stats().tangled)
+    assert.equal(W:hash(), V:hash())
+  end)
+
+  it("are not looked for again when a checkpoint's self_collision is set in a world built without it", function()
+    -- the saved state says what the next step looks for; the parameter set while loading is not
+    -- a change made to the running world
+    local function build()
+      local W = loom.world { dt = 1 / 100 }
+      return W, W:cloth { name = "c", self_collision = false,
+                          mesh = loom.mesh.grid { size = {0.4, 0.4}, cells = {6, 6}, center = {0, 0, 1} } }
+    end
+    local W, c = build()
+    c:set("self_collision", true)
+    W:step(3)
+    local d = U.tmpdir()
+    W:save(d .. "/plain.loom")
+    local V = build()
+    V:load(d .. "/plain.loom")
+    assert.equal(W:hash(), V:hash())
+  end)
 end)
 
 describe("cloth left across a rigid body", function()
