@@ -45,8 +45,15 @@ static inline int contact_pin_in_margin(const body_slot *ob, const particles *p,
 
 /* Triangles of particle body `slot` that cross a rigid body at the current positions and poses
  * (loom_world_interpenetrations' tests), against analytic shapes always and against triangle
- * meshes when `meshes`; *first_tri and *first_rigid (slot) name the first. */
-int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_tri, int *first_rigid);
+ * meshes when `meshes` (and, whatever `meshes`, the triangles with a node pinned within a mesh's
+ * contact margin): how many in all. Those with such a node — held across by the user's pins, which
+ * no contact pass moves — are counted apart. */
+typedef struct obstacle_crossing_info {
+  int count, first_tri, first_rigid;   /* triangles the contact passes had to keep out; the first (slot) */
+  int pinned, pinned_tri, pinned_rigid; /* triangles held across by pins; the first */
+  int pinned_vertex[8], npinned_vertex; /* pinned nodes in the margin of pinned_rigid, of those triangles (the first 8) */
+} obstacle_crossing_info;
+int contact_obstacle_crossings(loom_world *w, int slot, int meshes, obstacle_crossing_info *out);
 /* Whether triangle t of particle body `slot` at positions x lies across rigid body `rslot` at pose
  * (pos, q), whose box there is rlo..rhi (the exact test of loom_world_interpenetrations), leaving
  * out a triangle with a node pinned within the body's contact margin. */
