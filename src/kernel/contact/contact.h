@@ -61,6 +61,9 @@ int contact_triangle_across(const loom_world *w, int slot, const vec3 *x, int t,
                             vec3 rhi);
 int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsigned char *self, int nslots,
                                     void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud);
+/* The same at the current positions (x). */
+int contact_soft_crossings_now(loom_world *w, const int *slots, const unsigned char *self, int nslots,
+                               void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud);
 
 /* Particle bodies against themselves (self_collision) and each other (contact_collide.c): the
  * Bridson-Fedkiw-Anderson pipeline over the substep, after the obstacle families. */

@@ -257,16 +257,29 @@ int contact_obstacle_crossings(loom_world *w, int slot, int meshes, obstacle_cro
 /* Crossings among the triangles of the given particle bodies at the start of the substep
  * (x_sub), self pairs only for bodies with self set: fn(slot_a, ta, slot_b, tb, ud) for each.
  * The count, or -1 when out of scratch memory. */
-int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsigned char *self, int nslots,
-                                    void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud) {
+static int soft_crossings(loom_world *w, int start, const int *slots, const unsigned char *self, int nslots,
+                          void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud) {
   int total = 0;
   for (int k = 0; k < nslots; k++) total += w->bodies[slots[k]].pts->nt;
   arena_mark mark = arena_get_mark(&w->scratch);
   tri_ref *refs = ARENA_NEW(&w->scratch, tri_ref, total ? total : 1, "crossing boxes");
   if (!refs) return -1;
   int n = 0;
-  for (int k = 0; k < nslots; k++) n = add_refs(refs, n, w->bodies[slots[k]].pts, slots[k], w->bodies[slots[k]].pts->x_sub);
-  const int count = soft_sweep(w, refs, n, 1, slots, self, nslots, fn, ud);
+  for (int k = 0; k < nslots; k++) {
+    const particles *p = w->bodies[slots[k]].pts;
+    n = add_refs(refs, n, p, slots[k], positions(p, start));
+  }
+  const int count = soft_sweep(w, refs, n, start, slots, self, nslots, fn, ud);
   arena_release(&w->scratch, mark);
   return count;
+}
+
+int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsigned char *self, int nslots,
+                                    void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud) {
+  return soft_crossings(w, 1, slots, self, nslots, fn, ud);
+}
+
+int contact_soft_crossings_now(loom_world *w, const int *slots, const unsigned char *self, int nslots,
+                               void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud) {
+  return soft_crossings(w, 0, slots, self, nslots, fn, ud);
 }

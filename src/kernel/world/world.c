@@ -318,6 +318,7 @@ void world_message(loom_world *w, int severity, int body, const char *fmt, ...) 
 /* Every body's scratch coexists during a step (the phases interleave the bodies). */
 int world_reserve_scratch(loom_world *w) {
   size_t need = 4096 + sizeof(body_pair) * ((size_t)w->order_count * (size_t)w->order_count / 2 + 1) + 64;
+  need += (size_t)w->order_count + 1 + 64; /* phase_commit: the bodies the divergence guard stops */
   int vertices = 0;
   for (int i = 0; i < w->order_count; i++) {
     body_slot *b = &w->bodies[w->order[i]];
