@@ -555,7 +555,10 @@ LOOM_API int loom_body_frozen(const loom_world *w, int handle) {
 LOOM_API int loom_body_unfreeze(loom_world *w, int handle) {
   int slot = world_slot(w, handle, LOOM_KIND_NONE, "loom_body_unfreeze");
   if (slot < 0) return -1;
-  if (w->bodies[slot].pts) w->bodies[slot].pts->frozen = 0;
+  particles *p = w->bodies[slot].pts;
+  /* the world went on without it (a frozen body is out of the collision pipeline, and others
+   * passed through it): what crosses it is looked for, as for a new body, instead of being held */
+  if (p && p->frozen) p->frozen = 0, p->col.check_tangles = p->check_obstacles = 1;
   return 0;
 }
 
