@@ -404,7 +404,8 @@ LOOM_API int loom_body_destroy(loom_world *w, int body);
 LOOM_API int loom_body_aabb(const loom_world *w, int body, loom_vec3 *lo, loom_vec3 *hi);
 /* 1 if the body was frozen by the divergence guard. */
 LOOM_API int loom_body_frozen(const loom_world *w, int body);
-/* Unfreezes a frozen body (velocities stay zero). Returns 0 or -1. */
+/* Unfreezes a frozen body (velocities stay zero); its next step looks for what crosses it, as a
+ * new body's does. Returns 0 or -1. */
 LOOM_API int loom_body_unfreeze(loom_world *w, int body);
 /* Parameters of a kind, from the kind's one table (what body_set/get accept, with ranges and
  * units; docs/api.md is generated from it). flags: 1 live, 2 integer, 4 read only, 8 minimum

@@ -45,8 +45,15 @@ static inline int contact_pin_in_margin(const body_slot *ob, const particles *p,
 
 /* Triangles of particle body `slot` that cross a rigid body at the current positions and poses
  * (loom_world_interpenetrations' tests), against analytic shapes always and against triangle
- * meshes when `meshes`; *first_tri and *first_rigid (slot) name the first. */
-int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_tri, int *first_rigid);
+ * meshes when `meshes` (and, whatever `meshes`, the triangles with a node pinned within a mesh's
+ * contact margin): how many in all. Those with such a node — held across by the user's pins, which
+ * no contact pass moves — are counted apart. */
+typedef struct obstacle_crossing_info {
+  int count, first_tri, first_rigid;   /* triangles the contact passes had to keep out; the first (slot) */
+  int pinned, pinned_tri, pinned_rigid; /* triangles held across by pins; the first */
+  int pinned_vertex[8], npinned_vertex; /* pinned nodes in the margin of pinned_rigid, of those triangles (the first 8) */
+} obstacle_crossing_info;
+int contact_obstacle_crossings(loom_world *w, int slot, int meshes, obstacle_crossing_info *out);
 /* Whether triangle t of particle body `slot` at positions x lies across rigid body `rslot` at pose
  * (pos, q), whose box there is rlo..rhi (the exact test of loom_world_interpenetrations), leaving
  * out a triangle with a node pinned within the body's contact margin. */
@@ -54,6 +61,9 @@ int contact_triangle_across(const loom_world *w, int slot, const vec3 *x, int t,
                             vec3 rhi);
 int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsigned char *self, int nslots,
                                     void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud);
+/* The same at the current positions (x). */
+int contact_soft_crossings_now(loom_world *w, const int *slots, const unsigned char *self, int nslots,
+                               void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud);
 
 /* Particle bodies against themselves (self_collision) and each other (contact_collide.c): the
  * Bridson-Fedkiw-Anderson pipeline over the substep, after the obstacle families. */

@@ -194,52 +194,92 @@ LOOM_API int loom_world_interpenetration_pairs(loom_world *w, int32_t *out, int 
   return interpenetrations(w, out, cap);
 }
 
+/* Whether a node of triangle t of b, at x, is pinned within rigid body rslot's contact margin. */
+static int pinned_in(const loom_world *w, const particles *b, const vec3 *x, int t, int rslot) {
+  int in = 0;
+  for (int c = 0; c < 3 && !in; c++) in = contact_pin_in_margin(&w->bodies[rslot], b, b->tri[3 * t + c], x[b->tri[3 * t + c]]);
+  return in;
+}
+
 int contact_triangle_across(const loom_world *w, int slot, const vec3 *x, int t, int rslot, vec3 pos, quat q, vec3 rlo,
                             vec3 rhi) {
   cross_out none = {w, NULL, 0, 0};
   if (!triangle_across_rigid(w, slot, x, t, rslot, pos, q, rlo, rhi, &none)) return 0;
   /* an element with a node pinned inside the body's contact margin is the user's (warned when the
    * pins were made; pins ignore contacts) */
-  const particles *b = w->bodies[slot].pts;
-  int pinned_in = 0;
-  for (int c = 0; c < 3; c++) pinned_in |= contact_pin_in_margin(&w->bodies[rslot], b, b->tri[3 * t + c], x[b->tri[3 * t + c]]);
-  return !pinned_in;
+  return !pinned_in(w, w->bodies[slot].pts, x, t, rslot);
 }
 
-int contact_obstacle_crossings(loom_world *w, int slot, int meshes, int *first_tri, int *first_rigid) {
+int contact_obstacle_crossings(loom_world *w, int slot, int meshes, obstacle_crossing_info *out) {
   const particles *b = w->bodies[slot].pts;
-  int count = 0;
-  *first_tri = *first_rigid = -1;
+  obstacle_crossing_info r0 = {0, -1, -1, 0, -1, -1, {0}, 0};
+  *out = r0;
   vec3 blo = b->x[0], bhi = b->x[0]; /* the body's box: rigid bodies away from it are passed over */
   for (int i = 1; i < b->n; i++) blo = v3_min(blo, b->x[i]), bhi = v3_max(bhi, b->x[i]);
   for (int o = 0; o < w->order_count; o++) {
-    const body_slot *rb = &w->bodies[w->order[o]];
+    const int rslot = w->order[o];
+    const body_slot *rb = &w->bodies[rslot];
     if (rb->ops->id != LOOM_KIND_RIGID) continue;
     const rigid_body *r = rigid_of_slot(rb);
-    if (rigid_shape_has_mesh(r->model.shape_type) && !meshes) continue;
+    /* a mesh not flagged is still tested where a pin holds the cloth in its margin: the contact
+     * passes leave such an element alone, so nothing else would ever find it across */
+    const int mesh_pinned_only = rigid_shape_has_mesh(r->model.shape_type) && !meshes;
     vec3 rlo, rhi;
     rigid_current_aabb(r, 0, &rlo, &rhi);
     if (!bvh_box_overlap(blo, bhi, rlo, rhi)) continue;
-    for (int t = 0; t < b->nt; t++)
-      if (contact_triangle_across(w, slot, b->x, t, w->order[o], r->state.pos, r->state.q, rlo, rhi) && count++ == 0)
-        *first_tri = t, *first_rigid = w->order[o];
+    if (mesh_pinned_only && pins_in_margin(w, slot, -1, rslot, NULL) == 0) continue;
+    for (int t = 0; t < b->nt; t++) {
+      int held = mesh_pinned_only ? pinned_in(w, b, b->x, t, rslot) : 0;
+      if (mesh_pinned_only && !held) continue;
+      cross_out none = {w, NULL, 0, 0};
+      if (!triangle_across_rigid(w, slot, b->x, t, rslot, r->state.pos, r->state.q, rlo, rhi, &none)) continue;
+      if (!mesh_pinned_only) held = pinned_in(w, b, b->x, t, rslot);
+      if (!held) {
+        if (out->count++ == 0) out->first_tri = t, out->first_rigid = rslot;
+        continue;
+      }
+      /* held across by the user's pins: the pinned nodes, for the message */
+      if (out->pinned++ == 0) out->pinned_tri = t, out->pinned_rigid = rslot;
+      if (rslot != out->pinned_rigid) continue;
+      for (int c = 0; c < 3; c++) {
+        const int v = b->tri[3 * t + c];
+        if (!contact_pin_in_margin(rb, b, v, b->x[v])) continue;
+        int seen = 0;
+        for (int k = 0; k < out->npinned_vertex && !seen; k++) seen = out->pinned_vertex[k] == v;
+        if (!seen && out->npinned_vertex < (int)(sizeof out->pinned_vertex / sizeof out->pinned_vertex[0]))
+          out->pinned_vertex[out->npinned_vertex++] = v;
+      }
+    }
   }
-  return count;
+  return out->count + out->pinned;
 }
 
 /* Crossings among the triangles of the given particle bodies at the start of the substep
  * (x_sub), self pairs only for bodies with self set: fn(slot_a, ta, slot_b, tb, ud) for each.
  * The count, or -1 when out of scratch memory. */
-int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsigned char *self, int nslots,
-                                    void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud) {
+static int soft_crossings(loom_world *w, int start, const int *slots, const unsigned char *self, int nslots,
+                          void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud) {
   int total = 0;
   for (int k = 0; k < nslots; k++) total += w->bodies[slots[k]].pts->nt;
   arena_mark mark = arena_get_mark(&w->scratch);
   tri_ref *refs = ARENA_NEW(&w->scratch, tri_ref, total ? total : 1, "crossing boxes");
   if (!refs) return -1;
   int n = 0;
-  for (int k = 0; k < nslots; k++) n = add_refs(refs, n, w->bodies[slots[k]].pts, slots[k], w->bodies[slots[k]].pts->x_sub);
-  const int count = soft_sweep(w, refs, n, 1, slots, self, nslots, fn, ud);
+  for (int k = 0; k < nslots; k++) {
+    const particles *p = w->bodies[slots[k]].pts;
+    n = add_refs(refs, n, p, slots[k], positions(p, start));
+  }
+  const int count = soft_sweep(w, refs, n, start, slots, self, nslots, fn, ud);
   arena_release(&w->scratch, mark);
   return count;
+}
+
+int contact_soft_crossings_at_start(loom_world *w, const int *slots, const unsigned char *self, int nslots,
+                                    void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud) {
+  return soft_crossings(w, 1, slots, self, nslots, fn, ud);
+}
+
+int contact_soft_crossings_now(loom_world *w, const int *slots, const unsigned char *self, int nslots,
+                               void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud) {
+  return soft_crossings(w, 0, slots, self, nslots, fn, ud);
 }

@@ -318,6 +318,7 @@ void world_message(loom_world *w, int severity, int body, const char *fmt, ...) 
 /* Every body's scratch coexists during a step (the phases interleave the bodies). */
 int world_reserve_scratch(loom_world *w) {
   size_t need = 4096 + sizeof(body_pair) * ((size_t)w->order_count * (size_t)w->order_count / 2 + 1) + 64;
+  need += (size_t)w->order_count + 1 + 64; /* phase_commit: the bodies the divergence guard stops */
   int vertices = 0;
   for (int i = 0; i < w->order_count; i++) {
     body_slot *b = &w->bodies[w->order[i]];
@@ -554,7 +555,10 @@ LOOM_API int loom_body_frozen(const loom_world *w, int handle) {
 LOOM_API int loom_body_unfreeze(loom_world *w, int handle) {
   int slot = world_slot(w, handle, LOOM_KIND_NONE, "loom_body_unfreeze");
   if (slot < 0) return -1;
-  if (w->bodies[slot].pts) w->bodies[slot].pts->frozen = 0;
+  particles *p = w->bodies[slot].pts;
+  /* the world went on without it (a frozen body is out of the collision pipeline, and others
+   * passed through it): what crosses it is looked for, as for a new body, instead of being held */
+  if (p && p->frozen) p->frozen = 0, p->col.check_tangles = p->check_obstacles = 1;
   return 0;
 }
 

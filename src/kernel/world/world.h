@@ -378,6 +378,7 @@ struct loom_world {
   double tangle_warned_until;  /* and its warning about crossings already there */
   double inside_warned_until;  /* and about soft vertices that began inside an obstacle */
   double obstacle_warned_until; /* and about cloth left across an obstacle (phase_commit) */
+  double pinned_warned_until;   /* and about cloth that pins hold across an obstacle */
   int obstacle_moves; /* vertex positions the obstacle response changed (counted, not state) */
   obstacle_query oquery; /* (not state: the switch changes no result beyond exact ties) */
   struct rigid_work *rigid; /* the rigid contact solver's manifolds and warm-start impulses */

@@ -284,10 +284,16 @@ LOOM_API int loom_world_checkpoint_read(loom_world *w, const void *buf, int size
       w->gravity = g;
       w->wind = wind;
       for (int i = 0; i < npend && rc == 0; i++) {
+        particles *q = w->bodies[pend[i].slot].pts;
+        /* what the next step looks for is the state's (the original's, saved after its own
+         * parameter changes); setting a parameter here, where the world was built with another
+         * (self_collision turned on), is not a change to look for */
+        const int tangles = q ? q->col.check_tangles : 0, obstacles = q ? q->check_obstacles : 0;
         if (loom_body_set_param(w, world_handle(w, pend[i].slot), pend[i].spec->name, pend[i].value) != 0) {
           loom_error_prefix("checkpoint");
           rc = -1;
         }
+        if (q) q->col.check_tangles = tangles, q->check_obstacles = obstacles;
       }
       if (rc != 0) loom_world_load_state(w, save, n); /* a parameter out of range: back to where it was */
       for (int o = 0; o < w->order_count; o++) {

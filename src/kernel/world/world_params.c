@@ -64,6 +64,10 @@ LOOM_API int loom_body_set_param(loom_world *w, int handle, const char *name, do
     if (read_value(b, p) == value) return 0;
     memcpy(base + p->offset, &value, sizeof value);
   }
+  /* self-collision turned on finds the crossings the body already has: the pipeline keeps a
+   * crossing-free start free and looks for existing crossings only when told (check_tangles); not
+   * told, it held a crumpled cloth's hundreds of crossings where they were, unreported */
+  if (b->pts && !strcmp(p->name, "self_collision") && value != 0) b->pts->col.check_tangles = 1;
   if (b->ops->param_changed) b->ops->param_changed(w, b, p);
   return world_reserve_scratch(w);
 }
