@@ -34,9 +34,21 @@ describe("a flag pinned 2 mm from a pole (inside its 4 mm thickness)", function(
       end
     end
     assert.less(5, touched)                     -- the flag does wrap around the pole
-    local errs = W:errors()
-    assert.equal(1, #errs, table.concat(errs, "\n"))
-    assert.truthy(errs[1]:find("contact margin", 1, true), errs[1])
+    -- one warning that the pins start inside the margin; and, since pins ignore contacts, the
+    -- triangles next to them that the wind wraps across the thin pole are said to be held there
+    -- by pins (stats.obstacle_crossings), at most once a simulated second
+    local errs, margin, held = W:errors(), 0, 0
+    for _, e in ipairs(errs) do
+      if e:find("held there by pins", 1, true) then
+        held = held + 1
+      elseif e:find("lie within rigid 'pole''s contact margin", 1, true) then
+        margin = margin + 1
+      else
+        error("unexpected message: " .. e)
+      end
+    end
+    assert.equal(1, margin, table.concat(errs, "\n"))
+    assert.less(held, 5)
   end)
 
   it("does not gain energy once the wind stops, while it rubs on the pole", function()
