@@ -251,6 +251,8 @@ typedef struct loom_stats {
    * every triangle would have made for the same queries (exact integers) */
   double obstacle_tests;
   double obstacle_tests_brute;
+  int newton_iterations;    /* implicit cloth: Newton iterations beyond the first, summed over substeps and
+                             * bodies, last step (docs/api.md, "Implicit cloth") */
 } loom_stats;
 
 /* Fills a definition with defaults: dt = 1/240 s, gravity (0, 0, -9.81), no wind. */

@@ -84,21 +84,23 @@ for _, n in ipairs {32, 64, 128} do
 end
 
 -- cloth_implicit_N: the hanging scene, Baraff–Witkin with the implicit integrator at dt = 1/60 s
--- (stretch 20 000 N/m, strain_limit 1 %), ms per step, CG iterations per step, the largest edge
--- strain and the edges the strain limit shortened per step.
+-- (stretch 20 000 N/m, strain_limit 1 %), ms per step, CG iterations per step, Newton iterations
+-- after the first per step, the largest edge strain and the edges the strain limit shortened per step.
 for _, n in ipairs {64, 128} do
   case("cloth_implicit_" .. n, function(runs)
     local W = loom.load_scene("scenes/hanging.lua"):instantiate {n = n}
     W:run(n <= 64 and 0.5 or 0.25)
     local steps = n <= 64 and 8 or 2
-    local its, limited = 0, 0
+    local its, limited, newton = 0, 0, 0
     local med, lo, hi = ms_per_step(W, steps, runs)
     for _ = 1, steps do
       W:step()
       its = its + W:stats().iterations
       limited = limited + W:stats().strain_limited
+      newton = newton + W:stats().newton_iterations
     end
     return {size = ("%dx%d"):format(n, n), median = med, min = lo, max = hi, cg_iterations = its / steps,
+            newton_iterations = newton / steps,
             cg_residual = W:stats().cg_residual, max_strain = max_edge_strain(W:body "cloth"),
             strain_limited = limited / steps}
   end)
@@ -135,6 +137,7 @@ end)
 
 -- Issue 8's collision benchmarks, at dt = 1/100 s with N x N Baraff–Witkin cloth (implicit, self-
 -- collision on), timed from t = 1 s: ms per step, the collision pipeline's counts in the last step,
+-- Newton iterations after the first per timed step,
 -- and `interpenetrations`, the largest count of crossing triangle pairs after any timed step (must
 -- be 0).
 --   crumple_N: scenes/crumple.lua, a sheet dropped on edge onto the floor crumples into a pile;
@@ -145,7 +148,7 @@ local function pipeline_case(name, n, make)
     local W = make(n)
     W:run(1.0)
     local steps = n >= 128 and 3 or 10
-    local worst = 0
+    local worst, newton, timed = 0, 0, 0
     local med, lo, hi = sample(n >= 128 and math.min(runs, 3) or runs, 1, function()
       local ms = 0
       for _ = 1, steps do
@@ -153,13 +156,15 @@ local function pipeline_case(name, n, make)
         W:step()
         ms = ms + (C.loom_clock() - t0) * 1000
         worst = math.max(worst, W:interpenetrations())
+        newton, timed = newton + W:stats().newton_iterations, timed + 1
       end
       return ms / steps
     end)
     local st = W:stats()
     return {size = ("%dx%d"):format(n, n), median = med, min = lo, max = hi, proximity = st.proximity, candidates = st.candidates,
             ccd_collisions = st.ccd_collisions, impact_zones = st.impact_zones, cg_iterations = st.iterations,
-            contacts = st.contacts, interpenetrations = worst, unresolved = st.unresolved, tangled = st.tangled}
+            contacts = st.contacts, interpenetrations = worst, unresolved = st.unresolved, tangled = st.tangled,
+            newton_iterations = newton / timed}
   end)
 end
 

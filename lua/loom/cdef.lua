@@ -117,6 +117,7 @@ typedef struct loom_stats {
   int obstacle_crossings;
   double obstacle_tests;
   double obstacle_tests_brute;
+  int newton_iterations;
 } loom_stats;
 void loom_world_def_default(loom_world_def *def);
 loom_world *loom_world_create(const loom_world_def *def);

@@ -219,7 +219,8 @@ function World:cloth(def)
   local h = C.loom_cloth_create(self._w, cd)
   if h == 0 then caller.error(last_error()) end
   -- live parameters the definition struct does not carry are set once the body exists
-  for _, k in ipairs {"preconditioner", "relative_damping", "area_exponent", "strain_limit"} do
+  for _, k in ipairs {"preconditioner", "relative_damping", "area_exponent", "strain_limit", "newton_iterations",
+                      "newton_tolerance"} do
     if d[k] ~= nil and C.loom_body_set_param(self._w, h, k, d[k]) ~= 0 then caller.error(last_error()) end
   end
   self._body_serial = (rawget(self, "_body_serial") or 0) + 1
@@ -885,6 +886,7 @@ function World:stats()
     unresolved = s.unresolved, tangled = s.tangled, strain_limited = s.strain_limited,
     passed_through = s.passed_through, obstacle_crossings = s.obstacle_crossings,
     obstacle_tests = s.obstacle_tests, obstacle_tests_brute = s.obstacle_tests_brute,
+    newton_iterations = s.newton_iterations,
   }, lazy_stats(self))
 end
 

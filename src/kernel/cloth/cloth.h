@@ -42,6 +42,9 @@ typedef struct cloth_params {
   double relative_damping; /* springs: 001's -c (v_i - v_j) per spring, N s/m (0: off) */
   double area_exponent;    /* baraff_witkin: stretch and shear conditions weighted by area^p (0.5: BW) */
   double strain_limit;     /* largest edge stretch l / L - 1 left after a substep's integrator (0: off) */
+  int newton_iterations;   /* implicit: Newton iterations per substep at most (1: Baraff-Witkin's one step) */
+  double newton_tolerance; /* implicit: another iteration while the linear model missed the stretch and
+                            * shear energy by more than this fraction of the kinetic plus elastic energy */
 } cloth_params;
 
 enum { CLOTH_PRECOND_JACOBI = 1, CLOTH_PRECOND_MULTIGRID = 2 };
@@ -102,6 +105,7 @@ typedef struct cloth_scratch {
   vec3 *F, *rk_x, *rk_v, *rk_sx, *rk_sv;
   int step_substeps; /* substeps of the world step being taken */
   int cg_iterations;  /* implicit: CG iterations summed over this step's substeps */
+  int newton;         /* implicit: Newton iterations after the first, summed over this step's substeps */
   double *lambda;     /* springs_pbd with compliance: XPBD multipliers, one per spring */
   double cg_residual; /* implicit: the largest relative residual of this step's solves */
   int contacts, resolves; /* implicit: contact constraints at the end of each solve, repeated solves */
@@ -227,10 +231,14 @@ typedef struct cloth_solver {
   mat3 bpinv[CLOTH_CONTACT_BODIES][2];
   uint8_t *mgfix; /* pinned or sticking: what the multigrid hierarchy decouples */
   vec3 *mgn;      /* per vertex: a sliding contact's normal, else zero (the hierarchy stiffens it) */
+  vec3 *nx, *nv, *ndv; /* a further Newton iteration's linearisation point, and the dv it starts from */
+  double delta_first, newton_ref; /* the substep's first solve's preconditioned rhs norm^2; a Newton
+                                   * correction's stopping reference (0: its own rhs) */
   vec3 *y, *e1, *fric; /* fric: the kinetic friction of sliding contacts (a velocity change) */
   const void *cbody_r[CLOTH_CONTACT_BODIES]; /* which body each is (compared only) */
   int ncbody, coupling_passes;
   int last_iterations;
+  int last_newton; /* Newton iterations after the first in the last substep */
   double last_residual;
   int warned; /* the non-convergence warning was given */
   int bad_damping, bad_damping_vertex; /* external damping blocks refused this substep (not finite or
@@ -335,6 +343,13 @@ void cloth_mg_setup(cloth_mg *g, int n, const int32_t *row, const int32_t *col, 
                     const uint8_t *fixed, const vec3 *normal);
 /* z = B r, one V-cycle: B is symmetric positive definite (fixed vertices: their diagonal block's inverse). */
 void cloth_mg_apply(cloth_mg *g, const vec3 *r, vec3 *z);
+/* How far a Newton step's linear model misses the stretch and shear energy (Baraff-Witkin
+ * triangles, or all springs) at x1: E(x1) - Q(x1), Q the quadratic model about x0 the implicit
+ * solve uses (energy, gradient, and the Hessian without its indefinite parts). An edge turning by
+ * an angle t in a step comes out longer by about t^2/2 of itself than the model says (the model
+ * moves it along its tangent). *e1 gets E(x1). (cloth_implicit.c) */
+double cloth_model_excess(const cloth_body *b, const vec3 *x0, const vec3 *x1, double *e1);
+
 /* Force Jacobians (df/dx, df/dv) of one element at x. exact = 1: the full derivative (tests);
  * 0: the positive-definite part the solver uses (see cloth_implicit.c). */
 void bw_tri_jacobian(const cloth_body *b, const bw_tri *q, const vec3 *x, int exact, mat3 Kx[3][3], mat3 Kv[3][3]);

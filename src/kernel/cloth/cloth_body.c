@@ -178,6 +178,8 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->params.relative_damping = 0;
   b->params.area_exponent = 0.5;
   b->params.strain_limit = 0;
+  b->params.newton_iterations = 4;
+  b->params.newton_tolerance = 0.1;
   b->derived.wa_exponent = 0.5;
   b->model.grid_nx = mesh->grid_nx;
   b->model.grid_ny = mesh->grid_ny;
@@ -250,6 +252,10 @@ static const param_spec cloth_param_table[] = {
               "baraff_witkin: stretch and shear conditions weighted by area^p (0.5: BW, energy per area; 0.75: 001)"),
   CLOTH_PARAM("strain_limit", "", 0, 10, PARAM_LIVE, params.strain_limit,
               "largest edge stretch l/L - 1 after each substep: longer edges are shortened (Provot 1995; 0: off)"),
+  CLOTH_PARAM("newton_iterations", "", 1, 100, PARAM_LIVE | PARAM_INTEGER, params.newton_iterations,
+              "implicit: Newton iterations per substep at most; 1 = Baraff-Witkin's single linearised step"),
+  CLOTH_PARAM("newton_tolerance", "", 0, 1000, PARAM_LIVE, params.newton_tolerance,
+              "implicit: iterate again while the linear model missed the stretch and shear energy by more than this fraction of the kinetic plus elastic energy"),
   CLOTH_PARAM("stable_substep", "s", 0, 0, PARAM_READONLY, derived.h_stable, "largest stable substep of the estimate"),
   CLOTH_PARAM("lambda_stretch", "1/s^2", 0, 0, PARAM_READONLY, model.lambda_unit[FAM_STRUCTURAL],
               "lambda_max(M^-1/2 K M^-1/2) of the stretch family at unit stiffness"),

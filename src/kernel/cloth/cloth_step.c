@@ -179,6 +179,7 @@ static void substep_implicit(const step_ctx *c, vec3 *pin_v) {
   }
   cloth_implicit_substep(b, &ic);
   b->scratch.cg_iterations += b->solver.last_iterations;
+  b->scratch.newton += b->solver.last_newton;
   b->scratch.contacts += b->solver.ncon;
   b->scratch.resolves += b->solver.coupling_passes;
   if (b->solver.last_residual > b->scratch.cg_residual) b->scratch.cg_residual = b->solver.last_residual;
@@ -522,6 +523,7 @@ void cloth_begin(loom_world *w, body_slot *s, const step_info *si) {
   arena *A = &w->scratch;
   b->scratch.step_substeps = si->substeps;
   b->scratch.cg_iterations = 0;
+  b->scratch.newton = 0;
   b->scratch.cg_residual = 0;
   b->scratch.contacts = b->scratch.resolves = 0;
   b->scratch.F = ARENA_NEW(A, vec3, n, "cloth forces");
@@ -642,6 +644,7 @@ void cloth_commit(loom_world *w, body_slot *s, const step_info *si) {
   if (b->p.frozen && !b->p.x_step) return;
   if (b->params.integrator == LOOM_INTEGRATOR_IMPLICIT) {
     w->stats.iterations += b->scratch.cg_iterations;
+    w->stats.newton_iterations += b->scratch.newton;
     w->stats.cloth_contacts += b->scratch.contacts;
     w->stats.contact_resolves += b->scratch.resolves;
     w->stats.cg_residual = fmax(w->stats.cg_residual, b->scratch.cg_residual);

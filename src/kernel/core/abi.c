@@ -22,7 +22,7 @@ static const abi_field table[] = {
     F(loom_stats, iterations), F(loom_stats, substeps), F(loom_stats, frozen), F(loom_stats, bodies),
     F(loom_stats, cg_residual), F(loom_stats, proximity), F(loom_stats, ccd_collisions),
     F(loom_stats, collision_iterations), F(loom_stats, largest_zone), F(loom_stats, unresolved), F(loom_stats, tangled),
-    F(loom_stats, cloth_contacts), F(loom_stats, contact_resolves), F(loom_stats, candidates), F(loom_stats, strain_limited), F(loom_stats, passed_through), F(loom_stats, obstacle_crossings), F(loom_stats, obstacle_tests), F(loom_stats, obstacle_tests_brute), F(loom_stats, solid_points), F(loom_stats, tool_contacts), F(loom_stats, tool_unresolved),
+    F(loom_stats, cloth_contacts), F(loom_stats, contact_resolves), F(loom_stats, candidates), F(loom_stats, strain_limited), F(loom_stats, passed_through), F(loom_stats, obstacle_crossings), F(loom_stats, newton_iterations), F(loom_stats, obstacle_tests), F(loom_stats, obstacle_tests_brute), F(loom_stats, solid_points), F(loom_stats, tool_contacts), F(loom_stats, tool_unresolved),
     F(loom_stats, messages),
     T(loom_contact), F(loom_contact, body_a), F(loom_contact, body_b), F(loom_contact, type_a), F(loom_contact, type_b),
     F(loom_contact, feature_a), F(loom_contact, feature_b), F(loom_contact, id), F(loom_contact, solver),

@@ -24,6 +24,7 @@ void phase_begin(loom_world *w, step_info *s) {
   w->stats.solid_points = 0;
   w->stats.tool_contacts = w->stats.tool_unresolved = 0;
   w->stats.iterations = 0;
+  w->stats.newton_iterations = 0;
   w->stats.cloth_contacts = 0;
   w->stats.contact_resolves = 0;
   w->stats.cg_residual = 0;
