@@ -935,6 +935,13 @@ describe("world:pair(a, b, {collide = false})", function()
     end
   end)
 
+  it("is replaced by the pair's next setting: collide left out is true again", function()
+    local W, box, through = over_box("symplectic")
+    W:pair(through, box, { friction = 0.5 })
+    W:run(0.6)
+    assert.less(0.2, (zrange(through)))             -- on the box's top
+  end)
+
   it("refuses a body paired with itself: its own collisions are self_collision's", function()
     local W = loom.world {}
     local c = W:cloth { name = "c", mesh = loom.mesh.grid { cells = {4, 4} } }
