@@ -935,6 +935,22 @@ describe("world:pair(a, b, {collide = false})", function()
     end
   end)
 
+  it("lets a simplex body fall through a pinned cloth onto the box below, which a paired one holds", function()
+    local function drop(off)
+      local W = loom.world { dt = 1 / 200 }
+      W:rigid { name = "box", shape = loom.shape.box(0.3, 0.3, 0.05), position = {0, 0, 0.05}, static = true }
+      local ball = W:simplex { name = "ball", mesh = loom.mesh.simplex_sphere { radius = 0.08, density = "low" }, k_anchor = 0 }
+      for i = 0, ball.n - 1 do ball.x[i].z = ball.x[i].z + 0.35 end
+      local c = W:cloth { name = "c", thickness = 0.004, mesh = loom.mesh.grid { size = {0.2, 0.2}, cells = {8, 8}, center = {0, 0, 0.2} } }
+      c:pin(c:select(function() return true end))
+      if off then W:pair(ball, c, { collide = false }) end
+      W:run(0.4)
+      return (zrange(ball))
+    end
+    assert.less(drop(true), 0.11)                     -- on the box's top (z = 0.1)
+    assert.less(0.19, drop(false))                    -- on the cloth (z = 0.2)
+  end)
+
   it("is replaced by the pair's next setting: collide left out is true again", function()
     local W, box, through = over_box("symplectic")
     W:pair(through, box, { friction = 0.5 })
