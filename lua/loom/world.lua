@@ -1616,7 +1616,9 @@ function M.rotate(q, x, y, z)
 end
 
 -- world:pair(a, b, {friction =, restitution =, collide = false}): what bodies a and b (bodies or
--- names) do when they touch, instead of the combination of their own values.
+-- names) do when they touch, instead of the combination of their own values; each call replaces
+-- the pair's earlier settings. collide = false lets the two pass through each other (no contact
+-- of any kind, and their crossings are not counted or reported; docs/api.md).
 function World:pair(a, b, opts)
   local function body_of(v, n)
     if type(v) == "string" then return self:body(v) end

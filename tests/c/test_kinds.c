@@ -168,14 +168,30 @@ TEST(kinds_state_with_an_invalid_grab_or_nan_is_refused) {
   CHECK(loom_world_save_state(w, buf, size) == size);
   char before[17], after[17];
   fx_hash(w, before);
-  /* the grab is 40 bytes (slot, vertex, target, omega) before the rigid solver's impulse count (4
-   * bytes; no rigid contacts here) at the end of the state */
+  /* the grab is 40 bytes (slot, vertex, target, omega) before the rigid solver's impulse count and
+   * the count of pairs world:pair set to collide = false (4 bytes each; none of either here) at the
+   * end of the state */
   int bad_vertex = 1000000;
-  memcpy(buf + size - 40, &bad_vertex, sizeof bad_vertex);
+  memcpy(buf + size - 44, &bad_vertex, sizeof bad_vertex);
   CHECK(loom_world_load_state(w, buf, size) != 0);
   CHECK_STR_CONTAINS(loom_last_error(), "mouse grab");
   int one = 1;
-  memcpy(buf + size - 40, &one, sizeof one);
+  memcpy(buf + size - 44, &one, sizeof one);
+  /* a count of such pairs that the state does not hold, then one that names no two bodies */
+  int pairs = 3;
+  memcpy(buf + size - 4, &pairs, sizeof pairs);
+  CHECK(loom_world_load_state(w, buf, size) != 0);
+  CHECK_STR_CONTAINS(loom_last_error(), "pairs that do not collide are damaged");
+  int zero = 0;
+  memcpy(buf + size - 4, &zero, sizeof zero);
+  unsigned char *longer = malloc((size_t)size + 8);
+  memcpy(longer, buf, (size_t)size);
+  int pair[2] = {0, 5};
+  memcpy(longer + size - 4, &one, sizeof one);
+  memcpy(longer + size, pair, sizeof pair);
+  CHECK(loom_world_load_state(w, longer, size + 8) != 0);
+  CHECK_STR_CONTAINS(loom_last_error(), "name no two bodies");
+  free(longer);
   double nan = NAN;
   /* a NaN position: particles come right after the header, the bodies' name and counts */
   CHECK(loom_world_load_state(w, buf, size) == 0);

@@ -507,3 +507,64 @@ TEST(world_message_ring_keeps_the_last_64) {
   CHECK_EQ_INT(st.messages, 70);
   loom_world_destroy(w);
 }
+
+/* world:pair overrides: found by binary search whatever order they were set in, counted per body
+ * while collide is off, and dropped with a destroyed body (a new body in its slot pairs with
+ * nothing); turning collide back on has the particle bodies look for crossings at the next step. */
+TEST(world_pair_overrides_are_found_counted_and_dropped) {
+  loom_world *w = fx_world(1.0 / 240);
+  loom_mesh *m = fx_grid(2, 0.3, v3(0, 0, 1), LOOM_PLANE_XY);
+  int h[6];
+  char name[8];
+  for (int i = 0; i < 6; i++) {
+    snprintf(name, sizeof name, "b%d", i);
+    loom_cloth_def d = fx_def(LOOM_MODEL_SPRINGS, name, m);
+    h[i] = loom_cloth_create(w, &d);
+    CHECK(h[i] != 0);
+  }
+  const int order[][2] = {{4, 1}, {0, 5}, {2, 3}, {1, 0}, {5, 3}, {3, 1}, {0, 2}};
+  for (int k = 0; k < 7; k++)
+    CHECK_EQ_INT(loom_world_pair(w, h[order[k][0]], h[order[k][1]], -1, -1, k % 2 == 0 ? 0 : 1), 0);
+  CHECK_EQ_INT(w->noverrides, 7);
+  CHECK_EQ_INT(w->npairs_off, 4);
+  for (int k = 1; k < 7; k++)
+    CHECK(w->overrides[k - 1].a < w->overrides[k].a ||
+          (w->overrides[k - 1].a == w->overrides[k].a && w->overrides[k - 1].b < w->overrides[k].b));
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 6; j++) {
+      int set = -1;
+      for (int k = 0; k < 7; k++)
+        if ((order[k][0] == i && order[k][1] == j) || (order[k][0] == j && order[k][1] == i)) set = k;
+      const pair_override *o = world_pair_override(w, handle_slot(h[i]), handle_slot(h[j]));
+      CHECK((o != NULL) == (set >= 0));
+      CHECK_EQ_INT(world_pair_off(w, handle_slot(h[i]), handle_slot(h[j])), set >= 0 && set % 2 == 0);
+    }
+  /* off pairs: (4,1) (2,3) (5,3) (0,2) */
+  const int counts[6] = {1, 1, 2, 2, 1, 1};
+  for (int i = 0; i < 6; i++) CHECK_EQ_INT(w->bodies[handle_slot(h[i])].pairs_off, counts[i]);
+  /* setting it again changes nothing; collide back on has both look */
+  CHECK_EQ_INT(loom_world_pair(w, h[1], h[4], 0.5, -1, 0), 0);
+  CHECK_EQ_INT(w->npairs_off, 4);
+  CHECK(loom_world_step(w) >= 0); /* (the six overlap: messages) */
+  particles *p1 = w->bodies[handle_slot(h[1])].pts, *p4 = w->bodies[handle_slot(h[4])].pts;
+  p1->col.check_tangles = p4->col.check_tangles = 0;
+  CHECK_EQ_INT(loom_world_pair(w, h[1], h[4], -1, -1, 1), 0);
+  CHECK(p1->col.check_tangles && p4->col.check_tangles);
+  CHECK_EQ_INT(w->npairs_off, 3);
+  CHECK_EQ_INT(w->bodies[handle_slot(h[4])].pairs_off, 0);
+  /* destroying b3 drops (2,3), (5,3), (3,1) */
+  CHECK_EQ_INT(loom_body_destroy(w, h[3]), 0);
+  CHECK_EQ_INT(w->noverrides, 4);
+  CHECK_EQ_INT(w->npairs_off, 1);
+  CHECK_EQ_INT(w->bodies[handle_slot(h[2])].pairs_off, 1);
+  CHECK_EQ_INT(w->bodies[handle_slot(h[5])].pairs_off, 0);
+  loom_cloth_def d = fx_def(LOOM_MODEL_SPRINGS, "new", m);
+  const int n = loom_cloth_create(w, &d);
+  CHECK_EQ_INT(handle_slot(n), handle_slot(h[3]));
+  CHECK_EQ_INT(w->bodies[handle_slot(n)].pairs_off, 0);
+  for (int i = 0; i < 6; i++)
+    if (i != 3) CHECK(world_pair_override(w, handle_slot(n), handle_slot(h[i])) == NULL);
+  CHECK(loom_world_step(w) >= 0); /* (the six overlap: messages) */
+  loom_mesh_destroy(m);
+  loom_world_destroy(w);
+}

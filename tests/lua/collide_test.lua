@@ -738,3 +738,230 @@ describe("the pipeline's debug views", function()
     end
   end)
 end)
+
+describe("world:pair(a, b, {collide = false})", function()
+  -- every contact between the two is left out, the collision pipeline's included (its continuous
+  -- tests against a box's faces and edges held a cloth paired off with the box on it), and the
+  -- crossings the two make through each other are not counted or reported
+  local function zrange(c)
+    local lo, hi = math.huge, -math.huge
+    for i = 0, c.n - 1 do lo, hi = math.min(lo, c.x[i].z), math.max(hi, c.x[i].z) end
+    return lo, hi
+  end
+
+  -- contacts in the last step between bodies a and b (either way round), by solver
+  local function contacts_between(W, a, b)
+    local view, n = W:contacts(), 0
+    for i = 0, #view - 1 do
+      local c = view[i]
+      if (c.body_a == a.handle and c.body_b == b.handle) or (c.body_a == b.handle and c.body_b == a.handle) then n = n + 1 end
+    end
+    return n
+  end
+
+  -- two cloths side by side over a static box, the left one paired off with the box
+  local function over_box(integrator)
+    local W = loom.world { dt = 1 / 100 }
+    local box = W:rigid { name = "box", shape = loom.shape.box(0.4, 0.2, 0.1), position = {0, 0, 0.1}, static = true }
+    local through = W:cloth { name = "through", thickness = 0.004, integrator = integrator,
+                              mesh = loom.mesh.grid { size = {0.3, 0.3}, cells = {10, 10}, center = {-0.2, 0, 0.35} } }
+    local lands = W:cloth { name = "lands", thickness = 0.004, integrator = integrator,
+                            mesh = loom.mesh.grid { size = {0.3, 0.3}, cells = {10, 10}, center = {0.2, 0, 0.35} } }
+    W:pair(through, box, { collide = false })
+    return W, box, through, lands
+  end
+
+  for _, integrator in ipairs { "symplectic", "implicit" } do
+    it("lets a " .. integrator .. " cloth fall through a box that another cloth lands on", function()
+      local W, box, through, lands = over_box(integrator)
+      for _ = 1, 60 do
+        W:step()
+        assert.equal(0, contacts_between(W, through, box))
+        assert.equal(0, W:interpenetrations())        -- the paired-off cloth inside the box is no crossing
+        assert.equal(0, W:stats().obstacle_crossings)
+      end
+      local _, hi = zrange(through)
+      assert.less(hi, -0.5)                           -- below the box's bottom (z = 0), still falling
+      local lo, top = zrange(lands)
+      assert.less(0.2, lo)                            -- on the box's top (z = 0.2), a thickness above
+      assert.less(top, 0.21)
+      assert.equal(0, #W:errors(), table.concat(W:errors(), "\n"))
+    end)
+  end
+
+  it("looks for what the cloth left inside the box when collide is turned back on", function()
+    local W, box, through = over_box("symplectic")
+    W:run(0.2)
+    local lo, hi = zrange(through)
+    assert.truthy(lo > 0.02 and hi < 0.18, "the cloth is inside the box")
+    assert.equal(0, W:interpenetrations())
+    W:pair(through, box, { collide = true })
+    assert.less(0, W:interpenetrations())             -- counted from the switch on
+    W:step()
+    local errs = table.concat(W:errors(), "\n")
+    assert.truthy(errs:find("began inside an obstacle at t = 0.2000 s (first: cloth 'through' in rigid 'box'", 1, true), errs)
+    W:run(0.3)
+    lo = zrange(through)
+    assert.less(0.2, lo)                              -- pushed out to rest on the top, like a cloth made inside
+    assert.equal(0, W:interpenetrations())
+  end)
+
+  -- a sheet, sheared and rippled so that it folds onto itself, dropped through a net pinned at its
+  -- corners onto a floor
+  local function through_net(off)
+    local W = loom.world { dt = 1 / 100 }
+    W:rigid { name = "floor", shape = loom.shape.box(1, 1, 0.05), position = {0, 0, -0.05}, static = true }
+    local net = W:cloth { name = "net", model = "baraff_witkin", thickness = 0.004,
+                          mesh = loom.mesh.grid { size = {1, 1}, cells = {12, 12}, center = {0, 0, 0.5} } }
+    net:pin { net:vertex_near {-0.5, -0.5, 0.5}, net:vertex_near {0.5, -0.5, 0.5}, net:vertex_near {-0.5, 0.5, 0.5},
+              net:vertex_near {0.5, 0.5, 0.5} }
+    local sheet = W:cloth { name = "sheet", model = "baraff_witkin", thickness = 0.004,
+                            mesh = loom.mesh.grid { size = {0.8, 0.8}, cells = {20, 20}, center = {0, 0, 1}, plane = "xz" } }
+    for i = 0, sheet.n - 1 do
+      sheet.x[i].x = sheet.x[i].x + 0.15 * (sheet.x[i].z - 1)
+      sheet.x[i].y = 0.03 * math.sin(9 * (sheet.x[i].z - 0.6))
+    end
+    if off then W:pair(net, sheet, { collide = false }) end
+    return W, net, sheet
+  end
+
+  it("lets two cloths pass through each other while each still collides with itself", function()
+    local W, net, sheet = through_net(true)
+    local self_contacts = 0
+    for _ = 1, 100 do
+      W:step()
+      assert.equal(0, contacts_between(W, net, sheet))
+      assert.equal(0, W:interpenetrations())          -- no crossing of the sheet with itself, none counted with the net
+      assert.equal(0, W:stats().tangled)
+      local view = W:contacts()
+      for i = 0, #view - 1 do
+        local c = view[i]
+        if (c.solver == 3 or c.solver == 4) and c.body_a == sheet.handle and c.body_b == sheet.handle then
+          self_contacts = self_contacts + 1
+        end
+      end
+    end
+    assert.less(1000, self_contacts)                  -- the sheet folded onto itself on the floor
+    local _, hi = zrange(sheet)
+    local net_lo = zrange(net)
+    assert.less(hi, net_lo - 0.3)                     -- all of it below the net
+    assert.equal(0, #W:errors(), table.concat(W:errors(), "\n"))
+    -- paired as usual, the net holds it
+    local V, _, held = through_net(false)
+    V:run(1)
+    assert.less(0.3, (zrange(held)))
+  end)
+
+  it("reports the crossings there when collide is turned back on mid-run, as crossings already there", function()
+    local W, net, sheet = through_net(true)
+    W:step(40)                                        -- the sheet half through the net
+    assert.equal(0, W:interpenetrations())
+    W:pair("net", "sheet", { collide = true })
+    local n, list = W:interpenetrations(true)
+    assert.less(0, n)
+    local named = {[net.handle] = true, [sheet.handle] = true}
+    for _, c in ipairs(list) do assert.truthy(named[c.a.handle] and named[c.b.handle]) end
+    W:step()
+    assert.less(0, W:stats().tangled)
+    local errs = table.concat(W:errors(), "\n")
+    assert.truthy(errs:find("already cross", 1, true), errs)
+    assert.is_false(sheet.frozen)
+    assert.is_false(net.frozen)
+  end)
+
+  it("is the world's: set before or after a checkpoint or snapshot is loaded, it acts the same", function()
+    local d = U.tmpdir()
+    local W = through_net(true)
+    W:step(40)                                        -- crossing the net
+    W:save(d .. "/through.loom")
+    local snap = W:snapshot()
+    W:step(10)
+    local want = W:hash()
+    -- the pair set off before the load, or after it (and before the next step): the same run
+    local before = through_net(true)
+    before:load(d .. "/through.loom")
+    before:step(10)
+    assert.equal(want, before:hash())
+    local after = through_net(false)
+    after:load(d .. "/through.loom")
+    after:pair("net", "sheet", { collide = false })
+    after:step(10)
+    assert.equal(want, after:hash())
+    local restored = through_net(false)
+    restored:restore(snap)
+    restored:pair("net", "sheet", { collide = false })
+    restored:step(10)
+    assert.equal(want, restored:hash())
+    -- not set at all: the crossings the saved world let the two make are there, and looked for
+    for _, load in ipairs { function(V) V:load(d .. "/through.loom") end, function(V) V:restore(snap) end } do
+      local V = through_net(false)
+      load(V)
+      assert.less(0, V:interpenetrations())
+      V:step()
+      assert.less(0, V:stats().tangled)
+      local errs = table.concat(V:errors(), "\n")
+      assert.truthy(errs:find("already cross", 1, true), errs)
+    end
+    -- loaded where the pair is off, a state saved with it on looks for nothing new
+    local on = through_net(false)
+    on:step(3)
+    on:save(d .. "/on.loom")
+    on:step(2)
+    local off = through_net(true)
+    off:load(d .. "/on.loom")
+    off:step(2)
+    assert.equal(on:hash(), off:hash())
+  end)
+
+  it("lets a soft solid and a cloth pass through a solid, by the pipeline or by penetration depths", function()
+    for _, contact in ipairs { "pipeline", "penetration" } do
+      local W = loom.world { dt = 1 / 120 }
+      W:rigid { name = "floor", shape = loom.shape.plane { normal = {0, 0, 1} }, static = true }
+      local function solid(name, size, cells, center)
+        return W:solid { name = name, model = "neohookean", young = 2e4, poisson = 0.4, density = 300, thickness = 0.003,
+                         contact = contact,
+                         mesh = loom.mesh.tet_box { size = {size, size, size}, cells = {cells, cells, cells}, center = center } }
+      end
+      local cube = solid("cube", 0.3, 4, {0, 0, 0.153})
+      local small = solid("small", 0.1, 2, {-0.07, -0.07, 0.36})
+      local cloth = W:cloth { name = "cloth", model = "baraff_witkin", integrator = "implicit", thickness = 0.004,
+                              mesh = loom.mesh.grid { size = {0.12, 0.12}, cells = {6, 6}, center = {0.07, 0.07, 0.4} } }
+      W:pair(cube, small, { collide = false })
+      W:pair(cube, cloth, { collide = false })
+      W:run(1)
+      assert.less(select(2, zrange(small)), 0.12, contact) -- on the floor, inside the cube
+      assert.less(select(2, zrange(cloth)), 0.05, contact)
+      assert.equal(0, W:stats().solid_points, contact)
+    end
+  end)
+
+  it("lets a simplex body fall through a pinned cloth onto the box below, which a paired one holds", function()
+    local function drop(off)
+      local W = loom.world { dt = 1 / 200 }
+      W:rigid { name = "box", shape = loom.shape.box(0.3, 0.3, 0.05), position = {0, 0, 0.05}, static = true }
+      local ball = W:simplex { name = "ball", mesh = loom.mesh.simplex_sphere { radius = 0.08, density = "low" }, k_anchor = 0 }
+      for i = 0, ball.n - 1 do ball.x[i].z = ball.x[i].z + 0.35 end
+      local c = W:cloth { name = "c", thickness = 0.004, mesh = loom.mesh.grid { size = {0.2, 0.2}, cells = {8, 8}, center = {0, 0, 0.2} } }
+      c:pin(c:select(function() return true end))
+      if off then W:pair(ball, c, { collide = false }) end
+      W:run(0.4)
+      return (zrange(ball))
+    end
+    assert.less(drop(true), 0.11)                     -- on the box's top (z = 0.1)
+    assert.less(0.19, drop(false))                    -- on the cloth (z = 0.2)
+  end)
+
+  it("is replaced by the pair's next setting: collide left out is true again", function()
+    local W, box, through = over_box("symplectic")
+    W:pair(through, box, { friction = 0.5 })
+    W:run(0.6)
+    assert.less(0.2, (zrange(through)))             -- on the box's top
+  end)
+
+  it("refuses a body paired with itself: its own collisions are self_collision's", function()
+    local W = loom.world {}
+    local c = W:cloth { name = "c", mesh = loom.mesh.grid { cells = {4, 4} } }
+    assert.error(function() W:pair(c, c, { collide = false }) end, "twice")
+    assert.error(function() W:pair("c", "c", { collide = false }) end, "twice")
+  end)
+end)

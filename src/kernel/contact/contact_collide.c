@@ -13,6 +13,11 @@
  *      which the vertices still colliding stand still for the substep and the world says so
  *   6. x = x_sub + h vbar and v += vbar - vbar_predicted where vbar changed
  *
+ * Two bodies that world:pair(a, b, {collide = false}) lets pass through each other are never paired
+ * (cbody.off, read from the world's overrides at every run: boxes_overlap and find_inside), and the
+ * crossings between them are not looked for (contact_query.c); a body's own pairs are
+ * self_collision's.
+ *
  * Impulses act on four nodes with weights w (relative point = sum w_k x_k): Delta v_k =
  * w_k inv_m_k J n changes the relative normal velocity by J sum w_k^2 inv_m_k, which for equal
  * masses is Bridson's 2I / (1 + sum w^2) and leaves an infinite-mass (pinned, or held by an
@@ -55,6 +60,9 @@ typedef struct cbody {
   unsigned char cloth_only; /* an obstacle tested against cloth only (a sphere's icosphere:
                              * simplex meshes and solids meet spheres in their own passes) */
   const uint8_t *points;  /* the vertices tested against triangles (NULL: all) */
+  int at;                 /* its index in the run's list */
+  uint64_t off;           /* bit j: world:pair(this, the list's body j, {collide = false}): the two
+                           * are not tested against each other at all (pair_off) */
   /* during a top-up (listed): the vertices' start and end boxes, the triangles' and edges' and the
    * reach as the last update left them, before the top-up's own */
   const vec3 *was_lo, *was_hi, *was_elo, *was_ehi, *was_tri_lo, *was_tri_hi, *was_tri_elo, *was_tri_ehi, *was_edge_lo,
@@ -534,7 +542,14 @@ static void vertices_range(collide_ctx *cx, int a, int b, const uint8_t *mask, i
   }
 }
 
+/* Whether world:pair has set the two bodies' pair to collide = false (cbody.off). */
+static inline int pair_off(const cbody *a, const cbody *b) { return (int)((a->off >> b->at) & 1); }
+
+/* Whether two bodies' features are tested against each other in this run: every choice of pairs
+ * of bodies goes through here (the candidate search and its top-ups, which obstacles join, which
+ * bodies are near one another, the list's signature). */
 static int boxes_overlap(const cbody *a, const cbody *b) {
+  if (pair_off(a, b)) return 0;
   if ((a->cloth_only && !b->cloth) || (b->cloth_only && !a->cloth)) return 0;
   /* depth-contact solids meet each other in contact_solid.c and obstacles through their vertices'
    * contacts, as document 002's points do */
@@ -1899,7 +1914,7 @@ static int find_inside(collide_ctx *cx, const step_info *s) {
     const vec3 hi = v3_add(ob->p->sub_hi, v3(INSIDE_TOLERANCE, INSIDE_TOLERANCE, INSIDE_TOLERANCE));
     for (int a = 0; a < cx->nsoft; a++) {
       const cbody *cb = &cx->b[a];
-      if (!cb->p->col.check_tangles || !bvh_box_overlap(cb->p->sub_lo, cb->p->sub_hi, lo, hi)) continue;
+      if (!cb->p->col.check_tangles || pair_off(cb, ob) || !bvh_box_overlap(cb->p->sub_lo, cb->p->sub_hi, lo, hi)) continue;
       for (int i = 0; i < cb->p->n; i++) {
         const vec3 x = cb->p->x_sub[i];
         if (x.x < lo.x || x.y < lo.y || x.z < lo.z || x.x > hi.x || x.y > hi.y || x.z > hi.z) continue;
@@ -2517,9 +2532,19 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].cloth_only = 0;
     list[nb].pad = 0;
     list[nb].points = NULL;
+    list[nb].at = nb;
+    list[nb].off = 0;
     total += p->n;
     nb++;
   }
+  /* world:pair's collide = false between particle bodies (looked up once per pair of bodies, and
+   * not at all in a world without such a pair) */
+  for (int a = 0; a < nb && w->npairs_off; a++)
+    for (int b = a + 1; b < nb; b++)
+      if (world_pair_off(w, list[a].slot, list[b].slot)) {
+        list[a].off |= (uint64_t)1 << b;
+        list[b].off |= (uint64_t)1 << a;
+      }
   for (int a = 0; a < nb && !any_pair; a++) {
     if (list[a].self) any_pair = 1;
     for (int b = a + 1; b < nb && !any_pair; b++) any_pair = boxes_overlap(&list[a], &list[b]);
@@ -2566,9 +2591,19 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].cloth_only = (unsigned char)(r->model.shape_type == LOOM_SHAPE_SPHERE && !r->model.ccd_core);
     list[nb].pad = 0;
     list[nb].points = r->model.ccd_corner;
+    list[nb].at = nb;
+    list[nb].off = 0;
+    for (int a = 0; a < nsoft && w->npairs_off; a++)
+      if (world_pair_off(w, list[a].slot, slot)) {
+        list[a].off |= (uint64_t)1 << nb;
+        list[nb].off |= (uint64_t)1 << a;
+      }
     int near = 0;
     for (int a = 0; a < nsoft && !near; a++) near = boxes_overlap(&list[a], &list[nb]);
-    if (!near) continue;
+    if (!near) {
+      for (int a = 0; a < nsoft; a++) list[a].off &= ~((uint64_t)1 << nb); /* (the index goes to the next) */
+      continue;
+    }
     any_pair = 1;
     total += r->model.ccd->n;
     nb++;

@@ -1,6 +1,8 @@
 /* contact_query.c — the exact interpenetration count: particle-body triangles against each other
- * (including a body's own, neighbours excluded) and against rigid solids. A question about
- * contacts between kinds, so it lives where the kinds meet. */
+ * (including a body's own, neighbours excluded) and against rigid solids, except between two
+ * bodies that world:pair lets pass through each other (collide = false: their crossings are asked
+ * for, not interpenetrations). A question about contacts between kinds, so it lives where the
+ * kinds meet. */
 #include <stdlib.h>
 
 #include "contact/contact.h"
@@ -99,7 +101,8 @@ static int mesh_pair_cb(int t, void *ud) {
 
 /* Sorts the triangle boxes along x and sweeps them: fn for each pair of particle-body triangles
  * that cross (at x_sub if start, else at x); pairs within one body only if self is NULL or that
- * body's flag among slots is set. The number of crossing pairs. */
+ * body's flag among slots is set; none between two bodies that world:pair lets pass through each
+ * other (collide = false). The number of crossing pairs. */
 static int soft_sweep(const loom_world *w, tri_ref *refs, int n, int start, const int *slots, const unsigned char *self,
                       int nslots, void (*fn)(int slot_a, int ta, int slot_b, int tb, void *ud), void *ud) {
   qsort(refs, (size_t)n, sizeof(tri_ref), cmp_tri_ref);
@@ -108,6 +111,7 @@ static int soft_sweep(const loom_world *w, tri_ref *refs, int n, int start, cons
   for (int i = 0; i < n; i++)
     for (int j = i + 1; j < n && refs[j].lo.x <= refs[i].hi.x; j++) {
       if (!bvh_box_overlap(refs[i].lo, refs[i].hi, refs[j].lo, refs[j].hi)) continue;
+      if (world_pair_off(w, refs[i].slot, refs[j].slot)) continue;
       /* the pipeline leaves pairs of depth-contact solids to contact_solid.c */
       if (self && refs[i].slot != refs[j].slot && w->bodies[refs[i].slot].pts->depth_contact &&
           w->bodies[refs[j].slot].pts->depth_contact)
@@ -175,9 +179,11 @@ static int interpenetrations(loom_world *w, int32_t *out, int cap) {
     vec3 rlo, rhi;
     const rigid_body *r = rigid_of_slot(rb);
     rigid_current_aabb(r, 0, &rlo, &rhi); /* where it is (the swept box is the last step's motion) */
-    for (int i = 0; i < total; i++)
+    for (int i = 0; i < total; i++) {
+      if (world_pair_off(w, refs[i].slot, w->order[o_])) continue;
       count += triangle_across_rigid(w, refs[i].slot, w->bodies[refs[i].slot].pts->x, refs[i].t, w->order[o_],
                                      r->state.pos, r->state.q, rlo, rhi, &co);
+    }
   }
   arena_release(&w->scratch, mark);
   return count;
@@ -219,7 +225,7 @@ int contact_obstacle_crossings(loom_world *w, int slot, int meshes, obstacle_cro
   for (int o = 0; o < w->order_count; o++) {
     const int rslot = w->order[o];
     const body_slot *rb = &w->bodies[rslot];
-    if (rb->ops->id != LOOM_KIND_RIGID) continue;
+    if (rb->ops->id != LOOM_KIND_RIGID || world_pair_off(w, slot, rslot)) continue;
     const rigid_body *r = rigid_of_slot(rb);
     /* a mesh not flagged is still tested where a pin holds the cloth in its margin: the contact
      * passes leave such an element alone, so nothing else would ever find it across */

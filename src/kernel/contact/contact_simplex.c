@@ -312,7 +312,7 @@ LOOM_API int loom_simplex_penetrations(const loom_world *w, int body, double tol
   int count = 0;
   for (int o = 0; o < w->order_count; o++) {
     tool T;
-    if (!tool_of(w, w->order[o], 0, 0, 1, &T)) continue;
+    if (world_pair_off(w, slot, w->order[o]) || !tool_of(w, w->order[o], 0, 0, 1, &T)) continue;
     const double reach = T.radius - (tol > 0 ? tol : 0);
     if (!(reach > 0)) continue;
     for (int t = 0; t < P->nt; t++) {

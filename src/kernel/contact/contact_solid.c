@@ -202,7 +202,8 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
   }
   for (int a = 0; a < nb; a++)
     for (int c = a + 1; c < nb; c++) {
-      if (!box_overlap(list[a].lo, list[a].hi, list[c].lo, list[c].hi)) continue;
+      /* (two solids that world:pair lets pass through each other have no overlap to look in) */
+      if (world_pair_off(w, list[a].slot, list[c].slot) || !box_overlap(list[a].lo, list[a].hi, list[c].lo, list[c].hi)) continue;
       const vec3 lo = v3_max(list[a].lo, list[c].lo), hi = v3_min(list[a].hi, list[c].hi);
       add_overlap(&list[a], lo, hi);
       add_overlap(&list[c], lo, hi);
@@ -319,6 +320,7 @@ int contact_solid_respond(loom_world *w, const step_info *s) {
               stamp[g] = serial;
               const int a = owner[g];
               if (a == bi || pt[g].body >= 0) continue; /* own body; already inside one (the first wins) */
+              if (world_pair_off(w, list[a].slot, list[bi].slot)) continue; /* (world:pair, collide = false) */
               const vec3 p = list[a].b->p.x[g - list[a].offset];
               if (p.x < lo.x || p.y < lo.y || p.z < lo.z || p.x > hi.x || p.y > hi.y || p.z > hi.z) continue;
               double wt[4];

@@ -145,6 +145,18 @@ LOOM_API void loom_world_gravity(const loom_world *w, loom_vec3 *out) {
   if (w && out) *out = w->gravity;
 }
 
+/* The first override at or after handles (ha, hb) in the sorted list. */
+static int override_at(const loom_world *w, int ha, int hb) {
+  int lo = 0, hi = w->noverrides;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    const pair_override *o = &w->overrides[mid];
+    if (o->a < ha || (o->a == ha && o->b < hb)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 const pair_override *world_pair_override(const loom_world *w, int slot_a, int slot_b) {
   if (!w->noverrides) return NULL;
   int ha = world_handle(w, slot_a), hb = world_handle(w, slot_b);
@@ -153,9 +165,27 @@ const pair_override *world_pair_override(const loom_world *w, int slot_a, int sl
     ha = hb;
     hb = t;
   }
-  for (int i = 0; i < w->noverrides; i++)
-    if (w->overrides[i].a == ha && w->overrides[i].b == hb) return &w->overrides[i];
-  return NULL;
+  const int i = override_at(w, ha, hb);
+  return i < w->noverrides && w->overrides[i].a == ha && w->overrides[i].b == hb ? &w->overrides[i] : NULL;
+}
+
+/* An override's collide = false starts (on = 0) or ends (on = 1) for its two bodies (slots). */
+static void pair_off_changed(loom_world *w, int sa, int sb, int on) {
+  const int d = on ? -1 : 1;
+  w->bodies[sa].pairs_off += d;
+  w->bodies[sb].pairs_off += d;
+  w->npairs_off += d;
+  if (on) world_pair_look(w, sa, sb);
+}
+
+void world_pair_look(loom_world *w, int sa, int sb) {
+  const int slots[2] = {sa, sb};
+  for (int k = 0; k < 2; k++) {
+    particles *p = w->bodies[slots[k]].pts;
+    if (!p) continue;
+    p->col.check_tangles = 1;
+    if (w->bodies[slots[1 - k]].ops->id == LOOM_KIND_RIGID) p->check_obstacles = 1;
+  }
 }
 
 LOOM_API int loom_world_pair(loom_world *w, int body_a, int body_b, double friction, double restitution, int collide) {
@@ -167,7 +197,9 @@ LOOM_API int loom_world_pair(loom_world *w, int body_a, int body_b, double frict
   if (!isfinite(restitution) || restitution > 1)
     return loom_fail("world:pair: 'restitution' must be a number in [0, 1], got %g", restitution);
   int ha = body_a < body_b ? body_a : body_b, hb = body_a < body_b ? body_b : body_a;
-  pair_override *o = (pair_override *)world_pair_override(w, sa, sb);
+  const int at = override_at(w, ha, hb);
+  pair_override *o = at < w->noverrides && w->overrides[at].a == ha && w->overrides[at].b == hb ? &w->overrides[at] : NULL;
+  const int was = o ? o->collide : 1;
   if (!o) {
     if (w->noverrides == w->override_cap) {
       int cap = w->override_cap ? 2 * w->override_cap : 8;
@@ -176,10 +208,32 @@ LOOM_API int loom_world_pair(loom_world *w, int body_a, int body_b, double frict
       w->overrides = grown;
       w->override_cap = cap;
     }
-    o = &w->overrides[w->noverrides++];
+    memmove(&w->overrides[at + 1], &w->overrides[at], sizeof *w->overrides * (size_t)(w->noverrides - at));
+    w->noverrides++;
+    o = &w->overrides[at];
   }
   *o = (pair_override){ha, hb, friction, restitution, collide != 0};
+  if (was != o->collide) pair_off_changed(w, sa, sb, o->collide);
   return 0;
+}
+
+/* Drops the overrides that name the body in slot (it is being destroyed). */
+static void drop_overrides(loom_world *w, int slot) {
+  const int h = world_handle(w, slot);
+  int k = 0;
+  for (int i = 0; i < w->noverrides; i++) {
+    const pair_override *o = &w->overrides[i];
+    if (o->a != h && o->b != h) {
+      w->overrides[k++] = *o;
+      continue;
+    }
+    if (o->collide) continue;
+    const int other = world_live_slot(w, o->a == h ? o->b : o->a);
+    if (other >= 0) w->bodies[other].pairs_off--;
+    w->npairs_off--;
+  }
+  w->noverrides = k;
+  w->bodies[slot].pairs_off = 0;
 }
 
 LOOM_API int loom_world_set_gravity(loom_world *w, const loom_vec3 *g) {
@@ -508,6 +562,7 @@ LOOM_API int loom_body_destroy(loom_world *w, int handle) {
     }
   }
   if (w->grab_slot == slot) w->grab_slot = -1;
+  drop_overrides(w, slot);
   int k = 0;
   for (int i = 0; i < w->order_count; i++)
     if (w->order[i] != slot) w->order[k++] = w->order[i];

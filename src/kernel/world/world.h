@@ -267,6 +267,7 @@ typedef struct body_slot {
   char *name;
   void *data;     /* the kind's own struct */
   particles *pts; /* particle kinds: their arrays; NULL otherwise */
+  int pairs_off;  /* world:pair overrides with collide = false that name this body (world_pair_off) */
 } body_slot;
 
 /* The kinds compiled in (world_kinds.c); NULL when unknown. */
@@ -296,7 +297,8 @@ typedef struct collide_pair {
   int32_t g[4]; /* the four nodes' global vertex indices (triangle then point; edge then edge) */
 } collide_pair;
 
-/* world:pair overrides of two bodies (handles, lower first). */
+/* world:pair overrides of two bodies (handles, lower first), kept sorted by (a, b); a body's are
+ * dropped with it. */
 typedef struct pair_override {
   int a, b;
   double friction, restitution; /* < 0: combined from the bodies */
@@ -386,6 +388,7 @@ struct loom_world {
   core_par *par;      /* that helper, made at its first use (world_par) */
   pair_override *overrides; /* world:pair */
   int noverrides, override_cap;
+  int npairs_off;           /* overrides with collide = false (0: every pair of bodies collides) */
   loom_stats stats;
   char messages[WORLD_MESSAGES][WORLD_MESSAGE_LEN];
   int message_severity[WORLD_MESSAGES];
@@ -397,8 +400,24 @@ struct loom_world {
   double grab_omega;
 };
 
-/* The override of two bodies (slots), or NULL. */
+/* The override of two bodies (slots), or NULL (a binary search). */
 const pair_override *world_pair_override(const loom_world *w, int slot_a, int slot_b);
+
+/* Whether world:pair(a, b, {collide = false}) holds for two bodies (slots): nothing between them is
+ * made or looked for, in any contact family, the collision pipeline or the crossing checks. A
+ * body's own pairs are never off (world:pair refuses a body twice). Two loads when neither body
+ * is in such a pair, which is every pair of a world without one. */
+static inline int world_pair_off(const loom_world *w, int slot_a, int slot_b) {
+  if (!w->bodies[slot_a].pairs_off || !w->bodies[slot_b].pairs_off || slot_a == slot_b) return 0;
+  const pair_override *o = world_pair_override(w, slot_a, slot_b);
+  return o && !o->collide;
+}
+
+/* Two bodies (slots) collide again that world:pair let pass through each other (collide turned
+ * back on, or a state saved with their pair off loaded where it is on): what they made through
+ * each other is there now, and the next step looks for it as for crossings already there (a cloth
+ * across the other, vertices inside a rigid body), as when self_collision is turned on. */
+void world_pair_look(loom_world *w, int slot_a, int slot_b);
 
 /* The rigid solver's remembered impulses as state (contact/contact_rigid.c): entry size, count,
  * and the entries (count >= 0: resized to count, for loading; -1: as they are). */

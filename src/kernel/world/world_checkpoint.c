@@ -7,7 +7,8 @@
  *   u32 body count; per body: u32 kind, u32 name length, name, i32 vertices, i32 triangles,
  *       u64 model hash, u32 parameter count, per parameter: u32 name length, name, f64 value
  *   u32 state length, the state (world_state.c's field list: time, positions, velocities,
- *       integrator history, pins and their offsets and targets, rigid poses, the mouse grab)
+ *       integrator history, pins and their offsets and targets, rigid poses, the mouse grab, the
+ *       pairs world:pair had set to collide = false)
  *
  * Loading checks the frame (magic, version, size, checksum) before anything else, then compares
  * the bodies: a different body list or vertex count is refused always; a different model hash
@@ -19,7 +20,7 @@
 #include "world/world.h"
 
 #define CKPT_MAGIC "LOOMCKPT"
-#define CKPT_VERSION 2u
+#define CKPT_VERSION 3u
 #define CKPT_HEADER 24
 
 typedef struct out {

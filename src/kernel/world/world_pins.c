@@ -254,6 +254,7 @@ int pins_in_margin(const loom_world *w, int slot, int group, int other, pin_marg
     const int os = w->order[o];
     const body_slot *r = &w->bodies[os];
     if (os == slot || (other >= 0 && os != other) || !r->ops->surface_distance || !r->ops->aabb) continue;
+    if (world_pair_off(w, slot, os)) continue; /* (world:pair, collide = false: no contact margin between them) */
     vec3 lo, hi;
     r->ops->aabb(r, &lo, &hi);
     const double pad = p->thickness + 1.0; /* the skin is inside surface_distance; 1 m is ample for the box test */

@@ -8,13 +8,16 @@
  *   mouse grab: body, vertex, target, omega
  *   rigid contacts: the impulses the solver remembers for its warm start (they decide how resting
  *               contacts go on, so a restored world continues bit-identically)
+ *   pairs off:  the pairs of bodies world:pair had set to collide = false (creation-order indices):
+ *               loaded where such a pair collides, the two look for what they made through each
+ *               other (world_pair_look), as after the switch itself (not hashed)
  * The model (topology, parameters) must already match; it is checked, not copied. */
 #include <stdio.h>
 #include <string.h>
 
 #include "world/world.h"
 
-#define STATE_MAGIC "LOOMST04"
+#define STATE_MAGIC "LOOMST05"
 
 /* A walker visits every state field in order: writing into a buffer, reading from one, or hashing. */
 typedef struct walker {
@@ -92,6 +95,58 @@ static int walk_body(walker *k, body_slot *b) {
   return 0;
 }
 
+/* A body's index in creation order (-1: none). */
+static int order_of(const loom_world *w, int slot) {
+  for (int o = 0; o < w->order_count; o++)
+    if (w->order[o] == slot) return o;
+  return -1;
+}
+
+/* The pairs of live bodies that world:pair has set to collide = false: the count, and with `at`
+ * the next one from override *at on (its bodies' creation-order indices in ab; *at moves past it). */
+static int pairs_off_next(const loom_world *w, int *at, int32_t ab[2]) {
+  int count = 0;
+  for (int i = at ? *at : 0; i < w->noverrides; i++) {
+    const pair_override *o = &w->overrides[i];
+    const int sa = world_live_slot(w, o->a), sb = world_live_slot(w, o->b);
+    if (o->collide || sa < 0 || sb < 0) continue;
+    if (at) {
+      ab[0] = order_of(w, sa);
+      ab[1] = order_of(w, sb);
+      *at = i + 1;
+      return 1;
+    }
+    count++;
+  }
+  return count;
+}
+
+/* world:pair's collide = false pairs ("pairs off" in the list at the top). Not hashed: they are
+ * the world's choice, not where its bodies are (world:hash hashes the state a run reaches). */
+static int walk_pairs_off(walker *k, loom_world *w) {
+  if (k->hashing) return 0;
+  const int apply = k->apply;
+  int cnt = k->in ? 0 : pairs_off_next(w, NULL, NULL);
+  k->apply = 1;
+  field(k, &cnt, sizeof cnt);
+  k->apply = apply;
+  if (k->in && !k->bad && (cnt < 0 || (size_t)cnt > (k->size - k->at) / (2 * sizeof(int32_t))))
+    return loom_fail("load_state: the state's pairs that do not collide are damaged (%d entries)", cnt);
+  for (int i = 0, at = 0; i < cnt && !k->bad; i++) {
+    int32_t ab[2] = {-1, -1};
+    if (!k->in) pairs_off_next(w, &at, ab);
+    k->apply = 1;
+    field(k, ab, sizeof ab);
+    k->apply = apply;
+    if (!k->in || k->bad) continue;
+    if (ab[0] < 0 || ab[1] < 0 || ab[0] >= w->order_count || ab[1] >= w->order_count || ab[0] == ab[1])
+      return loom_fail("load_state: the state's pairs that do not collide name no two bodies of this world");
+    const int sa = w->order[ab[0]], sb = w->order[ab[1]];
+    if (apply && !world_pair_off(w, sa, sb)) world_pair_look(w, sa, sb);
+  }
+  return 0;
+}
+
 static int walk(walker *k, loom_world *w) {
   if (check(k, STATE_MAGIC, 8)) return loom_fail("load_state: not a Loom state (or one of another version)");
   if (check(k, &w->order_count, sizeof w->order_count))
@@ -147,7 +202,7 @@ static int walk(walker *k, loom_world *w) {
   void *data = skip || k->bad ? NULL : rigid_cache_data(w, k->in ? cnt : -1);
   if (cnt > 0 && !data && !skip && !k->bad) return loom_fail("load_state: out of memory");
   field(k, data, esz * (size_t)(cnt > 0 ? cnt : 0));
-  return 0;
+  return walk_pairs_off(k, w);
 }
 
 /* A state read from outside must be finite where the world's is: positions and velocities of
