@@ -69,4 +69,59 @@ describe("springs_pbd compliance", function()
       assert.near(got / want, 1, 0.01, integrator) -- (it was 0.5: the constraints carried half the weight)
     end
   end)
+
+  -- how far the bottom of the two-column strip sags against the exact chain sag, per integrator
+  it("sags the same with rk4 as with symplectic, within 0.1 %", function()
+    local sym = chain("symplectic")
+    local rk4 = chain("rk4")
+    assert.near(rk4 / sym, 1, 1e-3)
+  end)
+end)
+
+-- springs_pbd in free fall: the projection has nothing to do, so every explicit integrator is
+-- exact for constant acceleration (x0 + v0 t + g t^2 / 2, v0 + g t) and reports the
+-- end-of-substep velocity, not PBD's half-step one (x' - x) / h (it was g h / 2 off; rk4 fell at
+-- half gravity).
+describe("springs_pbd free fall", function()
+  for _, integrator in ipairs {"symplectic", "verlet", "verlet_001", "rk4"} do
+    for _, substeps in ipairs {1, 0} do
+      for _, compliance in ipairs {0, 1e-3} do
+        it(("is exact with %s, substeps = %d, compliance = %g"):format(integrator, substeps, compliance), function()
+          local g = 9.81
+          local W = loom.world {dt = 1 / 60}
+          local c = W:cloth { name = "c", model = "springs_pbd", integrator = integrator, substeps = substeps,
+                              compliance = compliance, drag = 0, damping = 0, self_collision = false,
+                              mesh = loom.mesh.grid { size = {1, 1}, cells = {3, 3}, center = {0, 0, 0} } }
+          for i = 0, c.n - 1 do c.v[i].x = 0.5; c.v[i].z = 2 end
+          W:step(60)
+          local t = W.time
+          local dz = 2 * t - 0.5 * g * t * t -- -2.905 m
+          for i = 0, c.n - 1 do
+            assert.near(c.x[i].z - c.rest[i].z, dz, 1e-9 * math.abs(dz), "z")
+            assert.near(c.x[i].x - c.rest[i].x, 0.5 * t, 1e-9, "x")
+            assert.near(c.v[i].z, 2 - g * t, 1e-9 * g * t, "vz")
+            assert.near(c.v[i].x, 0.5, 1e-9, "vx")
+          end
+        end)
+      end
+    end
+  end
+end)
+
+-- springs_pbd hanging at rest reports zero velocity (the end-of-substep velocity of a vertex the
+-- constraints hold still), with every explicit integrator
+describe("springs_pbd at rest", function()
+  for _, integrator in ipairs {"symplectic", "verlet", "verlet_001", "rk4"} do
+    it("has zero velocity hanging with " .. integrator, function()
+      local W = loom.world {dt = 1 / 60}
+      local c = W:cloth { name = "c", model = "springs_pbd", integrator = integrator, compliance = 1e-3,
+                          iterations = 50, drag = 5, self_collision = false,
+                          mesh = loom.mesh.grid { size = {0.4, 0.4}, cells = {6, 6}, center = {0, 0, 1}, plane = "xz" } }
+      c:pin(c:edge "top")
+      W:run(10)
+      local vmax = 0
+      for i = 0, c.n - 1 do vmax = math.max(vmax, math.abs(c.v[i].x), math.abs(c.v[i].y), math.abs(c.v[i].z)) end
+      assert.less(vmax, 1e-4, integrator) -- (g h / 2 = 0.08 m/s if it were the half-step velocity)
+    end)
+  end
 end)
