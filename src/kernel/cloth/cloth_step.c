@@ -131,12 +131,25 @@ static void substep_verlet(const step_ctx *c, vec3 *F, int form_001) {
   }
 }
 
+/* Classical RK4 on (x, v). For springs_pbd (see cloth_predict) it starts from the velocity at the
+ * start of the substep that the projection's half-step velocity u = v - a_prev h / 2 gives with
+ * the constant acceleration a_c (gravity, f / m), v_s = u + a_c h / 2, so its prediction is PBD's
+ * x + h u + h^2 a_c (exact for constant acceleration; the constraints carry the whole weight at
+ * rest, as with symplectic Euler), not x + h v + h^2 a_c / 2, which holds half of the last
+ * substep's constraint impulse over into this one (measured: a hanging strip that never settled).
+ * It leaves in a_prev the acceleration its prediction implies against u: (x' - x) / h = u + h a,
+ * so a = ((x' - x) / h - v_s) / h + a_c / 2. */
 static void substep_rk4(const step_ctx *c, vec3 *F, vec3 *xt, vec3 *vt, vec3 *sx, vec3 *sv) {
   cloth_body *b = c->b;
+  const int pbd = b->params.model == LOOM_MODEL_SPRINGS_PBD;
   const double h = c->h;
   const int n = b->p.n;
   static const double stage_h[4] = {0.0, 0.5, 0.5, 1.0};
   static const double weight[4] = {1.0 / 6.0, 2.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0};
+  if (pbd)
+    for (int i = 0; i < n; i++)
+      if (b->p.inv_m[i] > 0)
+        b->p.v[i] = v3_madd(b->p.v[i], v3_sub(accel_const(c, i), b->state.a_prev[i]), 0.5 * h);
   memset(sx, 0, sizeof(vec3) * (size_t)n);
   memset(sv, 0, sizeof(vec3) * (size_t)n);
   memcpy(xt, b->p.x, sizeof(vec3) * (size_t)n);
@@ -160,6 +173,7 @@ static void substep_rk4(const step_ctx *c, vec3 *F, vec3 *xt, vec3 *vt, vec3 *sx
   }
   for (int i = 0; i < n; i++) {
     if (b->p.inv_m[i] == 0) continue;
+    if (pbd) b->state.a_prev[i] = v3_madd(v3_scale(accel_const(c, i), 0.5), v3_sub(sx[i], b->p.v[i]), 1.0 / h);
     b->p.x[i] = v3_madd(b->p.x[i], sx[i], h);
     b->p.v[i] = v3_madd(b->p.v[i], sv[i], h);
   }
@@ -576,6 +590,13 @@ void cloth_predict(loom_world *w, body_slot *s, const step_info *si) {
   cloth_body *b = cloth_of(s);
   if (b->p.frozen) return;
   step_ctx c = make_ctx(w, s, si);
+  const int pbd = b->params.model == LOOM_MODEL_SPRINGS_PBD;
+  if (pbd && b->params.integrator == LOOM_INTEGRATOR_RK4 && !b->p.history_ok) {
+    /* RK4 keeps no history of its own; springs_pbd's half-step velocity v - a_prev h / 2 needs
+     * a_prev, which starts (as symplectic Euler's) as the constant part of the acceleration */
+    for (int i = 0; i < b->p.n; i++) b->state.a_prev[i] = accel_const(&c, i);
+    b->p.history_ok = 1;
+  }
   switch (b->params.integrator) {
   case LOOM_INTEGRATOR_IMPLICIT: substep_implicit(&c, b->scratch.F); break;
   case LOOM_INTEGRATOR_VERLET: substep_verlet(&c, b->scratch.F, 0); break;
@@ -586,29 +607,38 @@ void cloth_predict(loom_world *w, body_slot *s, const step_info *si) {
   default: substep_symplectic(&c, b->scratch.F); break;
   }
   pins_apply(w, c.slot, si->a1, si->dt);
-  if (b->params.model == LOOM_MODEL_SPRINGS_PBD) {
+  if (pbd) {
+    /* the prediction, before the projection moves it (F is free once the integrator is done) */
+    vec3 *xp = b->scratch.F;
+    memcpy(xp, b->p.x, sizeof(vec3) * (size_t)b->p.n);
     if (b->params.compliance > 0 && b->scratch.lambda) {
       memset(b->scratch.lambda, 0, sizeof(double) * (size_t)b->model.fam_start[FAM_COUNT]);
-      /* a constant force f moves a vertex by h^2 f / m in a symplectic or Verlet prediction (from
-       * the velocity PBD derived, below) and by h^2 f / 2m in RK4's (from its end velocity) */
-      const double hh = si->h * si->h * (b->params.integrator == LOOM_INTEGRATOR_RK4 ? 0.5 : 1.0);
+      /* a constant force f moves a vertex by h^2 f / m in the prediction (from the half-step
+       * velocity, below) */
+      const double hh = si->h * si->h;
       for (int it = 0; it < b->params.iterations; it++) springs_project_xpbd(b, b->p.x, hh, b->scratch.lambda);
     } else {
       for (int it = 0; it < b->params.iterations; it++) springs_project(b, b->p.x);
     }
-    /* velocities from the corrected positions (position-based dynamics). The projection's
-     * impulses belong to the substep's acceleration, which at rest cancels gravity: the
-     * acceleration kept for the next substep's half-step shift (symplectic: u = v - a h / 2;
-     * Verlet's history d = v h - a h^2 / 2) is zero, so the next prediction is PBD's
-     * x + h v + h^2 a. With the integrators' a_prev (gravity alone) it was x + h v + h^2 a / 2 at
-     * rest, and the constraints carried half the weight: XPBD's stiffness measured 2 / compliance.
-     * (RK4 keeps no a_prev; its prediction x + h v + h^2 a / 2 is met by the projection's hh.) */
-    const double ih = 1.0 / si->h;
+    /* Velocities from the corrected positions (position-based dynamics): u' = (x' - x) / h is the
+     * velocity at the middle of the substep. The substep's acceleration is what changed the
+     * half-step velocity, a = (u' - u) / h: the integrator's (a_prev on return: gravity, f / m,
+     * drag, grab) plus the projection's displacement / h^2. It is kept in a_prev, and the velocity
+     * kept in v is the end-of-substep one, v = u' + a h / 2, as symplectic Euler's: free fall is
+     * exact in x and v, and a cloth hanging at rest (u' = u = 0, the constraints' impulses cancel
+     * gravity: a = 0) has v = 0. The next substep starts from u = v - a h / 2 = u' (symplectic;
+     * Verlet's history d = v h - a h^2 / 2 = h u'): PBD's prediction x + h u' + h^2 a_ext, the
+     * projection carrying the whole weight at rest (with a_prev = gravity alone it carried half,
+     * and XPBD's stiffness measured 2 / compliance). RK4 starts from u + a_ext h / 2, the same
+     * prediction (substep_rk4); its a_prev on return is the a that prediction implies. */
+    const double ih = 1.0 / si->h, hh2 = 0.5 * si->h;
     const vec3 *xs = b->p.x_sub;
+    vec3 *ap = b->state.a_prev;
     for (int i = 0; i < b->p.n; i++)
       if (b->p.inv_m[i] > 0) {
-        b->p.v[i] = v3_scale(v3_sub(b->p.x[i], xs[i]), ih);
-        b->state.a_prev[i] = v3(0, 0, 0);
+        const vec3 u = v3_scale(v3_sub(b->p.x[i], xs[i]), ih);
+        ap[i] = v3_madd(ap[i], v3_sub(b->p.x[i], xp[i]), ih * ih);
+        b->p.v[i] = v3_madd(u, ap[i], hh2);
       }
   }
   if (b->params.strain_limit > 0 && b->scratch.strain) {
