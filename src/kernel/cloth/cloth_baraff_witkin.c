@@ -9,13 +9,21 @@
  * the plate's bending rigidity D in N m: on isotropic meshes a sheet rolled onto a cylinder of
  * radius R stores D A / (2 R^2) (tests/lua/bending_test.lua measures it). Grids from
  * loom_mesh_grid need two corrections. A grid line's edge has a straight hinge (grid_hinge,
- * below: with the mesh's, a row can bend where no hinge measures it). On square cells, the four
- * corners of a cell span a hinge
- * across its diagonal, and on four corners of a square the only non-affine mode is the twist, so
- * diagonal hinges measure z_xy only while the hinges across grid lines measure z_xx and z_yy. The
- * plate energy of isometric bending is D/2 (z_xx^2 + z_yy^2 + 2 z_xy^2); with the plain weight the
- * diagonals count the twist twice that (1.5x the energy when bent at 45 degrees, 1x along the
- * grid lines), so their weight is halved — then every direction stores D A / (2 R^2). Stiffnesses
+ * below: with the mesh's, a row can bend where no hinge measures it). And the four corners of a
+ * dx x dy cell span a hinge across its diagonal; on four corners of a rectangle the only non-affine
+ * mode is the twist z = b x y, so diagonal hinges measure z_xy only while the straight hinges across
+ * grid lines measure z_xx and z_yy (each ~ hx (hy z_yy)^2 / hy per cell: D/2 z_yy^2 per area). The
+ * plate energy of isometric bending is D/2 (z_xx^2 + z_yy^2 + 2 z_xy^2). Under the twist the two
+ * triangles' planes are z = b dx y and z = b dy x: their slopes differ by b L across the diagonal
+ * of length L, L^2 = dx^2 + dy^2, so the plain weight L^2 / (dx dy) stores D/2 b^2 L^4 / (dx dy) per
+ * cell against the plate's D b^2 dx dy: 1/f times too much, f = 2 dx^2 dy^2 / L^4. The diagonal's
+ * weight is scaled by f (diagonal_factor: 1/2 on squares, where the plain weight gave 1.5x the energy when
+ * bent at 45 degrees; 0.32 at aspect 2, 0.18 at 3), and then every direction stores D A / (2 R^2).
+ * Meshes of rectangles each cut by a diagonal but not from loom_mesh_grid (from_arrays, a grid read
+ * from OBJ or STL) are recognised as lattices in bw_build and get both corrections by geometry and
+ * connectivity (rectangle_diagonal, straighten). Other meshes keep the plain weight, and one
+ * close to a grid without being one (a lattice with its vertices jittered) still depends on the
+ * direction: tests/lua/bending_test.lua measures how much. Stiffnesses
  * are material constants (N/m, N m) that do not change with mesh resolution. BW98 weighted by a
  * (energy ~ a^2); the 001 seed by a^(3/4). */
 #include <string.h>
@@ -30,6 +38,15 @@ static vec3 warp_direction(vec3 n) {
   return v3_normalize(v3_madd(ref, n, -v3_dot(ref, n)));
 }
 
+/* The weight factor of the hinge across a diagonal of a dx x dy rectangle (squared sides given),
+ * so that it stores the plate's twist energy D z_xy^2 per unit area (see the file comment):
+ * 2 dx^2 dy^2 / (dx^2 + dy^2)^2 — 1/2 on squares, 0.32 at aspect 2, 0.18 at aspect 3. */
+static double diagonal_factor(double dx2, double dy2) {
+  const double s = dx2 + dy2;
+  if (fabs(dx2 - dy2) <= 1e-9 * s) return 0.5;
+  return 2 * dx2 * dy2 / (s * s);
+}
+
 /* A hinge of a grid from loom_mesh_grid (see the file comment) into out, and its weight factor.
  * On a grid line's edge the mesh's hinge takes its opposite vertices from the row (column) of one
  * end, and with alternating diagonals that row alternates from column to column: a row could then
@@ -37,7 +54,7 @@ static vec3 warp_direction(vec3 n) {
  * sagging 1.48x beam theory. The hinge is made straight instead: both opposite vertices in the row
  * (column) of the edge's end nearer the grid's border, so every row but the middle one is measured
  * at every column (its neighbours hold that one: tests/lua/bending_test.lua). A diagonal's hinge
- * stays the mesh's, its weight halved on square cells. */
+ * stays the mesh's, its weight scaled by diagonal_factor. */
 static double grid_hinge(const loom_mesh *m, const vec3 *rest, const int32_t v[4], int32_t out[4]) {
   memcpy(out, v, 4 * sizeof *out);
   const int nx = m->grid_nx, ny = m->grid_ny;
@@ -45,7 +62,7 @@ static double grid_hinge(const loom_mesh *m, const vec3 *rest, const int32_t v[4
   const int c0 = v[0] % nx, r0 = v[0] / nx, c1 = v[1] % nx, r1 = v[1] / nx;
   if (c0 != c1 && r0 != r1) { /* a cell's diagonal */
     const double dx = v3_dist(rest[0], rest[1]), dy = v3_dist(rest[0], rest[nx]);
-    return fabs(dx - dy) <= 1e-9 * (dx + dy) ? 0.5 : 1.0; /* rectangular cells: the balance differs */
+    return fabs(dx - dy) <= 1e-9 * (dx + dy) ? 0.5 : diagonal_factor(dx * dx, dy * dy);
   }
   const int c2 = v[2] % nx, r2 = v[2] / nx, c3 = v[3] % nx, r3 = v[3] / nx;
   if (c0 == c1) { /* along the second axis: the opposite vertices' columns, in one row */
@@ -56,6 +73,62 @@ static double grid_hinge(const loom_mesh *m, const vec3 *rest, const int32_t v[4
     out[2] = r2 * nx + col, out[3] = r3 * nx + col;
   }
   return 1.0;
+}
+
+/* On a mesh not made by loom_mesh_grid: when the hinge's four vertices form a rectangle with its
+ * edge as the diagonal (a half cell each side), the diagonal_factor of that rectangle, else 0. */
+static double rectangle_diagonal(const vec3 *rest, const int32_t v[4]) {
+  const vec3 x0 = rest[v[0]], x1 = rest[v[1]], a = rest[v[2]], c = rest[v[3]];
+  const double e2 = v3_dist2(x0, x1);
+  const vec3 mid = v3_sub(v3_add(a, c), v3_add(x0, x1)); /* zero on a parallelogram */
+  const vec3 s0 = v3_sub(a, x0), s1 = v3_sub(a, x1);
+  if (!(e2 > 0) || v3_len2(mid) > 1e-10 * e2 || fabs(v3_dot(s0, s1)) > 1e-5 * e2) return 0;
+  return diagonal_factor(v3_len2(s0), v3_len2(s1));
+}
+
+/* The vertex of the triangle across edge (p, q) from the one holding r, or -1 (m->edge is sorted). */
+static int32_t across(const loom_mesh *m, int32_t p, int32_t q, int32_t r) {
+  const int32_t lo = p < q ? p : q, hi = p < q ? q : p;
+  int i = 0, j = m->ne;
+  while (i < j) {
+    const int k = i + (j - i) / 2, *e = &m->edge[2 * k];
+    if (e[0] < lo || (e[0] == lo && e[1] < hi)) i = k + 1;
+    else j = k;
+  }
+  if (i == m->ne || m->edge[2 * i] != lo || m->edge[2 * i + 1] != hi) return -1;
+  for (int s = 0; s < 2; s++) {
+    const int t = m->edge_tri[2 * i + s];
+    if (t < 0) continue;
+    const int32_t *tv = &m->tri[3 * t];
+    if (tv[0] == r || tv[1] == r || tv[2] == r) continue;
+    for (int k = 0; k < 3; k++)
+      if (tv[k] != lo && tv[k] != hi) return tv[k];
+  }
+  return -1;
+}
+
+/* A grid-line hinge of a lattice (see bw_build) made straight as grid_hinge makes a grid's: both
+ * opposite vertices square to the edge's end farther from the mesh's centroid along the edge (on a
+ * rectangular lattice, the end nearer the border; on a tie, v[0]), each moved there, when it is not, to the fourth
+ * corner of its rectangle. The mesh's own hinge takes them from whichever ends its cells'
+ * diagonals give: at different ends (a "Z", as where every cell has the same diagonal) it measures
+ * z_yy + z_xy, twist with curvature, and at ends alternating along a row it leaves the soft mode
+ * grid_hinge describes. */
+static void straighten(const loom_mesh *m, const vec3 *rest, vec3 centroid, int32_t v[4]) {
+  const vec3 x0 = rest[v[0]], x1 = rest[v[1]], e = v3_sub(x1, x0);
+  const double e2 = v3_len2(e);
+  if (!(e2 > 0)) return;
+  /* the end farther from the centroid; on a tie (a middle line, or a ring of a closed tube) the first */
+  const int end = v3_dot(v3_sub(v3_scale(v3_add(x0, x1), 0.5), centroid), e) > 1e-9 * e2;
+  for (int k = 2; k < 4; k++) {
+    /* the end this opposite vertex is square to: (p - x0) . e is 0 there, e2 at x1 */
+    const int at = fabs(v3_dot(v3_sub(rest[v[k]], x0), e)) < 0.5 * e2 ? 0 : 1;
+    if (at == end) continue;
+    const int32_t w = across(m, v[end], v[k], v[at]);
+    if (w < 0) continue;
+    const vec3 want = v3_add(rest[v[end]], v3_sub(rest[v[k]], rest[v[at]]));
+    if (v3_dist2(rest[w], want) <= 1e-10 * e2) v[k] = w;
+  }
 }
 
 int bw_build(cloth_body *b, const loom_mesh *m) {
@@ -87,10 +160,28 @@ int bw_build(cloth_body *b, const loom_mesh *m) {
     q->dv[0] = -(q->dv[1] + q->dv[2]);
   }
   b->model.nbw = c;
+  /* A mesh of rectangles each split by a diagonal, though not from loom_mesh_grid (from_arrays, an
+   * OBJ or STL grid): every triangle is half of one, so its diagonals get the grid's factor. */
+  int lattice = 0;
+  if (m->grid_nx <= 1 || m->grid_ny <= 1) {
+    int nrect = 0;
+    for (int h = 0; h < m->nh; h++) nrect += rectangle_diagonal(b->p.rest, &m->hinge[4 * h]) > 0;
+    lattice = nrect > 0 && 2 * nrect == b->model.nbw;
+  }
+  vec3 centroid = v3(0, 0, 0);
+  if (lattice) {
+    for (int i = 0; i < m->nv; i++) centroid = v3_add(centroid, b->p.rest[i]);
+    centroid = v3_scale(centroid, 1.0 / m->nv);
+  }
   c = 0;
   for (int h = 0; h < m->nh; h++) {
     bw_hinge *q = &b->model.hinges[c];
-    const double f = grid_hinge(m, b->p.rest, &m->hinge[4 * h], q->v);
+    double f = grid_hinge(m, b->p.rest, &m->hinge[4 * h], q->v);
+    if (lattice) {
+      const double fr = rectangle_diagonal(b->p.rest, q->v);
+      if (fr > 0) f = fr;
+      else straighten(m, b->p.rest, centroid, q->v);
+    }
     vec3 e = v3_sub(b->p.rest[q->v[1]], b->p.rest[q->v[0]]);
     double a0 = 0.5 * v3_len(v3_cross(e, v3_sub(b->p.rest[q->v[2]], b->p.rest[q->v[0]])));
     double a1 = 0.5 * v3_len(v3_cross(v3_sub(b->p.rest[q->v[3]], b->p.rest[q->v[0]]), e));
