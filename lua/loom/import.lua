@@ -237,7 +237,10 @@ function M.dpo(dir, opts)
   local wp = key_values(params_path)
   local g = number_of(params_path, wp, "gravity", true)
   local fps = number_of(params_path, wp, "framerate", true)
-  if not (fps > 0 and fps <= 1e6) then fail(params_path, wp.framerate.line, ("'framerate' must be in (0, 1e6], got %g"):format(fps)) end
+  if not (fps >= 1 and fps <= 1e6) then
+    -- (the world steps at dt = 1/framerate, at most 1 s)
+    fail(params_path, wp.framerate.line, ("'framerate' must be in [1, 1e6] frames per second, got %g"):format(fps))
+  end
   local gmax = loom.limits.gravity
   if not (math.abs(g) <= gmax) then
     fail(params_path, wp.gravity.line, ("'gravity' must be at most %g m/s^2 (loom.limits.gravity), got %g"):format(gmax, g))
