@@ -76,6 +76,12 @@ describe("explicit integrators", function()
     assert.truthy(errs[1]:find("cloth 'stiff': the explicit integrator needs %d+ substeps per step at dt = 0.0333 s"), errs[1])
     assert.truthy(errs[1]:find("use integrator = 'implicit'", 1, true), errs[1])
     assert.less(100, c:get "substeps")
+    -- a new dt that needs far more substeps says so again, with that dt
+    W.dt = 1 / 10
+    W:step(2)
+    errs = W:errors()
+    assert.equal(2, #errs, table.concat(errs, "\n"))
+    assert.truthy(errs[2]:find("cloth 'stiff': the explicit integrator needs %d+ substeps per step at dt = 0.1 s"), errs[2])
   end)
   it("stay stable at their automatic substep where stiffness-proportional damping dominates", function()
     -- 2 beta / h > 1 (fine grids, or here a large damping): Verlet once took its damping forces at

@@ -84,6 +84,7 @@ typedef struct cloth_derived {
   int substeps_auto;
   double h_stable; /* s, stability estimate of the explicit integrators */
   int warned_substeps;
+  double warned_dt; /* the world's dt when it warned: a new dt may need a new message */
   double wa_exponent; /* the area_exponent the triangles' weights wa were computed with */
   double dt;          /* the world's dt at the last update of the above */
   int warned_strain;  /* the strain limit's sweeps ran out (said once; again after strain_limit changes) */

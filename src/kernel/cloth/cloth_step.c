@@ -505,7 +505,9 @@ int cloth_substeps(loom_world *w, body_slot *s, double dt) {
     return b->params.substeps_user > 0 ? b->params.substeps_user : 1; /* stable at any step */
   int S = b->params.substeps_user > 0 ? b->params.substeps_user : b->derived.substeps_auto;
   if (S < 1) S = 1;
+  if (b->derived.warned_substeps && dt != b->derived.warned_dt) b->derived.warned_substeps = 0;
   if (!b->derived.warned_substeps) {
+    b->derived.warned_dt = dt;
     if (b->params.substeps_user > 0 && b->params.model != LOOM_MODEL_SPRINGS_PBD && b->derived.h_stable > 0 &&
         dt / S > b->derived.h_stable * 1.0001) {
       world_message(w, LOOM_WARNING, (int)(s - w->bodies),
