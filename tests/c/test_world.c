@@ -515,7 +515,7 @@ TEST(world_pair_overrides_are_found_counted_and_dropped) {
   loom_world *w = fx_world(1.0 / 240);
   loom_mesh *m = fx_grid(2, 0.3, v3(0, 0, 1), LOOM_PLANE_XY);
   int h[6];
-  char name[8];
+  char name[16];
   for (int i = 0; i < 6; i++) {
     snprintf(name, sizeof name, "b%d", i);
     loom_cloth_def d = fx_def(LOOM_MODEL_SPRINGS, name, m);
