@@ -169,6 +169,9 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
    * Bridson's rule alone a vertex falls g h^2 into the thickness each substep and is thrown back,
    * and an implicit cloth on another cloth hopped (docs/architecture.md, "Resting contact") */
   b->p.resting = 2;
+  /* the explicit integrators' v extrapolates the substep's mean velocity with a_prev, where the
+   * collision pipeline adds a resting pair's force (particles.accel) */
+  b->p.accel = def->integrator == LOOM_INTEGRATOR_IMPLICIT ? NULL : b->state.a_prev;
   b->params.substeps_user = def->substeps;
   b->params.iterations = def->iterations;
   b->params.compliance = def->compliance;

@@ -146,10 +146,18 @@ static void substep_rk4(const step_ctx *c, vec3 *F, vec3 *xt, vec3 *vt, vec3 *sx
   const int n = b->p.n;
   static const double stage_h[4] = {0.0, 0.5, 0.5, 1.0};
   static const double weight[4] = {1.0 / 6.0, 2.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0};
-  if (pbd)
-    for (int i = 0; i < n; i++)
-      if (b->p.inv_m[i] > 0)
-        b->p.v[i] = v3_madd(b->p.v[i], v3_sub(accel_const(c, i), b->state.a_prev[i]), 0.5 * h);
+  /* v is RK4's state but for what the collision pipeline added to it at the end of the last
+   * substep for a resting contact's force (a_prev h / 2: RK4 keeps no other acceleration; zero
+   * without such contacts): taken off again, as symplectic Euler takes a_prev h / 2 off
+   * (contact_collide.c, resting_extrapolation); springs_pbd's a_prev is the whole last substep's
+   * (above), and its start is u + a_c h / 2 */
+  vec3 *ap = b->state.a_prev;
+  for (int i = 0; i < n; i++) {
+    if (b->p.inv_m[i] > 0)
+      b->p.v[i] = pbd ? v3_madd(b->p.v[i], v3_sub(accel_const(c, i), ap[i]), 0.5 * h)
+                      : v3_madd(b->p.v[i], ap[i], -0.5 * h);
+    ap[i] = v3(0, 0, 0);
+  }
   memset(sx, 0, sizeof(vec3) * (size_t)n);
   memset(sv, 0, sizeof(vec3) * (size_t)n);
   memcpy(xt, b->p.x, sizeof(vec3) * (size_t)n);
@@ -713,6 +721,7 @@ void cloth_commit(loom_world *w, body_slot *s, const step_info *si) {
   memcpy(b->p.x, b->p.x_step, sizeof(vec3) * (size_t)n);
   memset(b->p.v, 0, sizeof(vec3) * (size_t)n);
   memset(b->state.dx_prev, 0, sizeof(vec3) * (size_t)n);
+  if (b->params.integrator == LOOM_INTEGRATOR_RK4) memset(b->state.a_prev, 0, sizeof(vec3) * (size_t)n);
   b->p.history_ok = 0;
   b->p.frozen = 1;
   world_diverged(w, (int)(s - w->bodies), bad, what, si);

@@ -150,6 +150,11 @@ typedef struct particles {
                         * contact"): bodies whose vertices carry loads larger than their weight;
                         * 2: only its pairs with other particle bodies (cloth: a pile of one
                         * cloth keeps Bridson's rule) */
+  vec3 *accel;         /* an explicit cloth's a_prev (NULL: an implicit cloth, a solid): v reports
+                        * the substep's mean velocity extrapolated to its end by accel h / 2, which
+                        * the next substep takes off again; the collision pipeline adds a resting
+                        * pair's force to both (contact_collide.c, resting_extrapolation; RK4's
+                        * accel holds that share only) */
   int depth_contact;   /* 1: against other bodies that set it too, contacts are document 002's
                         * penetration depths (contact_solid.c) instead of the collision pipeline */
   particle_collide col;
