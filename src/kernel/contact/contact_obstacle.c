@@ -353,7 +353,7 @@ static void apply(loom_world *w, loom_contact *c, contact_work *k, const pair_fr
   /* moves beyond rounding (the collision pipeline asks whether a second pass changed anything) */
   if (v3_dist2(xn, b->x[i]) > 1e-12 * f->pad * f->pad) w->obstacle_moves++;
   b->x[i] = xn;
-  b->contact[i] = 1;
+  b->contact[i] = (uint8_t)(1 | (b->contact[i] & CONTACT_MOVABLE) | (rigid_is_dynamic(r) ? CONTACT_MOVABLE : 0));
   c->point = xn;
   c->normal = n;
   c->impulse = v3_scale(v3_sub(b->v[i], v_before), b->m[i]);
