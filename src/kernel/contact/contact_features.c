@@ -60,8 +60,9 @@ static void respond(feat_ctx *c, const int32_t *idx, const double *w, int k, vec
      * shares the element with faster ones moving outwards while it stayed where it was (a node on
      * a box's edge reported 9 cm/s every step, standing still). A rounded feature pushes a tilted
      * triangle again from its new nearest point, and keeps removing the whole approach (with
-     * less, a flag rubbing on its pole gained energy) */
-    const double dvn = c->rounded ? -vn : fmin(-vn, delta * c->ih);
+     * less, a flag rubbing on its pole gained energy); so does a dynamic body, which takes the
+     * opposite impulse (a cloth thrown over a light box pushed it 3 cm instead of 5) */
+    const double dvn = c->rounded || rigid_is_dynamic(c->r) ? -vn : fmin(-vn, delta * c->ih);
     vec3 vt = v3_madd(vrel, n, -vn);
     double lt = v3_len(vt);
     vec3 dv = v3_scale(n, dvn);
