@@ -305,6 +305,50 @@ TEST(ccd_inelastic_target) {
   CHECK_NEAR(contact_ccd_target(w, x0, v, v3(0, 0, 1), thick, h), 0, 0);
 }
 
+TEST(ccd_inelastic_rest_stops_the_approach_at_the_end) {
+  /* 000's inelastic impulse: after it the pair's relative normal velocity is zero. The mean
+   * velocity keeps what brings the pair to 0.1 thick (contact_ccd_target); what it still
+   * approaches with is taken off the end velocity alone (contact_ccd_rest) */
+  const double w[4] = {-0.2, -0.3, -0.5, 1};
+  vec3 x0[4] = {v3(0, 0, 0), v3(1, 0, 0), v3(0, 1, 0), v3(0.3, 0.3, 0.002)};
+  vec3 v[4] = {v3(0, 0, 0.1), v3(0, 0, 0), v3(0, 0, -0.2), v3(0.4, 0, -1)};
+  const vec3 n = v3(0, 0, 1);
+  const double h = 0.01, thick = 0.004;
+  const double dvn = contact_ccd_target(w, x0, v, n, thick, h);
+  const double rest = contact_ccd_rest(w, v, n, dvn);
+  double vn = 0;
+  for (int k = 0; k < 4; k++) vn += w[k] * v[k].z;
+  CHECK(dvn > 0 && rest > 0);
+  CHECK_NEAR(vn + dvn + rest, 0, 1e-14);
+  /* applied like the impulse (w_k inv_m_k / sum w^2 inv_m): the end velocities have no relative
+   * approach, an infinite mass is untouched, the tangential part is not changed */
+  const double inv[4] = {100, 50, 0, 100};
+  double s = 0;
+  for (int k = 0; k < 4; k++) s += w[k] * w[k] * inv[k];
+  double rel = 0;
+  for (int k = 0; k < 4; k++) {
+    const vec3 ve = v3_madd(v[k], n, (dvn + rest) * w[k] * inv[k] / s);
+    rel += w[k] * ve.z;
+    if (inv[k] == 0) CHECK(v3_dist(ve, v[k]) == 0);
+    CHECK(ve.x == v[k].x && ve.y == v[k].y);
+  }
+  CHECK_NEAR(rel, 0, 1e-13);
+  /* with equal finite masses the momentum is kept (sum of w = 0) */
+  double eq = 0, peq = 0;
+  for (int k = 0; k < 4; k++) eq += w[k] * w[k] * 100;
+  for (int k = 0; k < 4; k++) peq += 0.01 * (dvn + rest) * w[k] * 100 / eq;
+  CHECK_NEAR(peq, 0, 1e-15);
+  /* a pair that starts within 0.1 thick must separate: the target already does more than stop
+   * it, and nothing is left */
+  x0[3] = v3(0.3, 0.3, 0.0001);
+  const double sep = contact_ccd_target(w, x0, v, n, thick, h);
+  CHECK(vn + sep > 0);
+  CHECK_NEAR(contact_ccd_rest(w, v, n, sep), 0, 0);
+  /* separating pairs get nothing */
+  v[3] = v3(0, 0, 1);
+  CHECK_NEAR(contact_ccd_rest(w, v, n, 0), 0, 0);
+}
+
 /* Two cloths flying into each other in zero gravity: nothing passes through at any step, and
  * momentum is what it was (the pipeline's impulses come in equal and opposite pairs). */
 TEST(ccd_two_cloths_collide_head_on) {

@@ -1295,6 +1295,11 @@ TEST(mesh_load_malformed_files_report_file_line_problem) {
       {"solid\n", "m.obj:1: expected 'endsolid', got end of file"},
       {"solid x\nvertex 1 2 3\n", "m.obj:2: expected 'facet' or 'endsolid', got 'vertex'"},
       {"\x01\x02\x03", "m.obj: unrecognised format"},
+      /* one vertex far out sets the merge tolerance (a billionth of the size) that welds the rest:
+       * the message names it and the world's reach */
+      {"v 0 0 1\nv 1e12 0 1\nv 0 1 1\nv 1 1 1\nf 1 2 3\nf 1 3 4\n",
+       "m.obj: no triangles (all 2 are degenerate once points closer than 1e+03 m are merged, a billionth of the "
+       "mesh's size): vertex 2 at (1e+12, 0, 1) lies beyond the 1e+06 m from the origin the world reaches"},
   };
   for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++) {
     loom_mesh *mm = load_text("m.obj", mem[i].text);

@@ -556,7 +556,8 @@ static void closest_try(closest_best *c, const vec3 *v, const int32_t *tri, vec3
   double w[3];
   const vec3 q = geom_closest_on_triangle(p, v[tri[3 * it]], v[tri[3 * it + 1]], v[tri[3 * it + 2]], w);
   const double d2 = v3_dist2(p, q);
-  if (c->best >= 0 ? d2 < c->best2 : d2 <= c->best2) {
+  /* ties go to the lowest index, so that the tree and a scan agree whatever order they visit in */
+  if (c->best >= 0 ? d2 < c->best2 || (d2 == c->best2 && it < c->best) : d2 <= c->best2) {
     c->best = it;
     c->best2 = d2;
     c->q = q;
@@ -587,8 +588,9 @@ int bvh_closest_triangle(const bvh *t, const vec3 *v, const int32_t *tri, vec3 p
     for (;;) {
       const bvh_node *nd = &t->nodes[id];
       double bd = box_dist2(p, nd->lo, nd->hi);
-      /* Nothing in a box farther than the best can beat it (ties keep the first found). */
-      int prune = c.best >= 0 ? bd >= c.best2 : bd > c.best2;
+      /* Nothing in a box farther than the best can beat it (a box as far may hold a tie of a
+       * lower index, which wins). */
+      int prune = bd > c.best2;
       if (!prune) {
         if (nd->left >= 0) {
           /* Nearer child first; the other waits on the stack (one entry per level). */

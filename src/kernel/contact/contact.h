@@ -86,6 +86,12 @@ int contact_resting(vec3 n, vec3 vrel, double dist, double thick, double mu, dou
 /* The relative normal velocity change an inelastic CCD impulse asks for: the pair ends the substep
  * 0.1 thick apart along n (0: it already separates at least that fast). */
 double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], vec3 n, double thick, double h);
+/* What a pair's relative normal velocity v (weights w) still approaches along n after an
+ * inelastic CCD impulse of relative change dvn (contact_ccd_target): the mean velocity keeps so
+ * much approach as brings the pair to 0.1 thick, and the pair is then in contact, with no relative
+ * normal velocity at the substep's end (the impulse is inelastic); this is taken off the end
+ * velocity alone. 0 when the pair separates, or the impulse already stops it. */
+double contact_ccd_rest(const double w[4], const vec3 v[4], vec3 n, double dvn);
 
 /* Smooth patches (contact_patch.c): parts of a self-colliding body certified, for the substep's
  * paths x_sub + t h vbar, not to touch themselves, whose pairs of features the pipeline skips.

@@ -98,6 +98,8 @@ typedef struct collide_ctx {
   vec3 *vext;       /* per global vertex (NULL: no body extrapolates its velocity, particles.accel):
                      * what the resting pairs' forces add to the velocity reported at the end of the
                      * substep (resting_extrapolation, step 6) */
+  vec3 *vend;       /* per global vertex (NULL: out of memory): the CCD impulses' change of the
+                     * velocity at the substep's end alone (contact_ccd_rest, step 6) */
   double *moved;    /* per global vertex: how far its start moved since the previous run (NULL:
                      * unknown; start distances are then all computed afresh) */
   /* the frame of the candidate search: every position seen from a frame that moves at vref,
@@ -1408,6 +1410,11 @@ double contact_ccd_target(const double w[4], const vec3 x0[4], const vec3 v[4], 
   return vn < target ? target - vn : 0;
 }
 
+double contact_ccd_rest(const double w[4], const vec3 v[4], vec3 n, double dvn) {
+  const double vn = v3_dot(rel(w, v), n) + dvn;
+  return vn < 0 ? -vn : 0;
+}
+
 /* The length of every vertex's displacement in this pass (the first cull of ccd_pair, per vertex
  * once instead of per candidate; the same arithmetic, so the two agree bit for bit). */
 static void displacements(collide_ctx *cx) {
@@ -1610,7 +1617,7 @@ static int32_t *pass_list(collide_ctx *cx, int full, int pass, int *count) {
  * oppositely on its four nodes: momentum is kept exactly. */
 typedef struct ccd_impulse {
   int c;
-  double dvn, inv[4], s;
+  double dvn, rest, inv[4], s; /* rest: contact_ccd_rest, for the end velocity alone (cx->vend) */
   geom_ccd_hit hit;
 } ccd_impulse;
 
@@ -1697,6 +1704,7 @@ static int ccd_pass(collide_ctx *cx, int full) {
     q.s = wsum2(q.inv, hit.w);
     q.dvn = contact_ccd_target(hit.w, f.x, f.v, hit.n, f.thick, cx->h);
     if (!(q.s > 0) || !(q.dvn > 0)) continue;
+    q.rest = contact_ccd_rest(hit.w, f.v, hit.n, q.dvn);
     if (nimp == cap) {
       ccd_impulse *grown = ARENA_NEW(&w->scratch, ccd_impulse, 2 * cap, "ccd impulses");
       if (!grown) break; /* the rest waits for the next pass (or the impact zones) */
@@ -1715,12 +1723,14 @@ static int ccd_pass(collide_ctx *cx, int full) {
     int most = 1;
     for (int k = 0; k < 4; k++)
       if (q->inv[k] != 0 && q->hit.w[k] != 0 && f.p[k]->col.count[f.vi[k]] > most) most = f.p[k]->col.count[f.vi[k]];
-    const double scale = q->dvn / (q->s * most) * amplify_scale(q->hit.w, q->inv, q->s);
+    const double per = amplify_scale(q->hit.w, q->inv, q->s) / (q->s * most);
+    const double scale = q->dvn * per, rest = q->rest * per;
     vec3 given = v3(0, 0, 0);
     for (int k = 0; k < 4; k++) {
       if (q->inv[k] == 0 || q->hit.w[k] == 0) continue;
       vec3 *vb = &f.p[k]->col.vbar[f.vi[k]];
       *vb = v3_madd(*vb, q->hit.n, scale * q->hit.w[k] * q->inv[k]);
+      if (cx->vend) cx->vend[f.gi[k]] = v3_madd(cx->vend[f.gi[k]], q->hit.n, rest * q->hit.w[k] * q->inv[k]);
       f.p[k]->col.stamp[f.vi[k]] = pass;
       if (q->hit.w[k] > 0) given = v3_madd(given, q->hit.n, f.p[k]->m[f.vi[k]] * scale * q->hit.w[k] * q->inv[k]);
     }
@@ -1905,6 +1915,9 @@ static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones,
     p->col.stamp[i] = cx->pass;
     moved[g] = root;
   }
+  /* a zone's vertices end the substep with its rigid motion alone */
+  for (int g = 0; g < N && cx->vend; g++)
+    if (moved[g] >= 0) cx->vend[g] = v3(0, 0, 0);
   *zones = count;
   return largest;
 }
@@ -2861,6 +2874,8 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     cx.vext = ARENA_NEW(&w->scratch, vec3, total, "resting extrapolation");
     if (cx.vext) memset(cx.vext, 0, sizeof(vec3) * (size_t)total);
   }
+  cx.vend = ARENA_NEW(&w->scratch, vec3, total, "ccd end velocities");
+  if (cx.vend) memset(cx.vend, 0, sizeof(vec3) * (size_t)total);
   proximity(&cx);
   int hits = 0, it = 0, certified = 0;
   for (it = 0; it < CCD_ITERATIONS; it++) {
@@ -2965,6 +2980,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
         p->v[i] = v3_add(p->v[i], v3_sub(c->vbar[i], c->vbar0[i]));
         moves++;
       }
+      if (cx.vend && a < nsoft) p->v[i] = v3_add(p->v[i], cx.vend[list[a].offset + i]);
       /* a resting contact's force in the velocity reported at the substep's end, and in the
        * acceleration the next substep takes it off with (resting_extrapolation) */
       if (vext && !v3_same(vext[i], v3(0, 0, 0))) {

@@ -26,7 +26,7 @@ static int seg_cb(int t, void *ud) {
   c->tests++;
   if (geom_segment_triangle(c->p0, c->p1, m->v[m->tri[3 * t]], m->v[m->tri[3 * t + 1]], m->v[m->tri[3 * t + 2]], &s,
                             NULL) &&
-      s < c->best_t) {
+      (s < c->best_t || (s == c->best_t && t < c->best))) {
     c->best_t = s;
     c->best = t;
   }
@@ -61,8 +61,8 @@ static int mesh_contact(const rigid_body *r, double pad, vec3 p0, vec3 p1, int i
   /* 1. the path crosses a triangle: go back to the crossing point, on the side it came from */
   seg_ctx sc = {r, p0, p1, INFINITY, -1, 0};
   if (mq->brute) {
-    /* the reference: every triangle, in index order (the nearest crossing wins either way; two at
-     * exactly the same fraction of the path would go to the first met) */
+    /* the reference: every triangle, in index order (the nearest crossing wins either way, and of
+     * two at exactly the same fraction of the path the lower index) */
     for (int t = 0; t < m->nt; t++) seg_cb(t, &sc);
   } else {
     bvh_query_segment(&r->model.tree, p0, p1, seg_cb, &sc);
@@ -353,7 +353,7 @@ static void apply(loom_world *w, loom_contact *c, contact_work *k, const pair_fr
   /* moves beyond rounding (the collision pipeline asks whether a second pass changed anything) */
   if (v3_dist2(xn, b->x[i]) > 1e-12 * f->pad * f->pad) w->obstacle_moves++;
   b->x[i] = xn;
-  b->contact[i] = 1;
+  b->contact[i] = (uint8_t)(1 | (b->contact[i] & CONTACT_MOVABLE) | (rigid_is_dynamic(r) ? CONTACT_MOVABLE : 0));
   c->point = xn;
   c->normal = n;
   c->impulse = v3_scale(v3_sub(b->v[i], v_before), b->m[i]);

@@ -240,13 +240,30 @@ static loom_mesh *finish_load(const char *name, loom_mesh *m) {
    * quarters cannot. Only such meshes take this path, so every other tolerance is unchanged. */
   if (!isfinite(tol))
     tol = 4e-9 * hypot(hypot(0.25 * hi.x - 0.25 * lo.x, 0.25 * hi.y - 0.25 * lo.y), 0.25 * hi.z - 0.25 * lo.z);
+  /* the vertex farthest out, for the message when the tolerance that far vertex sets welds the
+   * rest together */
+  int far = 0;
+  double far_c = -1;
+  for (int i = 0; i < m->nv; i++) {
+    const double c = fmax(fabs(m->v[i].x), fmax(fabs(m->v[i].y), fabs(m->v[i].z)));
+    if (c > far_c) {
+      far_c = c;
+      far = i;
+    }
+  }
+  const loom_vec3 far_v = m->nv > 0 ? m->v[far] : (loom_vec3){0, 0, 0};
   if (mesh_merge_vertices(m, tol)) {
     loom_error_prefix(name);
     loom_mesh_destroy(m);
     return NULL;
   }
   if (m->nt == 0) {
-    if (nt_in > 0)
+    if (nt_in > 0 && far_c > MESH_MAX_COORD)
+      loom_fail("%s: no triangles (all %d are degenerate once points closer than %.3g m are merged, a billionth "
+                "of the mesh's size): vertex %d at (%.6g, %.6g, %.6g) lies beyond the %.0e m from the origin the "
+                "world reaches; is the file in metres?", name, nt_in, tol, far + 1, far_v.x, far_v.y, far_v.z,
+                MESH_MAX_COORD);
+    else if (nt_in > 0)
       loom_fail("%s: no triangles (all %d are degenerate)", name, nt_in);
     else
       loom_fail("%s: no triangles", name);

@@ -38,5 +38,7 @@ void phase_respond(loom_world *w, const step_info *s) {
   for (int o = 0; o < w->order_count; o++) {
     body_slot *b = &w->bodies[w->order[o]];
     if (b->ops->after_contacts) b->ops->after_contacts(w, b, s);
+    if (b->pts)
+      for (int i = 0; i < b->pts->n; i++) b->pts->contact[i] &= (uint8_t)~CONTACT_MOVABLE;
   }
 }

@@ -106,6 +106,8 @@ typedef struct particle_collide {
 } particle_collide;
 
 /* ---- particles: the part every particle-based kind shares ------------------------------------- */
+#define CONTACT_MOVABLE 32
+
 typedef struct particles {
   int n;
   /* state */
@@ -118,7 +120,9 @@ typedef struct particles {
                     * (xx, yy, zz, xy, xz, yz), N s/m, cleared each step; the implicit integrator
                     * treats that part of f backward (loom_body_damping) */
   double *m;       /* vertex mass, kg (pinned vertices keep their mass) */
-  uint8_t *contact; /* 1 = the vertex was in a contact during the last step (derived from contacts) */
+  uint8_t *contact; /* 1 = the vertex was in a contact during the last step (derived from contacts);
+                     * within a substep's respond phase also CONTACT_MOVABLE: an obstacle pass gave
+                     * it an impulse whose opposite goes to a dynamic rigid body */
   /* model */
   double *inv_m;      /* 1/m, or 0 while the vertex is pinned: the constraint every phase respects */
   double *m_good;     /* the masses as of the last step's start (body.m may be written between steps) */
