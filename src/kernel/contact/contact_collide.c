@@ -1915,9 +1915,10 @@ static int rigidify(collide_ctx *cx, int32_t *parent, zone_acc *acc, int *zones,
     p->col.stamp[i] = cx->pass;
     moved[g] = root;
   }
-  /* a zone's vertices end the substep with its rigid motion alone */
-  for (int g = 0; g < N && cx->vend; g++)
-    if (moved[g] >= 0) cx->vend[g] = v3(0, 0, 0);
+  /* a zone's vertices end the substep with its rigid motion alone; the CCD impulses' end-velocity
+   * changes are all dropped (dropping only the zones' would leave their partners outside a zone
+   * with one half of an equal and opposite pair: momentum went) */
+  cx->vend = NULL;
   *zones = count;
   return largest;
 }
