@@ -23,7 +23,7 @@ static particles *surface(int n, const vec3 *rest, const vec3 *x0, const vec3 *d
   p->col.vbar = core_alloc((size_t)n, sizeof(vec3));
   memcpy(p->x_sub, x0, sizeof(vec3) * (size_t)n);
   memcpy(p->col.vbar, d, sizeof(vec3) * (size_t)n);
-  p->col.ne = contact_unique_edges(tri, nt, &p->col.edge);
+  p->col.ne = contact_unique_edges(tri, nt, NULL, &p->col.edge);
   return p;
 }
 

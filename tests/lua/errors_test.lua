@@ -295,4 +295,32 @@ describe("a cloth mesh that is not a clean surface", function()
       for i = 0, c.n - 1 do assert.is_true(c.x[i].z == c.x[i].z) end
     end
   end)
+
+  it("a zero-area triangle along a pinned edge does not hold the cloth still (self-collision on)", function()
+    -- a 9 x 9 grid with a sliver (72, 73, 74) along its top row, 72 a pinned corner: its edge
+    -- 72-74 lay exactly on vertex 73, a pair the collision pipeline could never separate, and
+    -- its impact zones held all 79 free vertices still at every step
+    local g = loom.mesh.grid { size = {1, 1}, cells = {8, 8}, center = {0, 0, 1}, plane = "xz" }
+    local V, T = {}, {}
+    local gv, gt = g:vertices(), g:triangles()
+    for i = 0, g.vertex_count - 1 do V[i + 1] = {gv[i].x, gv[i].y, gv[i].z} end
+    for t = 0, g.triangle_count - 1 do T[t + 1] = {gt[3 * t], gt[3 * t + 1], gt[3 * t + 2]} end
+    assert.equal(1.5, V[73][3]); assert.equal(1.5, V[75][3])       -- 72 and 74 on the top row
+    T[#T + 1] = {72, 73, 74}
+    for _, model in ipairs {"baraff_witkin", "springs"} do
+      local W = loom.world {dt = 1 / 60}
+      local c = W:cloth { name = "sheet", model = model, mesh = loom.mesh.from_arrays(V, T) }
+      c:pin { c:vertex_near {-0.5, 0, 1.5}, c:vertex_near {0.5, 0, 1.5} }
+      for i = 0, c.n - 1 do c.v[i].y = 1 end
+      local unresolved = 0
+      for _ = 1, 60 do
+        W:step()
+        unresolved = unresolved + W:stats().unresolved
+        assert.equal(0, W:interpenetrations(), model)
+      end
+      assert.equal(0, unresolved, model)
+      assert.less(0.05, math.abs(c.x[40].y), model)                 -- the middle swung
+      for _, text in ipairs(W:messages()) do assert.is_nil(text:find("impact zones", 1, true), model .. ": " .. text) end
+    end
+  end)
 end)

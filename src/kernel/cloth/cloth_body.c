@@ -155,6 +155,11 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   memcpy(b->p.x, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.rest, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.tri, mesh->tri, sizeof(int32_t) * 3 * (size_t)b->p.nt);
+  for (int t = 0; t < mesh->nt; t++) {
+    if (!cloth_tri_flat(mesh->v[mesh->tri[3 * t]], mesh->v[mesh->tri[3 * t + 1]], mesh->v[mesh->tri[3 * t + 2]])) continue;
+    if (!b->p.tri_flat && !(b->p.tri_flat = core_calloc((size_t)mesh->nt, 1))) return -1;
+    b->p.tri_flat[t] = 1;
+  }
   b->params.model = def->model;
   b->params.integrator = def->integrator;
   b->params.stretch = def->stretch;

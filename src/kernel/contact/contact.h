@@ -70,7 +70,7 @@ int contact_soft_crossings_now(loom_world *w, const int *slots, const unsigned c
 int contact_collide_respond(loom_world *w, const step_info *s); /* vertices it changed */
 /* The unique edges of nt triangles (tri: nt x 3), lower vertex first, sorted, into *edges
  * (core_alloc'd, the caller frees it): how many, or -1 out of memory. */
-int contact_unique_edges(const int32_t *tri, int nt, int32_t **edges);
+int contact_unique_edges(const int32_t *tri, int nt, const uint8_t *skip, int32_t **edges);
 /* Its formulas, exposed for unit tests. Repulsion of a proximity pair with weights w, node inverse
  * masses inv_m (0 = infinite) and masses m, unit normal n from the second feature to the first,
  * relative velocity vrel, distance dist < thick: the relative velocity change (normal: inelastic

@@ -155,19 +155,23 @@ static int cmp_edge(const void *a, const void *b) {
   return x[1] < y[1] ? -1 : (x[1] > y[1]);
 }
 
-int contact_unique_edges(const int32_t *tri, int nt, int32_t **edges) {
+int contact_unique_edges(const int32_t *tri, int nt, const uint8_t *skip, int32_t **edges) {
   int32_t *e = core_alloc(6 * (size_t)(nt > 0 ? nt : 1), sizeof(int32_t));
   *edges = e;
   if (!e) return -1;
-  for (int t = 0; t < nt; t++)
+  int m = 0; /* the triangles kept */
+  for (int t = 0; t < nt; t++) {
+    if (skip && skip[t]) continue;
     for (int k = 0; k < 3; k++) {
       int32_t a = tri[3 * t + k], b = tri[3 * t + (k + 1) % 3];
-      e[6 * t + 2 * k] = a < b ? a : b;
-      e[6 * t + 2 * k + 1] = a < b ? b : a;
+      e[6 * m + 2 * k] = a < b ? a : b;
+      e[6 * m + 2 * k + 1] = a < b ? b : a;
     }
-  qsort(e, (size_t)3 * (size_t)nt, 2 * sizeof(int32_t), cmp_edge);
+    m++;
+  }
+  qsort(e, (size_t)3 * (size_t)m, 2 * sizeof(int32_t), cmp_edge);
   int ne = 0;
-  for (int i = 0; i < 3 * nt; i++)
+  for (int i = 0; i < 3 * m; i++)
     if (ne == 0 || e[2 * i] != e[2 * (ne - 1)] || e[2 * i + 1] != e[2 * (ne - 1) + 1]) {
       e[2 * ne] = e[2 * i];
       e[2 * ne + 1] = e[2 * i + 1];
@@ -182,7 +186,7 @@ static int prepare(particles *p) {
   particle_collide *c = &p->col;
   if (c->ready) return 0;
   if (!c->edge) { /* (an obstacle's body comes with its edges) */
-    c->ne = contact_unique_edges(p->tri, p->nt, &c->edge);
+    c->ne = contact_unique_edges(p->tri, p->nt, p->tri_flat, &c->edge);
     if (c->ne < 0) return -1;
   }
   const int ne = c->ne;
@@ -436,6 +440,10 @@ static int reserve_second(loom_world *w, int cap) {
 static int push_pair(collide_ctx *cx, int type, int a, int b, int fa, int fb) {
   loom_world *w = cx->w;
   collide_pair *q;
+  /* a cloth's triangle of zero area at rest has no side to keep anything on: its vertices'
+   * other triangles and their edges do the pipeline's work (with it, an edge along it lay exactly
+   * on the vertex between its ends, a pair no impulse could separate) */
+  if (!(type & 1) && cx->b[b].p->tri_flat && cx->b[b].p->tri_flat[fb]) return 0;
   if (cx->part) {
     if (w->ncpairs2 == w->cpair2_cap) {
       const int cap = w->cpair2_cap ? 2 * w->cpair2_cap : 1024;

@@ -472,6 +472,7 @@ void particles_free(particles *p) {
   core_free(p->pin_group);
   core_free(p->contact);
   core_free(p->tri);
+  core_free(p->tri_flat);
   core_free(p->path_lo);
   core_free(p->path_hi);
   bvh_free(&p->path_tree);

@@ -130,6 +130,8 @@ typedef struct particles {
   vec3 *rest;
   int nt;
   int32_t *tri; /* surface triangles, nt x 3 (drawing, picking, interpenetration) */
+  uint8_t *tri_flat; /* per triangle, 1: of zero area at rest — a cloth's degenerate input, which
+                      * the collision pipeline leaves out with the edges only it has (NULL: none) */
   double total_mass;
   double thickness, friction; /* contact parameters against other bodies */
   /* per-step scratch (arena), valid between begin and commit */
