@@ -1,11 +1,14 @@
--- A silk flag on a pole in a gusty wind, Baraff–Witkin cloth with the implicit integrator at one
+-- A light flag on a pole in a gusty wind, Baraff–Witkin cloth with the implicit integrator at one
 -- step per frame (dt = 1/60 s). The wind is a Lua force field, the usual aerodynamic model of cloth
 -- simulators: on each vertex's share A of the cloth's area, a force c A ((w - v)·n̂) n̂ along the
 -- normal from the wind w relative to the vertex — so the flag luffs and flutters instead of being
 -- pushed like a rigid sail. Force fields act explicitly inside the implicit step (their force is
 -- held over the step); this one depends on the velocity strongly enough (c A / m = c / density =
 -- 20 /s) to blow up the light cloth at dt = 1/60 s that way, so it also gives its velocity Jacobian
--- with body:add_damping, which the implicit integrator treats backward (docs/api.md).
+-- with body:add_damping, which the implicit integrator treats backward (docs/api.md). Its bending
+-- (2e-4 N m) is ten times silk's: silk's wrinkles are finer than this 2.5 cm grid, which then
+-- crumpled at the grid's scale by the pinned edge and, with self-collision, stayed folded and
+-- strained (docs/architecture.md, "Crumples the grid cannot resolve").
 --   --param wind=8 (m/s), --param air=2 (c, N s/m^3), --param cells=30 (across the height)
 local ffi = require "ffi"
 local loom = require "loom"
@@ -27,7 +30,7 @@ function scene.build(world, p)
     name = "flag", model = "baraff_witkin", integrator = "implicit",
     mesh = loom.mesh.grid { size = {w, h}, cells = {math.floor(5 / 3 * p.cells), p.cells}, plane = "xz",
                             center = {pole_radius + 0.008 + w / 2, 0, 1.8} },
-    stretch = 5000, shear = 500, bend = 2e-5, density = 0.1, thickness = 0.004, friction = 0.3, drag = 0.05,
+    stretch = 5000, shear = 500, bend = 2e-4, density = 0.1, thickness = 0.004, friction = 0.3, drag = 0.05,
   }
   flag:pin(flag:edge "left")
 end

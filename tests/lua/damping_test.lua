@@ -161,13 +161,14 @@ describe("an implicit body that diverges", function()
 end)
 
 describe("the implicit flag (scenes/flag_implicit.lua)", function()
-  it("flies at dt = 1/60 s for 5 s: bounded, moving, outside the pole, one solve per step", function()
+  it("flies at dt = 1/60 s for 5 s: bounded, moving, outside the pole, unstrained, mostly one solve per step", function()
     local W = loom.load_scene("../../scenes/flag_implicit.lua"):instantiate()
     local c, pole = W:body "flag", W:body "pole"
-    local fastest, slowest_after_1s = 0, math.huge
+    local fastest, slowest_after_1s, more = 0, math.huge, 0
     for s = 1, 300 do
       W:step()
-      assert.equal(1, W:stats().substeps)
+      -- more substeps only while a fold closes in on the flag (docs/api.md)
+      if W:stats().substeps > 1 then more = more + 1 end
       if s % 15 == 0 then
         local top = 0
         for i = 0, c.n - 1 do
@@ -184,6 +185,18 @@ describe("the implicit flag (scenes/flag_implicit.lua)", function()
     assert.is_false(c.frozen)
     assert.less(fastest, 10)
     assert.less(0.05, slowest_after_1s) -- it keeps fluttering
+    assert.less(more, 45)
+    -- no crumple held folded and strained by self-contact (38 % at silk's bend on this grid)
+    local tri, nt = c:triangles()
+    for t = 0, nt - 1 do
+      for k = 0, 2 do
+        local a, b = tri[3 * t + k], tri[3 * t + (k + 1) % 3]
+        local l = math.sqrt((c.x[a].x - c.x[b].x) ^ 2 + (c.x[a].y - c.x[b].y) ^ 2 + (c.x[a].z - c.x[b].z) ^ 2)
+        local L = math.sqrt((c.rest[a].x - c.rest[b].x) ^ 2 + (c.rest[a].y - c.rest[b].y) ^ 2 + (c.rest[a].z - c.rest[b].z) ^ 2)
+        assert.less(l / L - 1, 0.10)
+      end
+    end
+    assert.less(W:energy().elastic, 0.2)
     assert.equal(0, #W:errors(), table.concat(W:errors(), "\n"))
   end)
 

@@ -535,9 +535,92 @@ static void spread_of(const particles *p, vec3 *mean, double *spread, vec3 *lo, 
  * that no feature of the cloth and one of another particle body nearby approach each other by
  * more than twice the thickness in it, from the velocities at the step's start: their relative
  * speed is at most the two bodies' spreads about their mean velocities plus the difference of
- * those means. At most CLOTH_CONTACT_SUBSTEPS. (A cloth's own folds are left out: the spread of a
- * flapping flag's velocities asked for 4 substeps where its folds never met.) */
+ * those means. A cloth with self_collision counts its own folds the same way, from the vertices
+ * of different folds that may meet within the step (self_approach; the spread alone asked a
+ * flapping flag for 4 substeps where its folds never met). At most CLOTH_CONTACT_SUBSTEPS. */
 #define CLOTH_CONTACT_SUBSTEPS 4
+/* The fastest approach (m/s) of two vertices of one cloth that lie on different folds and may
+ * meet within the step: pairs nearer than their reaches r = (thickness + longest edge) / 2 + |v -
+ * mean| dt (a vertex nearing the middle of a triangle is up to an edge away from its corners)
+ * whose rest positions lie more than twice those reaches apart (nearby cloth that is not folded
+ * onto itself is as near at rest, and its neighbours' relative motion is the cloth's own
+ * deformation). Only a vertex moving faster than `slow` from the mean can be part of a pair
+ * approaching at 2 slow or more, so only those look (a settled pile costs little); the others are
+ * found through a spatial hash of cells as wide as the largest reach's diameter. Exact maxima of
+ * state at the step's start: deterministic. */
+static double self_approach(loom_world *w, const cloth_body *b, double dt, vec3 mean, double slow) {
+  const particles *p = &b->p;
+  const int n = p->n;
+  double edge = 0;
+  for (int t = 0; t < p->nt; t++)
+    for (int k = 0; k < 3; k++)
+      edge = d_max(edge, v3_len2(v3_sub(p->x[p->tri[3 * t + k]], p->x[p->tri[3 * t + (k + 1) % 3]])));
+  const double base = 0.5 * (p->thickness + sqrt(edge));
+  arena *A = &w->scratch;
+  const arena_mark mark = arena_get_mark(A);
+  double *r = ARENA_NEW(A, double, n, "self approach reach");
+  int64_t *cell = ARENA_NEW(A, int64_t, 3 * (size_t)n, "self approach cells");
+  const int T = 2 * n + 1;
+  int32_t *head = ARENA_NEW(A, int32_t, T + 1, "self approach table");
+  int32_t *item = ARENA_NEW(A, int32_t, n, "self approach items");
+  uint32_t *key = ARENA_NEW(A, uint32_t, n, "self approach keys");
+  double most = 0;
+  if (!r || !cell || !head || !item || !key) goto out;
+  double rmax = 0;
+  vec3 lo = v3(INFINITY, INFINITY, INFINITY);
+  for (int i = 0; i < n; i++) {
+    r[i] = base + v3_len(v3_sub(p->v[i], mean)) * dt;
+    rmax = d_max(rmax, r[i]);
+    lo = v3_min(lo, p->x[i]);
+  }
+  const double H = 2 * rmax;
+  if (!(H > 0) || !isfinite(H)) goto out;
+  const double cap = 0x1p52; /* cell coordinates stay exact integers */
+  for (int i = 0; i < n; i++) {
+    const vec3 q = v3_scale(v3_sub(p->x[i], lo), 1 / H);
+    cell[3 * i + 0] = (int64_t)fmin(floor(q.x), cap);
+    cell[3 * i + 1] = (int64_t)fmin(floor(q.y), cap);
+    cell[3 * i + 2] = (int64_t)fmin(floor(q.z), cap);
+  }
+#define SELF_HASH(cx, cy, cz)                                                                         \
+  ((uint32_t)(((uint64_t)(cx) * 73856093u ^ (uint64_t)(cy) * 19349663u ^ (uint64_t)(cz) * 83492791u) % \
+              (uint64_t)T))
+  for (int k = 0; k <= T; k++) head[k] = 0;
+  for (int i = 0; i < n; i++) {
+    key[i] = SELF_HASH(cell[3 * i + 0], cell[3 * i + 1], cell[3 * i + 2]);
+    head[key[i] + 1]++;
+  }
+  for (int k = 0; k < T; k++) head[k + 1] += head[k];
+  for (int i = 0; i < n; i++) item[head[key[i]]++] = i; /* head[k] now ends bucket k */
+  for (int k = T; k > 0; k--) head[k] = head[k - 1];
+  head[0] = 0;
+  for (int i = 0; i < n; i++) {
+    if (!(v3_len(v3_sub(p->v[i], mean)) > slow)) continue;
+    for (int dz = -1; dz <= 1; dz++)
+      for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) {
+          const int64_t cx = cell[3 * i + 0] + dx, cy = cell[3 * i + 1] + dy, cz = cell[3 * i + 2] + dz;
+          const uint32_t h = SELF_HASH(cx, cy, cz);
+          for (int e = head[h]; e < head[h + 1]; e++) {
+            const int j = item[e];
+            if (j == i || cell[3 * j + 0] != cx || cell[3 * j + 1] != cy || cell[3 * j + 2] != cz) continue;
+            const vec3 d = v3_sub(p->x[j], p->x[i]);
+            const double reach = r[i] + r[j];
+            const double dd = v3_len2(d);
+            if (!(dd < reach * reach) || !(v3_len2(v3_sub(p->rest[j], p->rest[i])) > 4 * reach * reach)) continue;
+            const vec3 dv = v3_sub(p->v[j], p->v[i]);
+            const double close = dd > 0 ? -v3_dot(dv, d) / sqrt(dd) : v3_len(dv);
+            if (!(sqrt(dd) - close * dt < 2 * base)) continue; /* they stay apart in this step */
+            most = d_max(most, close);
+          }
+        }
+  }
+#undef SELF_HASH
+out:
+  arena_release(A, mark);
+  return most;
+}
+
 static int contact_substeps(loom_world *w, const body_slot *s, double dt) {
   const cloth_body *b = cloth_of(s);
   const double thick = b->p.thickness;
@@ -546,6 +629,8 @@ static int contact_substeps(loom_world *w, const body_slot *s, double dt) {
   double spread;
   spread_of(&b->p, &mean, &spread, &lo, &hi);
   double rel = 0;
+  /* its own folds: only when the spread allows an approach beyond one substep's */
+  if (b->p.self_collision && 2 * spread * dt > 2 * thick) rel = self_approach(w, b, dt, mean, thick / dt);
   for (int o = 0; o < w->order_count; o++) {
     const body_slot *t = &w->bodies[w->order[o]];
     if (t == s || !t->pts || t->pts->frozen || t->pts->n == 0 || world_pair_off(w, (int)(s - w->bodies), w->order[o]))
