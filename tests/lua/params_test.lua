@@ -51,4 +51,34 @@ describe("parameter tables", function()
     assert.truthy(tostring(err):find("unknown parameter 'strech'", 1, true), tostring(err))
     assert.truthy(tostring(err):find("stretch", 1, true))
   end)
+
+  it("a parameter the cloth's model or integrator ignores is said once, naming it and who uses it", function()
+    local W = loom.world {}
+    local g = loom.mesh.grid { size = {0.3, 0.3}, cells = {3, 3} }
+    local a = W:cloth { name = "a", model = "springs", integrator = "implicit", area_exponent = 0.75, mesh = g }
+    local b = W:cloth { name = "b", model = "baraff_witkin", relative_damping = 1, compliance = 1e-3, mesh = g }
+    local c = W:cloth { name = "c", model = "baraff_witkin", integrator = "symplectic", mesh = g }
+    local d = W:cloth { name = "d", model = "springs_pbd", compliance = 1e-3, iterations = 5, mesh = g }
+    c:set("cg_tolerance", 1e-5)
+    c:set("cg_tolerance", 1e-6)                       -- said once
+    c:set("newton_iterations", 4)                     -- its default: nothing to say
+    d:set("iterations", 8)                            -- used
+    local said = table.concat(W:messages(), "\n")
+    local function count(text)
+      local n, at = 0, 1
+      while true do
+        local i = said:find(text, at, true)
+        if not i then return n end
+        n, at = n + 1, i + 1
+      end
+    end
+    assert.equal(1, count("cloth 'a': 'area_exponent' = 0.75 has no effect: it applies to model 'baraff_witkin' only"))
+    assert.equal(1, count("cloth 'b': 'relative_damping' = 1 has no effect: it applies to model 'springs' only"))
+    assert.equal(1, count("cloth 'b': 'compliance' = 0.001 has no effect: it applies to model 'springs_pbd' only"))
+    assert.equal(1, count("cloth 'c': 'cg_tolerance' = 1e-05 has no effect: it applies to integrator 'implicit' only"))
+    assert.equal(0, count("newton_iterations"))
+    assert.equal(0, count("cloth 'd'"))
+    assert.equal(1e-6, c:get "cg_tolerance")            -- kept all the same
+    assert.equal(0, #W:errors())
+  end)
 end)

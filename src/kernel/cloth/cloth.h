@@ -88,6 +88,8 @@ typedef struct cloth_derived {
   double wa_exponent; /* the area_exponent the triangles' weights wa were computed with */
   double dt;          /* the world's dt at the last update of the above */
   int warned_strain;  /* the strain limit's sweeps ran out (said once; again after strain_limit changes) */
+  unsigned warned_ignored; /* per entry of cloth_body.c's ignored_params: set to a value this cloth's
+                            * model or integrator ignores (said once per parameter) */
 } cloth_derived;
 
 /* The triangle tree and boxes the contact passes refit from the positions (a cache: rebuilt from

@@ -302,9 +302,59 @@ static double cloth_param_value(const body_slot *s, const param_spec *p, double 
   return stored;
 }
 
+/* Parameters of one model or of the implicit integrator, with their defaults: set to anything
+ * else on a cloth that ignores them, the world says so once (they keep the value, which acts if
+ * the cloth is later rebuilt with that model). */
+static const struct ignored_param {
+  const char *name;
+  size_t offset;  /* of its value in cloth_body */
+  int integer;    /* an int, else a double */
+  int model;      /* the model that uses it, 0: any */
+  int implicit;   /* 1: only the implicit integrator uses it */
+  double value;   /* its default */
+  const char *who;
+} ignored_params[] = {
+  {"iterations", offsetof(cloth_body, params.iterations), 1, LOOM_MODEL_SPRINGS_PBD, 0, 20, "model 'springs_pbd'"},
+  {"compliance", offsetof(cloth_body, params.compliance), 0, LOOM_MODEL_SPRINGS_PBD, 0, 0, "model 'springs_pbd'"},
+  {"relative_damping", offsetof(cloth_body, params.relative_damping), 0, LOOM_MODEL_SPRINGS, 0, 0, "model 'springs'"},
+  {"area_exponent", offsetof(cloth_body, params.area_exponent), 0, LOOM_MODEL_BARAFF_WITKIN, 0, 0.5,
+   "model 'baraff_witkin'"},
+  {"cg_tolerance", offsetof(cloth_body, params.cg_tolerance), 0, 0, 1, 1e-3, "integrator 'implicit'"},
+  {"cg_iterations", offsetof(cloth_body, params.cg_iterations), 1, 0, 1, 1000, "integrator 'implicit'"},
+  {"preconditioner", offsetof(cloth_body, params.preconditioner), 1, 0, 1, CLOTH_PRECOND_MULTIGRID,
+   "integrator 'implicit'"},
+  {"newton_iterations", offsetof(cloth_body, params.newton_iterations), 1, 0, 1, 4, "integrator 'implicit'"},
+  {"newton_tolerance", offsetof(cloth_body, params.newton_tolerance), 0, 0, 1, 0.1, "integrator 'implicit'"},
+};
+
+static void warn_ignored(loom_world *w, body_slot *s, const char *only) {
+  cloth_body *b = cloth_of(s);
+  static const char *const model_names[] = {"?", "springs", "springs_pbd", "baraff_witkin"};
+  for (unsigned k = 0; k < sizeof ignored_params / sizeof ignored_params[0]; k++) {
+    const struct ignored_param *q = &ignored_params[k];
+    if ((only && strcmp(only, q->name)) || (b->derived.warned_ignored >> k & 1u)) continue;
+    const int used = q->implicit ? b->params.integrator == LOOM_INTEGRATOR_IMPLICIT : b->params.model == q->model;
+    const char *at = (const char *)b + q->offset;
+    double value;
+    if (q->integer) {
+      int iv;
+      memcpy(&iv, at, sizeof iv);
+      value = iv;
+    } else
+      memcpy(&value, at, sizeof value);
+    if (used || value == q->value) continue;
+    const int m = b->params.model >= 1 && b->params.model <= 3 ? b->params.model : 0;
+    world_message(w, LOOM_WARNING, (int)(s - w->bodies), "cloth '%s': '%s' = %g has no effect: it applies to %s only (this cloth: %s)",
+                  s->name, q->name, value, q->who,
+                  q->implicit ? "an explicit integrator" : model_names[m]);
+    b->derived.warned_ignored |= 1u << k;
+  }
+}
+
 /* p == NULL: the body was just made or the world's dt changed. */
 static void cloth_param_changed(loom_world *w, body_slot *s, const param_spec *p) {
   cloth_body *b = cloth_of(s);
+  warn_ignored(w, s, p ? p->name : NULL);
   if (p && !strcmp(p->name, "substeps")) b->derived.warned_substeps = 0;
   if (p && !strcmp(p->name, "strain_limit")) b->derived.warned_strain = 0;
   if (b->params.model == LOOM_MODEL_BARAFF_WITKIN && b->params.area_exponent != b->derived.wa_exponent) {
