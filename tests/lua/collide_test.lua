@@ -769,6 +769,72 @@ describe("velocities at rest on a box, and after an impact", function()
   end)
 end)
 
+describe("thickness = 0 (docs/api.md: it collides at 10 µm)", function()
+  -- Every contact of a particle body uses its thickness with a floor of 1e-5 m. The collision
+  -- pipeline had the floor and the obstacle passes did not: they laid a cloth of thickness 0 on
+  -- the box's face, within the pipeline's reach of it, whose CCD then found 1 210 collisions in
+  -- every step for ever, and two explicit cloths dropped on the box diverged at t = 1.66 s.
+  local function dropped(thickness, two, integrator)
+    integrator = integrator or "symplectic"
+    local W = loom.world { dt = 1 / 100 }
+    W:rigid { name = "box", shape = loom.shape.box(0.3, 0.3, 0.05), position = {0, 0, 0.45}, static = true }
+    local cloths = {}
+    cloths[1] = W:cloth { name = "a", model = "baraff_witkin", integrator = integrator, thickness = thickness,
+                          mesh = loom.mesh.grid { size = {0.4, 0.4}, cells = {10, 10}, center = {0, 0, 0.6} } }
+    if two then
+      cloths[2] = W:cloth { name = "b", model = "baraff_witkin", integrator = integrator, thickness = thickness,
+                            mesh = loom.mesh.grid { size = {0.3, 0.3}, cells = {8, 8}, center = {0.02, 0.01, 0.7} } }
+    end
+    return W, cloths
+  end
+
+  it("two explicit cloths dropped on a box stay finite, are not stopped and end without crossings", function()
+    local W, cloths = dropped(0, true)
+    local ke = 0
+    for k = 1, 200 do
+      W:step()
+      if k > 60 then ke = math.max(ke, W:energy().kinetic) end
+    end
+    for _, c in ipairs(cloths) do
+      assert.is_false(c.frozen, "cloth '" .. c.name .. "' was stopped")
+      for i = 0, c.n - 1 do
+        local x = c.x[i]
+        assert.truthy(x.x == x.x and x.y == x.y and x.z == x.z and math.abs(x.z) < 10, c.name)
+      end
+    end
+    for _, m in ipairs(W:messages()) do assert.is_nil(m:find("diverged", 1, true), m) end
+    assert.less(ke, 1e-3) -- (1.8e-4 J measured; 505 J when it diverged)
+    assert.equal(0, W:interpenetrations())
+  end)
+
+  it("one cloth comes to rest on the box 10 µm above it, as at thickness = 1e-5, with no CCD at rest", function()
+    -- (explicit: 1 210 CCD collisions a step before, for ever; implicit: 132)
+    for _, integrator in ipairs { "symplectic", "implicit" } do
+      local W, cloths = dropped(0, false, integrator)
+      local c = cloths[1]
+      W:run(1)
+      for _ = 1, 50 do
+        W:step()
+        assert.equal(0, W:stats().ccd_collisions, integrator)
+      end
+      assert.less(W:energy().kinetic, 1e-10, integrator)
+      assert.equal(0, W:interpenetrations(), integrator)
+      local lowest = math.huge
+      for i = 0, c.n - 1 do lowest = math.min(lowest, c.x[i].z) end
+      assert.near(0.5 + 1e-5, lowest, 1e-9, integrator)
+      -- the same motion, bit for bit, as a cloth given the floor itself
+      local W2, floor = dropped(1e-5, false, integrator)
+      W2:run(1.5)
+      for i = 0, c.n - 1 do
+        local x, y = c.x[i], floor[1].x[i]
+        assert.truthy(x.x == y.x and x.y == y.y and x.z == y.z, integrator)
+      end
+      assert.equal(0, c:get "thickness") -- the value given is still what it reports
+    end
+  end)
+
+end)
+
 describe("an implicit cloth landing on another", function()
   -- A tilted 0.3 m sheet falls at 1 m/s onto a free 0.5 m sheet, without gravity or drag: an
   -- inelastic contact only loses energy. At one substep of 1/100 s the pipeline's corrections of

@@ -623,8 +623,8 @@ out:
 
 static int contact_substeps(loom_world *w, const body_slot *s, double dt) {
   const cloth_body *b = cloth_of(s);
-  const double thick = b->p.thickness;
-  if (!(thick > 0) || !(dt > 0)) return 1;
+  const double thick = particles_thickness(&b->p);
+  if (!(dt > 0)) return 1;
   vec3 mean, lo, hi;
   double spread;
   spread_of(&b->p, &mean, &spread, &lo, &hi);
@@ -639,7 +639,7 @@ static int contact_substeps(loom_world *w, const body_slot *s, double dt) {
     double sp2;
     spread_of(t->pts, &m2, &sp2, &lo2, &hi2);
     const double r = spread + sp2 + v3_len(v3_sub(mean, m2));
-    const double reach = r * dt + thick + t->pts->thickness;
+    const double reach = r * dt + thick + particles_thickness(t->pts);
     const vec3 e = v3(reach, reach, reach);
     if (!bvh_box_overlap(v3_sub(lo, e), v3_add(hi, e), lo2, hi2)) continue;
     rel = d_max(rel, r);

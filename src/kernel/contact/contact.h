@@ -37,10 +37,10 @@ void contact_features_respond(loom_world *w, const body_pair *pair, const step_i
 /* Crossings among the triangles of particle bodies (slots, self flags) at the substep's start:
  * fn for each crossing pair; the count, -1 out of memory (contact_query.c). */
 /* Whether vertex i of p, at x, is pinned within the contact margin of obstacle ob (closer to its
- * surface than p's thickness): pins ignore contacts, so the elements at such a pin are the user's
- * (warned when the pins are made), not the contact passes'. */
+ * surface than particles_thickness(p)): pins ignore contacts, so the elements at such a pin are
+ * the user's (warned when the pins are made), not the contact passes'. */
 static inline int contact_pin_in_margin(const body_slot *ob, const particles *p, int i, vec3 x) {
-  return ob->ops->surface_distance && p->inv_m[i] == 0 && ob->ops->surface_distance(ob, x) < p->thickness;
+  return ob->ops->surface_distance && p->inv_m[i] == 0 && ob->ops->surface_distance(ob, x) < particles_thickness(p);
 }
 
 /* Triangles of particle body `slot` that cross a rigid body at the current positions and poses

@@ -83,7 +83,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
     const rigid_body *r = rigid_of_slot(&w->bodies[rs]);
     const pair_override *po = world_pair_override(w, slot, rs);
     if (po && !po->collide) continue;
-    const double pad0 = b->p.thickness + r->params.thickness;
+    const double pad0 = particles_thickness(&b->p) + r->params.thickness;
     /* on a rounded body the vertices keep the sag of the triangles between them clear too, so
      * that the feature pass after the step finds the cloth already outside */
     double side = 0; /* (beside a cylinder's side only, local |z| < half height) */
@@ -162,7 +162,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
       const rigid_body *upper = rigid_of_const(sv->cbody_r[sv->con_b[i]]);
       sv->con_load[i] = d_max(0, -v3_dot(w->gravity, nn)) * upper->params.gravity_scale * cb->m * h / pressed[sv->con_b[i]];
       ((rigid_body *)upper)->cloth_under = 1;
-      ((rigid_body *)upper)->cloth_gap = d_max(upper->cloth_gap, 2 * b->p.thickness);
+      ((rigid_body *)upper)->cloth_gap = d_max(upper->cloth_gap, 2 * particles_thickness(&b->p));
     } else {
       sv->con_v[i] = v3_madd(vb, nn, -sv->con_gap[i]);
     }

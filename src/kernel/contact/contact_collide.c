@@ -42,7 +42,6 @@
 #define PAR_CANDIDATES 2048
 #define PAR_PROXIMITY 512 /* selected proximity pairs whose geometry is found in two halves */
 #define PAR_TRAVERSE 1024 /* vertices in the bodies from which a collection's traversal is split */
-#define MIN_THICKNESS 1e-5 /* m: separations below this are not resolvable in double precision paths */
 
 typedef struct cbody {
   int slot;
@@ -1975,7 +1974,7 @@ static void tangle_cb(int sa, int ta, int sb, int tb, void *ud) {
  * phase_commit then has the next run look). Vertices really inside (deeper than the tolerance)
  * are reported, once per simulated second. Everything here comes from the state at the
  * substep's start, so a restored snapshot continues the same. Returns how many are marked. */
-#define INSIDE_TOLERANCE 1e-12 /* m: far below any pad a resting vertex keeps (a cloth of thickness 1e-9 m rests 1e-9 m out) */
+#define INSIDE_TOLERANCE 1e-12 /* m: far below any pad a resting vertex keeps (at least SOFT_MIN_THICKNESS) */
 
 /* Marks global vertex g as starting inside (or across) obstacle o; its count, -1 out of scratch. */
 static int mark_inside(collide_ctx *cx, int g, int o) {
@@ -2607,7 +2606,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].slot = slot;
     list[nb].p = p;
     list[nb].offset = total;
-    list[nb].half = 0.5 * fmax(p->thickness, MIN_THICKNESS);
+    list[nb].half = 0.5 * particles_thickness(p);
     /* a kept list's boxes were made with the margin of its collection; a new list's is the
      * rung's (margin_for: a wider margin lets one list serve more substeps, worth it when there
      * are several per step or the cloth moves little; with a quarter of the half thickness per
@@ -2667,7 +2666,7 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
     list[nb].slot = slot;
     list[nb].p = r->model.ccd;
     list[nb].offset = total;
-    list[nb].half = 0.5 * fmax(r->params.thickness, MIN_THICKNESS);
+    list[nb].half = 0.5 * particles_thickness(r->model.ccd); /* (its thickness is the body's skin) */
     /* a moving obstacle's list lasts as long as the cloth's */
     list[nb].margin = w->cpair_valid && r->model.ccd->col.list_margin > 0 ? r->model.ccd->col.list_margin : widest;
     list[nb].self = 0;

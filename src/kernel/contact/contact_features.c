@@ -267,7 +267,7 @@ void contact_features_respond(loom_world *w, const body_pair *pair, const step_i
   }
   int refit = b->cache.refit_serial == w->feature_round;
   const vec3 blo = b->cache.feat_lo, bhi = b->cache.feat_hi;
-  const double pad = b->p.thickness + r->params.thickness;
+  const double pad = particles_thickness(&b->p) + r->params.thickness;
   vec3 rlo, rhi;
   rigid_swept_aabb(r, pad, &rlo, &rhi);
   if (!bvh_box_overlap(rlo, rhi, blo, bhi)) return;

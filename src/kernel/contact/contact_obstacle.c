@@ -292,7 +292,7 @@ void contact_vertices_detect(loom_world *w, const body_pair *pair, const step_in
   particles *b = w->bodies[pair->a].pts;
   const rigid_body *r = rigid_of_slot(&w->bodies[pair->b]);
   if (b->frozen) return;
-  const pair_frame f = frame_of(w, pair->a, pair->b, b->thickness + r->params.thickness, s);
+  const pair_frame f = frame_of(w, pair->a, pair->b, particles_thickness(b) + r->params.thickness, s);
   const vec3 blo = b->sub_lo, bhi = b->sub_hi; /* from the broad phase */
   vec3 ol = v3_max(blo, f.lo), oh = v3_min(bhi, f.hi); /* the overlap of the two boxes */
   double vb = (bhi.x - blo.x) * (bhi.y - blo.y) * (bhi.z - blo.z);
@@ -385,7 +385,7 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first) {
     while (stop < detected_end && cb->work[stop].slot_a == slot_a && cb->work[stop].slot_b == slot_b) stop++;
     if (stop == at && nmoved == 0) continue;
     const rigid_body *r = rigid_of_slot(&w->bodies[slot_b]);
-    const pair_frame f = frame_of(w, slot_a, slot_b, b->thickness + r->params.thickness, s);
+    const pair_frame f = frame_of(w, slot_a, slot_b, particles_thickness(b) + r->params.thickness, s);
     for (int j = 0; j < nmoved; j++)
       if (moved[2 * j] == slot_a) b->contact[moved[2 * j + 1]] |= 2;
     for (int c = at; c < stop; c++) {

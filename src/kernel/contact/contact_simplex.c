@@ -274,7 +274,7 @@ void contact_simplex_tools(loom_world *w, const step_info *s) {
     }
     pair[np].S = S;
     pair[np].T = T;
-    pair[np].reach = T.radius + S->p.thickness + rigid_of_slot(&w->bodies[sb])->params.thickness;
+    pair[np].reach = T.radius + particles_thickness(&S->p) + rigid_of_slot(&w->bodies[sb])->params.thickness;
     np++;
   }
   if (dropped)

@@ -574,7 +574,7 @@ static void rounded_vs_triangles(const shape_pair *c, quat q) {
   const double hh = r->model.shape_type == LOOM_SHAPE_CAPSULE ? r->model.shape.half_h : 0;
   const vec3 ax = q_rotate(q, v3(0, 0, hh));
   const vec3 c0 = v3_sub(c->pos, ax), c1 = v3_add(c->pos, ax);
-  const double R = r->model.shape.radius, reach = R + P->thickness + r->params.thickness;
+  const double R = r->model.shape.radius, reach = R + particles_thickness(P) + r->params.thickness;
   const vec3 lo = v3_sub(v3_min(c0, c1), v3(reach, reach, reach)), hi = v3_add(v3_max(c0, c1), v3(reach, reach, reach));
   for (int t = 0; t < P->nt; t++) {
     const int32_t *f = P->tri + 3 * t;
@@ -702,7 +702,7 @@ static void polytope_vs_triangles(const shape_pair *c, quat q) {
   }
   for (int k = 0; k < g->nf; k++) fn[k] = m3_mulv(&R, g->face_n[k]);
   for (int k = 0; k < g->ndir; k++) dir[k] = m3_mulv(&R, g->dir[k]);
-  const double reach = P->thickness + r->params.thickness;
+  const double reach = particles_thickness(P) + r->params.thickness;
   lo = v3_sub(lo, v3(reach, reach, reach));
   hi = v3_add(hi, v3(reach, reach, reach));
   const double size = v3_dist(lo, hi);
@@ -784,7 +784,7 @@ static void mesh_features_vs_triangles(const shape_pair *c, quat q) {
   const particles *P = &c->S->p;
   vec3 slo, shi;
   surface_box(P, &slo, &shi);
-  const double skin = P->thickness + c->r->params.thickness;
+  const double skin = particles_thickness(P) + c->r->params.thickness;
   for (int i = 0; i < md->nfeat_pt + md->nfeat_seg; i++) {
     const int seg = i >= md->nfeat_pt, k = seg ? i - md->nfeat_pt : i;
     const double rad = seg ? md->feat_seg_r[k] : md->feat_pt_r[k], reach = skin + rad;

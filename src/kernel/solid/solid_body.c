@@ -411,7 +411,7 @@ static int solid_substeps(loom_world *w, body_slot *s, double dt) {
     }
     vmax = sqrt(vmax);
     /* only near another body: what the step can reach */
-    const double reach = vmax * dt + b->p.thickness;
+    const double reach = vmax * dt + particles_thickness(&b->p);
     lo = v3_sub(lo, v3(reach, reach, reach)), hi = v3_add(hi, v3(reach, reach, reach));
     int near = 0;
     for (int o = 0; o < w->order_count && !near; o++) {

@@ -464,7 +464,7 @@ void solid_record_contacts(loom_world *w, body_slot *s) {
       if (!was_body[i] || held.x != 0 || held.y != 0 || held.z != 0 || b->p.inv_m[i] == 0) continue;
       const int slot = world_live_slot(w, was_body[i]);
       if (slot < 0 || !w->bodies[slot].pts) continue;
-      const double thick = 0.5 * (b->p.thickness + w->bodies[slot].pts->thickness);
+      const double thick = 0.5 * (particles_thickness(&b->p) + particles_thickness(w->bodies[slot].pts));
       hold_on(w, b, i, was_body[i], was_body[n + i], v3(0, 0, 0), 1.5 * thick);
     }
   arena_release(&w->scratch, mark);

@@ -455,7 +455,8 @@ void particles_bounds(const loom_world *w, const body_slot *s, const step_info *
     l = v3_min(l, v3_min(p->x[i], x0[i]));
     h = v3_max(h, v3_max(p->x[i], x0[i]));
   }
-  vec3 e = v3(p->thickness, p->thickness, p->thickness);
+  const double t = particles_thickness(p);
+  vec3 e = v3(t, t, t);
   *lo = v3_sub(l, e);
   *hi = v3_add(h, e);
 }

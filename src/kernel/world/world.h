@@ -166,6 +166,20 @@ typedef struct particles {
   particle_collide col;
 } particles;
 
+/* The thickness every contact of a particle body uses: its `thickness`, but never less than
+ * SOFT_MIN_THICKNESS (docs/api.md: "thickness = 0 still collides, at that distance"), so that
+ * contacts keep a gap their tests can see (the collision pipeline's CCD leaves pairs a tenth of
+ * the thickness apart and counts a hundredth as touching). Every contact family reads it here,
+ * never the raw value: when only the pipeline had the floor, the obstacle passes and the implicit
+ * solve let a cloth of thickness 0 rest a hair above a box's face (0.3 to 1 micrometre), where
+ * the pipeline's CCD found its vertices colliding with the box in every step for ever (1 210 a
+ * step for an explicit cloth of 10 x 10 cells), and two such cloths dropped on the box diverged.
+ * `get` still reports the value given. */
+#define SOFT_MIN_THICKNESS 1e-5 /* m */
+static inline double particles_thickness(const particles *p) {
+  return p->thickness > SOFT_MIN_THICKNESS ? p->thickness : SOFT_MIN_THICKNESS;
+}
+
 /* ---- the contact buffer ------------------------------------------------------------------------ */
 /* What a solver needs of a contact beyond the public record (same index as items). */
 typedef struct contact_work {
@@ -505,8 +519,8 @@ void particles_sync_masses(loom_world *w, int slot);
 void pins_velocities(const loom_world *w, int slot, double dt, vec3 *v);
 
 /* Pinned vertices of particle body `slot` (of pin group `group`, or all when group < 0) that lie
- * within the contact margin (the particle thickness) of another body's surface (`other`, or any
- * body when other < 0): how many, and the deepest one. */
+ * within the contact margin (particles_thickness) of another body's surface (`other`, or any body
+ * when other < 0): how many, and the deepest one. */
 typedef struct pin_margin {
   int count, vertex, other; /* other: the body's slot */
   double distance, margin;  /* of `vertex` from the other body's surface; the margin it is within */

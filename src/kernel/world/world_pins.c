@@ -245,7 +245,7 @@ void pins_velocities(const loom_world *w, int slot, double dt, vec3 *v) {
  * user is told when that starts (pin creation, obstacle creation) and when a body diverges. */
 int pins_in_margin(const loom_world *w, int slot, int group, int other, pin_margin *out) {
   const particles *p = w->bodies[slot].pts;
-  pin_margin best = {0, -1, -1, INFINITY, p ? p->thickness : 0};
+  pin_margin best = {0, -1, -1, INFINITY, p ? particles_thickness(p) : 0};
   if (!p) {
     if (out) *out = best;
     return 0;
@@ -257,7 +257,7 @@ int pins_in_margin(const loom_world *w, int slot, int group, int other, pin_marg
     if (world_pair_off(w, slot, os)) continue; /* (world:pair, collide = false: no contact margin between them) */
     vec3 lo, hi;
     r->ops->aabb(r, &lo, &hi);
-    const double pad = p->thickness + 1.0; /* the skin is inside surface_distance; 1 m is ample for the box test */
+    const double pad = best.margin + 1.0; /* the skin is inside surface_distance; 1 m is ample for the box test */
     for (int i = 0; i < p->n; i++) {
       if (p->inv_m[i] != 0 || (group >= 0 && p->pin_group[i] != group)) continue;
       const vec3 x = p->x[i];
@@ -265,7 +265,7 @@ int pins_in_margin(const loom_world *w, int slot, int group, int other, pin_marg
           x.z > hi.z + pad)
         continue;
       const double d = r->ops->surface_distance(r, x);
-      if (!(d < p->thickness)) continue;
+      if (!(d < best.margin)) continue;
       best.count++;
       if (d < best.distance) {
         best.distance = d;
