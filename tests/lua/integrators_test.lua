@@ -150,7 +150,7 @@ describe("explicit integrators", function()
     end
   end)
 
-  it("keep a written velocity across a snapshot", function()
+  it("keep a written velocity across a snapshot, and take over another integrator's state", function()
     for _, integrator in ipairs {"verlet", "verlet_001"} do
       local function build(integ)
         local W = loom.world {dt = 1 / 240}
@@ -168,6 +168,19 @@ describe("explicit integrators", function()
       V:restore(snap)
       V:step(20)
       assert.equal(W:hash(), V:hash(), integrator)
+      -- a hot reload that changes the integrator carries x and v; Verlet starts its history from
+      -- them (it had scaled another integrator's by h / 0, and the cloth diverged at once)
+      for _, from in ipairs {"symplectic", "implicit", "rk4"} do
+        local A, a = build(from)
+        A:step(10)
+        local B, b = build(integrator)
+        B:adopt(A:address())
+        assert.equal(a.x[12].z, b.x[12].z, from .. " -> " .. integrator .. " (the cloth carried)")
+        local v0 = b.v[12].z
+        B:step()
+        assert.is_false(b.frozen, from .. " -> " .. integrator)
+        assert.near(b.v[12].z, v0 - 9.81 / 240, 0.05, from .. " -> " .. integrator)
+      end
     end
   end)
 end)

@@ -107,8 +107,10 @@ static void substep_verlet(const step_ctx *c, vec3 *F, int form_001) {
   cloth_body *b = c->b;
   const double h = c->h;
   vec3 *x = b->p.x, *v = b->p.v, *d = b->state.dx_prev, *ap = b->state.a_prev;
-  if (!b->p.history_ok) {
-    /* x_prev = x - h v + a h^2 / 2 with the acceleration at the start (one extra force evaluation) */
+  if (!b->p.history_ok || !(b->state.prev_h > 0)) {
+    /* x_prev = x - h v + a h^2 / 2 with the acceleration at the start (one extra force
+     * evaluation). Also when the state is another integrator's (prev_h = 0: a hot reload that
+     * changed the integrator, where scaling d by h / prev_h made it not finite) */
     forces(c, x, v, F, !form_001);
     for (int i = 0; i < b->p.n; i++) {
       const vec3 a = b->p.inv_m[i] > 0 ? v3_madd(accel_const(c, i), F[i], b->p.inv_m[i]) : v3(0, 0, 0);
