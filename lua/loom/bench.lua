@@ -2,6 +2,7 @@
 -- runs several times and reports the median, min and max with the machine it ran on. Cases load
 -- the scenes in scenes/ (one source for demo, test and benchmark).
 --   loom bench [CASE-PREFIX ...] [--json] [--runs N] [--threads 1|2]
+--   loom bench --list [CASE-PREFIX ...]    the cases and what each measures, without running them
 local ffi = require "ffi"
 local loom = require "loom"
 local C = loom.C
@@ -67,13 +68,16 @@ local function ms_per_step(W, steps, runs)
   end)
 end
 
+-- Every case has a name (what `loom bench` filters by prefix) and a line saying what it measures
+-- (`loom bench --list`); the comment above each says the rest.
 local cases = {}
-local function case(name, fn) cases[#cases + 1] = {name = name, fn = fn} end
+local function case(name, about, fn) cases[#cases + 1] = {name = name, about = about, fn = fn} end
 
 -- cloth_springs_N: the mass-spring cloth (001 force variant) of N x N vertices hanging in air,
 -- ms per 1/240 s step with the automatic substeps that keep the explicit integrator stable.
 for _, n in ipairs {32, 64, 128} do
-  case("cloth_springs_" .. n, function(runs)
+  case("cloth_springs_" .. n, ("%d x %d mass-spring cloth hanging in air, explicit, dt = 1/240 s: ms per step"):format(n, n),
+       function(runs)
     local W = loom.load_scene("scenes/cloth_free.lua"):instantiate {n = n}
     W:run(0.25)
     local med, lo, hi = ms_per_step(W, math.max(4, math.floor(6000 / (n * n) * 8)), runs)
@@ -87,7 +91,8 @@ end
 -- (stretch 20 000 N/m, strain_limit 1 %), ms per step, CG iterations per step, Newton iterations
 -- after the first per step, the largest edge strain and the edges the strain limit shortened per step.
 for _, n in ipairs {64, 128} do
-  case("cloth_implicit_" .. n, function(runs)
+  case("cloth_implicit_" .. n, ("%d x %d Baraff-Witkin cloth hanging (scenes/hanging.lua), implicit, dt = 1/60 s: ms and CG iterations per step"):format(n, n),
+       function(runs)
     local W = loom.load_scene("scenes/hanging.lua"):instantiate {n = n}
     W:run(n <= 64 and 0.5 or 0.25)
     local steps = n <= 64 and 8 or 2
@@ -110,7 +115,7 @@ end
 -- soft stretch (1 000 N/m, shear 100) whose whole upper part stretches beyond a 1 % limit: ms per
 -- step with the limit and without it (interleaved, after the same 0.5 s), the edges over the
 -- limit per step, and each run's largest stretch and compression (l/L - 1 above and below 0).
-case("strain_limit_64", function(runs)
+case("strain_limit_64", "64 x 64 soft hanging cloth with a 1 % strain limit against none: ms per step, strain", function(runs)
   local sc = loom.load_scene("scenes/hanging.lua")
   local W = {[0] = sc:instantiate {n = 64, stretch = 1000, shear = 100, strain_limit = 0},
              [1] = sc:instantiate {n = 64, stretch = 1000, shear = 100, strain_limit = 0.01}}
@@ -143,8 +148,9 @@ end)
 --   crumple_N: scenes/crumple.lua, a sheet dropped on edge onto the floor crumples into a pile;
 --   drape_sphere_N: a sheet draped over a sphere (r = 0.3 m) on a floor;
 --   table_N: a sheet draped over the table mesh of scenes/tablecloth.lua (top and legs).
-local function pipeline_case(name, n, make)
-  case(name .. "_" .. n, function(runs)
+local function pipeline_case(name, about, n, make)
+  case(name .. "_" .. n, ("%s, %d x %d, implicit, self-collision, dt = 1/100 s: ms per step, pipeline counts"):format(about, n, n),
+       function(runs)
     local W = make(n)
     W:run(1.0)
     local steps = n >= 128 and 3 or 10
@@ -178,13 +184,13 @@ local function draped(n, obstacle)
 end
 
 for _, n in ipairs {32, 64, 128} do
-  pipeline_case("crumple", n, function(m) return loom.load_scene("scenes/crumple.lua"):instantiate {n = m} end)
-  pipeline_case("drape_sphere", n, function(m)
+  pipeline_case("crumple", "a sheet dropped on edge crumples on the floor", n, function(m) return loom.load_scene("scenes/crumple.lua"):instantiate {n = m} end)
+  pipeline_case("drape_sphere", "a sheet draped over a sphere on a floor", n, function(m)
     return draped(m, function(W)
       W:rigid { name = "ball", shape = loom.shape.sphere(0.3), position = {0, 0, 0.6}, static = true }
     end)
   end)
-  pipeline_case("table", n, function(m)
+  pipeline_case("table", "a sheet draped over the table mesh", n, function(m)
     return draped(m, function(W)
       W:rigid { name = "table", shape = loom.shape.mesh(loom.mesh.load("scenes/meshes/table.obj")), static = true }
     end)
@@ -196,7 +202,8 @@ end
 -- per step, the exact triangle tests against the obstacle per step (stats.obstacle_tests), those a
 -- scan of every triangle would make for the same queries, their ratio over the timed steps, and
 -- the largest count of crossing triangle pairs after any timed step (must be 0).
-case("detailed_obstacle_32", function(runs)
+case("detailed_obstacle_32", "32 x 32 cloth on a 9 800-triangle static mesh: ms per step, triangle tests against a scan",
+     function(runs)
   local W = loom.load_scene("scenes/detailed_obstacle.lua"):instantiate {cells = 32}
   W:run(1.0)
   local steps, worst, tests, brute = 10, 0, 0, 0
@@ -232,7 +239,9 @@ local grid_combos = {
 for _, model in ipairs {"springs", "springs_pbd", "baraff_witkin"} do
   for _, integ in ipairs(grid_combos[model]) do
     for _, n in ipairs {32, 64, 128, 256} do
-      case(("cloth_grid_%s_%s_%d"):format(model, integ, n), function(runs)
+      case(("cloth_grid_%s_%s_%d"):format(model, integ, n),
+           ("%d x %d %s cloth, %s, pinned at two corners, dt = 1/60 s: ms per step, substeps, strain"):format(n, n, model, integ),
+           function(runs)
         local W = loom.load_scene("scenes/cloth_free.lua"):instantiate {n = n, model = model, integrator = integ}
         W.dt = 1 / 60
         local big = integ ~= "implicit" and n >= 128
@@ -257,7 +266,8 @@ for _, v in ipairs {
   {"springs", {model = "springs"}}, {"springs_pbd", {model = "springs_pbd", iterations = 10}},
   {"baraff_witkin", {model = "baraff_witkin", bend = 1}}, {"baraff_witkin_nobend", {model = "baraff_witkin", bend = 0}},
 } do
-  case("fig51_" .. v[1], function(runs)
+  case("fig51_" .. v[1], ("document 001's figure 5.1 with %s: ms for 600 frames of its 20 x 20 experiment"):format(v[1]),
+       function(runs)
     local sc = loom.load_scene("scenes/experiments_001.lua")
     local p = {n = 20, iterations = 10, bend = 1, kd = 0, area_exponent = 0.5}
     for k, x in pairs(v[2]) do p[k] = x end
@@ -277,7 +287,8 @@ end
 
 -- cloth_on_sphere_N: the drape scene (cloth on a ball and a floor, contacts every substep).
 for _, cells in ipairs {31, 63} do
-  case("cloth_on_sphere_" .. (cells + 1), function(runs)
+  case("cloth_on_sphere_" .. (cells + 1),
+       ("%d x %d cloth draped on a ball and a floor (scenes/drape.lua): ms per step"):format(cells + 1, cells + 1), function(runs)
     local W = loom.load_scene("scenes/drape.lua"):instantiate {cells = cells}
     W:run(0.5)
     local med, lo, hi = ms_per_step(W, cells < 40 and 100 or 25, runs)
@@ -339,8 +350,8 @@ local function stack_case(kind)
     return out
   end
 end
-case("tower_10", stack_case("tower"))
-case("pyramid_210", stack_case("pyramid"))
+case("tower_10", "a tower of 10 rigid cubes, dt = 1/60 and 1/500 s: ms per step, drift after 10 s", stack_case("tower"))
+case("pyramid_210", "a pyramid of 210 rigid cubes, dt = 1/60 and 1/500 s: ms per step, drift after 10 s", stack_case("pyramid"))
 
 -- Scenes of many bodies at dt = 1/60 and 1/500: ms per step over the first 2 s (the bodies fall,
 -- pile up, settle; median of the runs) and the contact points then, and how settled the pile is
@@ -391,15 +402,17 @@ local function pile_case(file, label)
     return out
   end
 end
-case("rain_500", pile_case("scenes/rain.lua", "500 spheres"))
+case("rain_500", "500 rigid spheres rain into a bin: ms per step, contacts, how settled after 10 s",
+     pile_case("scenes/rain.lua", "500 spheres"))
 -- terrain_60: boxes, cylinders and convex rocks tumbling down a 3200-triangle mesh terrain
 -- (polytopes against every triangle near them by separating axes, several manifolds per pair).
-case("terrain_60", pile_case("scenes/terrain.lua", "60 bodies on a 3200-triangle mesh"))
+case("terrain_60", "60 rigid bodies tumbling down a 3200-triangle terrain: ms per step, how settled after 10 s",
+     pile_case("scenes/terrain.lua", "60 bodies on a 3200-triangle mesh"))
 
 -- hammock_24: cloth and a rigid body in one implicit solve (scenes/hammock.lua: a 2 kg ball
 -- dropped into a 24 x 24 cloth pinned at its corners), ms per step over the first 4 s; after 8 s
 -- the ball's speed and the pins' load over the weight of ball and cloth.
-case("hammock_24", function(runs)
+case("hammock_24", "a 2 kg ball dropped into a 24 x 24 cloth, one implicit solve: ms per step, pins' load", function(runs)
   local sc = loom.load_scene("scenes/hammock.lua")
   local speed, load
   local med, lo, hi = sample(runs, 1, function()
@@ -486,8 +499,10 @@ local function cubes_case(contact)
             edge_depth_m = ("%.4f"):format(edges), crossings = W:interpenetrations()}
   end
 end
-case("solids_3cubes", cubes_case("pipeline"))
-case("solids_3cubes_penetration", cubes_case("penetration"))
+case("solids_3cubes", "document 002's three soft cubes meeting through the collision pipeline: steps per second, depth",
+     cubes_case("pipeline"))
+case("solids_3cubes_penetration", "the same three cubes with 002's penetration contacts: steps per second, depth",
+     cubes_case("penetration"))
 
 -- neohookean_bar_N: a Neo-Hookean bar (1 x 0.1 x 0.1 m, N x N/10 x N/10 cells, E = 1 MPa, nu = 0.45)
 -- pinned at one end and sagging under gravity at dt = 1/60 s, ms per step (one implicit solve).
@@ -503,14 +518,14 @@ local function nh_bar_case(n)
             cg_iterations = W:stats().iterations}
   end
 end
-case("neohookean_bar_20", nh_bar_case(20))
-case("neohookean_bar_40", nh_bar_case(40))
+case("neohookean_bar_20", "a Neo-Hookean bar of 20 x 2 x 2 cells sagging, implicit, dt = 1/60 s: ms per step", nh_bar_case(20))
+case("neohookean_bar_40", "a Neo-Hookean bar of 40 x 4 x 4 cells sagging, implicit, dt = 1/60 s: ms per step", nh_bar_case(40))
 
 -- rubber_stack_3: three Neo-Hookean cubes (0.5 m, 4 x 4 x 4 cells, E = 1 MPa, nu = 0.45, each 2 cm
 -- off the one under it) stacked on the floor at dt = 1/60 s, ms per step over t = 1 .. 2 s (landed,
 -- resting on each other); how far the top cube's centre moved in x over t = 1 .. 6 s and its
 -- bottom's height at the end (0.5 m cubes: about 1.0 when it still stands).
-case("rubber_stack_3", function(runs)
+case("rubber_stack_3", "three Neo-Hookean cubes stacked on the floor: ms per step, whether the stack stands", function(runs)
   local function build()
     local W = loom.world { dt = 1 / 60 }
     W:rigid { name = "floor", shape = loom.shape.plane { normal = {0, 0, 1} }, static = true, friction = 0.5 }
@@ -565,12 +580,15 @@ local function simplex_case(params, label)
             steps_per_s = ("%.0f"):format(1000 / med)}
   end
 end
-case("simplex_torus_5tools", simplex_case({density = "medium"}, "torus"))
-case("simplex_torus_high", simplex_case({density = "high"}, "torus"))
-case("simplex_shape_torus", simplex_case({density = "medium", model = "simplex_shape"}, "torus, simplex_shape"))
+case("simplex_torus_5tools", "document 004's torus (1860 vertices) squeezed by five fingers, dt = 1/30 s: ms per step",
+     simplex_case({density = "medium"}, "torus"))
+case("simplex_torus_high", "the finger squeeze on the high-density torus (7440 vertices): ms per step",
+     simplex_case({density = "high"}, "torus"))
+case("simplex_shape_torus", "the finger squeeze with the rotation-invariant simplex_shape model: ms per step",
+     simplex_case({density = "medium", model = "simplex_shape"}, "torus, simplex_shape"))
 -- simplex_torus_max60: the finest torus (rings x segments = 30 s x 31 s, s = 2, 4, 6, ...) that still
 -- steps at >= 60 steps/s in the finger scene (median of the runs at each size).
-case("simplex_torus_max60", function(runs)
+case("simplex_torus_max60", "the finest torus the finger scene steps at 60 steps/s or more", function(runs)
   local sc = loom.load_scene("scenes/simplex_fingers.lua")
   local best, best_rate, ms_best = 0, 0, 0
   for s = 2, 40, 2 do
@@ -609,7 +627,7 @@ local function sweep_wall(args)
   if not out:match("jobs: %d+ ok, 0 failed") then error("sweep failed: " .. out, 0) end
   return wall
 end
-case("sweep_40", function(runs)
+case("sweep_40", "a 40-job loom sweep of hello_cloth with 1 and 2 processes: wall seconds, speed-up", function(runs)
   local grid = "--param wind=0,0.5,1,1.5,2 --seeds 1..8 --time 0.5"
   local one, two = {}, {}
   for i = 1, math.max(1, runs) do
@@ -622,7 +640,7 @@ case("sweep_40", function(runs)
   return {size = "40 jobs of hello_cloth, 0.5 s each", median = m2 * 1000, min = two[1] * 1000, max = two[#two] * 1000,
           jobs1_s = ("%.2f"):format(m1), jobs2_s = ("%.2f"):format(m2), speedup = ("%.2f"):format(m1 / m2)}
 end)
-case("sweep_slurm_6", function(runs)
+case("sweep_slurm_6", "6 sweep jobs through a Slurm array against 1 local process: overhead per job", function(runs)
   local ok = os.execute("squeue -h >/dev/null 2>&1")
   if ok ~= 0 and ok ~= true then
     return {size = "6 jobs", median = 0, min = 0, max = 0, note = "no Slurm reachable (scripts/slurm-local.sh start)"}
@@ -641,12 +659,14 @@ case("sweep_slurm_6", function(runs)
           overhead_per_job_s = ("%.2f"):format((ms - ml) / 6)}
 end)
 
-case("hull_pile_200", pile_case("scenes/hull_pile.lua", "200 hulls"))
+case("hull_pile_200", "200 convex hulls piling up: ms per step, contacts, how settled after 10 s",
+     pile_case("scenes/hull_pile.lua", "200 hulls"))
 
 -- tablecloth_trick: scenes/tablecloth_trick.lua (a 28 x 18 cloth pulled at 6 m/s from under two
 -- plates and two cups, pressed between them and the table): ms per step over the pull (0.2-0.45 s)
 -- and how far the dishes moved after 0.8 s (the largest).
-case("tablecloth_trick", function(runs)
+case("tablecloth_trick", "a cloth pulled at 6 m/s from under plates and cups: ms per step, how far the dishes moved",
+     function(runs)
   local sc = loom.load_scene("scenes/tablecloth_trick.lua")
   local moved
   local med, lo, hi = sample(runs, 1, function()
@@ -666,7 +686,7 @@ case("tablecloth_trick", function(runs)
   return {size = "28x18 cloth, 4 dishes", median = med, min = lo, max = hi, dishes_moved_m = ("%.3f"):format(moved)}
 end)
 
-case("cloth_on_pegs_50", function(runs)
+case("cloth_on_pegs_50", "a 49 x 49 cloth settling onto 49 capsule pegs and a floor: ms per step", function(runs)
   local W = loom.load_scene("scenes/pegs.lua"):instantiate()
   W:run(0.5)
   local med, lo, hi = ms_per_step(W, 24, runs)
@@ -746,7 +766,8 @@ local function compile(src, name, raw)
   return assert(loadstring(src, "=" .. name))(raw)
 end
 
-case("force_field_lua_vs_c", function(runs)
+case("force_field_lua_vs_c", "Lua force fields over checked arrays, raw pointers and C on a 128 x 128 cloth: ms per evaluation",
+     function(runs)
   local sc = loom.load_scene("scenes/drape.lua")
   local W = sc:instantiate {cells = 127}
   W:run(0.1)   -- a draped, moving cloth: normals and velocities are not all alike
@@ -797,7 +818,7 @@ end)
 
 -- render_1280x720: a draped 128 x 128 cloth over the sphere, one full frame (clear, grid,
 -- bodies, pins) per sample.
-case("render_1280x720", function(runs)
+case("render_1280x720", "one full 1280 x 720 frame of a 128 x 128 cloth draped on a sphere: ms", function(runs)
   local sc = loom.load_scene("scenes/drape.lua")
   local W = sc:instantiate {cells = 127}
   W:run(0.6)
@@ -814,7 +835,7 @@ end)
 
 -- reload_latency: from renaming an edited scene over the watched one to the new force field
 -- acting, with `loom run --headless --watch` in another process.
-case("reload_latency", function(runs)
+case("reload_latency", "from saving an edited scene to its new force acting, headless --watch: ms", function(runs)
   local host = require "loom.host"
   local src = io.open("scenes/hello_cloth.lua"):read("*a")
   local dir = os.tmpname()
@@ -900,12 +921,24 @@ local function to_text(row)
     row.max, row.runs, table.concat(extra, " "))
 end
 
+local usage = [[
+usage: loom bench [CASE-PREFIX ...] [options]   run the cases whose names start with a prefix (default: all)
+  --list        list the cases (those matching the prefixes) with what each measures; run nothing
+  --json        one JSON object per case instead of a line of text
+  --runs N      timed runs per case after the warm-up (default 7); the median, min and max are reported
+  --threads 1|2 threads of the worlds the cases make without their own `threads`
+]]
+
 function M.main(args)
-  local json, runs, filters = false, 7, {}
+  local json, list, runs, filters = false, false, 7, {}
   local i = 1
   while i <= #args do
     local a = args[i]
     if a == "--json" then json = true
+    elseif a == "--list" then list = true
+    elseif a == "--help" or a == "-h" then
+      io.stdout:write(usage)
+      return 0
     elseif a == "--runs" then
       runs = tonumber(args[i + 1])
       i = i + 1
@@ -922,7 +955,7 @@ function M.main(args)
       end
       require("loom.world").default_threads = t
     elseif a:sub(1, 2) == "--" then
-      io.stderr:write("loom bench: unknown option " .. a .. "\n")
+      io.stderr:write("loom bench: unknown option " .. a .. " (see loom bench --help)\n")
       return 2
     else filters[#filters + 1] = a end
     i = i + 1
@@ -938,6 +971,12 @@ function M.main(args)
     for _, c in ipairs(cases) do io.stderr:write(c.name, " ") end
     io.stderr:write("\n")
     return 2
+  end
+  if list then
+    local width = 0
+    for _, c in ipairs(selected) do width = math.max(width, #c.name) end
+    for _, c in ipairs(selected) do io.stdout:write(("%-" .. width .. "s  %s\n"):format(c.name, c.about)) end
+    return 0
   end
   local mach = machine()
   if not json then io.stdout:write("machine: ", mach, "\n") end

@@ -73,7 +73,9 @@ typedef struct cloth_model {
  * saves (cloth_state_fields in cloth_body.c lists it). */
 typedef struct cloth_state {
   vec3 *dx_prev; /* Verlet: x - x_prev, the last substep's displacement (valid when p.history_ok);
-                  * kept as a difference so the recurrence does not lose digits to |x| */
+                  * kept as a difference so the recurrence does not lose digits to |x|. After a
+                  * substep it is h v - a_prev h^2 / 2 to the bit, and the next substep takes it
+                  * from v again (substep_verlet), so a velocity written in between counts */
   double prev_h; /* substep that dx_prev refers to */
   vec3 *a_prev;  /* total acceleration of the last substep (valid when p.history_ok): symplectic
                   * Euler's and Verlet's velocity at the end of a substep */

@@ -86,29 +86,47 @@ static void substep_symplectic(const step_ctx *c, vec3 *F) {
   }
 }
 
+/* Verlet's history of a vertex that reports velocity v after a substep h whose acceleration was a:
+ * d = h v - a h^2 / 2 (exact for constant acceleration). The one expression both the start of a
+ * substep and cloth_after_contacts use, so that the start reproduces the history bit for bit when
+ * nothing wrote v in between. */
+static inline vec3 verlet_history(vec3 v, vec3 a, double h) { return v3_madd(v3_scale(v, h), a, -0.5 * h * h); }
+
 /* Stormer-Verlet: x' = 2x - x_prev + a h^2 (second order; exact for constant acceleration, so the
  * history starts at x_prev = x - h v + a h^2 / 2), kept as the displacement d = x - x_prev:
  * d' = d + a h^2, x' = x + d'. 001's form (integrator verlet_001) damps with
  * d' = (1 - kd) d + kd h wind + a h^2, kd = drag h, instead of a drag force. The velocity kept in v
- * is d' / h + a h / 2, exact for constant acceleration. */
+ * is d' / h + a h / 2, exact for constant acceleration.
+ * v is where the history comes from, not a report of it: every substep starts from
+ * d = verlet_history(v, a_prev, prev_h), which is what the last substep left in d (its contacts'
+ * velocity changes included, cloth_after_contacts) unless something wrote v since — a script
+ * between steps, which then moves the vertex with the velocity it wrote (d alone had kept the old
+ * motion: a cloth given 3 m/s after ten steps did not move). Positions written between steps
+ * leave d as it was: a vertex moved by hand keeps its velocity, and gains none from the move. */
 static void substep_verlet(const step_ctx *c, vec3 *F, int form_001) {
   cloth_body *b = c->b;
   const double h = c->h;
   vec3 *x = b->p.x, *v = b->p.v, *d = b->state.dx_prev, *ap = b->state.a_prev;
-  if (!b->p.history_ok) {
-    /* x_prev = x - h v + a h^2 / 2 with the acceleration at the start (one extra force evaluation) */
+  if (!b->p.history_ok || !(b->state.prev_h > 0)) {
+    /* x_prev = x - h v + a h^2 / 2 with the acceleration at the start (one extra force
+     * evaluation). Also when the state is another integrator's (prev_h = 0: a hot reload that
+     * changed the integrator, where scaling d by h / prev_h made it not finite) */
     forces(c, x, v, F, !form_001);
     for (int i = 0; i < b->p.n; i++) {
       const vec3 a = b->p.inv_m[i] > 0 ? v3_madd(accel_const(c, i), F[i], b->p.inv_m[i]) : v3(0, 0, 0);
-      d[i] = v3_madd(v3_scale(v[i], h), a, -0.5 * h * h);
+      d[i] = verlet_history(v[i], a, h);
     }
     b->p.history_ok = 1;
     b->state.prev_h = h;
-  } else if (b->state.prev_h != h) {
-    /* the substep changed: keep the half-step velocity d / h */
-    const double r = h / b->state.prev_h;
-    for (int i = 0; i < b->p.n; i++) d[i] = v3_scale(d[i], r);
-    b->state.prev_h = h;
+  } else {
+    const double hp = b->state.prev_h;
+    for (int i = 0; i < b->p.n; i++) d[i] = verlet_history(v[i], ap[i], hp);
+    if (hp != h) {
+      /* the substep changed: keep the half-step velocity d / h */
+      const double r = h / hp;
+      for (int i = 0; i < b->p.n; i++) d[i] = v3_scale(d[i], r);
+      b->state.prev_h = h;
+    }
   }
   /* The velocity-dependent forces (damping, drag) see the half-step velocity d / h, as symplectic
    * Euler's do: the end-of-substep v = d / h + a h / 2 extrapolates with the last acceleration and
@@ -838,10 +856,10 @@ void cloth_after_contacts(loom_world *w, body_slot *s, const step_info *si) {
     }
   }
   if (b->p.frozen || (it != LOOM_INTEGRATOR_VERLET && it != LOOM_INTEGRATOR_VERLET_001)) return;
-  /* contacts changed v; keep Verlet's history consistent with it: d / h = v - a h / 2 */
+  /* contacts changed v; keep Verlet's history consistent with it: d / h = v - a h / 2 (the next
+   * substep takes it from v again, substep_verlet) */
   const double h = si->h;
-  for (int i = 0; i < b->p.n; i++)
-    b->state.dx_prev[i] = v3_madd(v3_scale(b->p.v[i], h), b->state.a_prev[i], -0.5 * h * h);
+  for (int i = 0; i < b->p.n; i++) b->state.dx_prev[i] = verlet_history(b->p.v[i], b->state.a_prev[i], h);
 }
 
 /* Divergence guard: a body whose state is not finite or beyond the limits goes back to where it
