@@ -637,7 +637,8 @@ local function drive_pins(W, t)
       elseif x ~= nil then
         if not finite3(x, y, z) then
           b.traj = nil
-          W:_callback_error(b, lbl, ("trajectory returned a non-finite position at t = %.4f"):format(t))
+          W:_callback_error(b, lbl, ("trajectory returned %s, %s, %s at t = %.4f; expected three finite numbers (a position), optionally followed by a quaternion w, x, y, z"):format(
+            check.describe(x), check.describe(y), check.describe(z), t))
         else
           tmp[0].x, tmp[0].y, tmp[0].z = x, y, z
           local q = nil

@@ -274,6 +274,18 @@ describe("arguments of the wrong kind", function()
   end)
 end)
 
+describe("a kinematic body's trajectory that returns a table", function()
+  it("is named with what it returned and what was expected, like a pin group's", function()
+    local W = loom.world { dt = 1 / 240 }
+    local ball = W:rigid { name = "ball", shape = loom.shape.sphere(0.1), position = {0, 0, 1.5}, kinematic = true }
+    ball:follow(function(t) return {0, 0, 1.5 - t} end)
+    W:step()
+    local all = table.concat(W:errors(), "\n")
+    assert.truthy(all:find("trajectory returned table, nil, nil at t = 0.0042; expected three finite numbers (a position)", 1, true), all)
+    assert.truthy(all:find("in trajectory of 'ball'", 1, true), all)
+  end)
+end)
+
 describe("a cloth mesh that is not a clean surface", function()
   -- a square fanned around its centre, plus a triangle of zero area along its diagonal (0, 4, 2):
   -- the edges 0-4 and 4-2 then belong to three triangles
