@@ -1711,7 +1711,13 @@ static int ccd_pass(collide_ctx *cx, int full) {
     q.s = wsum2(q.inv, hit.w);
     q.dvn = contact_ccd_target(hit.w, f.x, f.v, hit.n, f.thick, cx->h);
     if (!(q.s > 0) || !(q.dvn > 0)) continue;
-    q.rest = contact_ccd_rest(hit.w, f.v, hit.n, q.dvn);
+    /* the end velocity as the earlier passes left it: each pass takes off only what still
+     * approaches (recomputed from the mean velocities alone, every pass of a pair caught again
+     * took the whole approach off once more — a sheet hitting a pinned one flew back faster
+     * than it came) */
+    vec3 vnow[4];
+    for (int k = 0; k < 4; k++) vnow[k] = cx->vend ? v3_add(f.v[k], cx->vend[f.gi[k]]) : f.v[k];
+    q.rest = contact_ccd_rest(hit.w, vnow, hit.n, q.dvn);
     if (nimp == cap) {
       ccd_impulse *grown = ARENA_NEW(&w->scratch, ccd_impulse, 2 * cap, "ccd impulses");
       if (!grown) break; /* the rest waits for the next pass (or the impact zones) */
