@@ -61,6 +61,7 @@ describe("self-collision", function()
     assert.error(function() W:cloth { name = "d", mesh = loom.mesh.grid { cells = {4, 4} }, self_collision = "yes" } end,
                  "self_collision")
     assert.error(function() c:set("self_collision", 2) end, "self_collision")
+    assert.error(function() c:set("self_collision", "yes") end, "'self_collision' must be a finite number (or true/false for a switch), got")
   end)
 end)
 
