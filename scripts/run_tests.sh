@@ -2,44 +2,74 @@
 # Runs the C unit tests and the Lua scene tests of one build tree and prints the combined total as
 # the last line: "N passed, M failed". Exit status 1 when anything failed.
 # usage: sh scripts/run_tests.sh [BUILD_DIR]
+#
+# The C suite and each Lua test file are separate jobs run LOOM_TEST_JOBS at a time (default: the
+# number of processors), the longest known ones first; each job's output is printed whole, in the
+# order of the job list, once all have finished. The Slurm tests run alone afterwards.
 build=${1:-build}
-log_c=$(mktemp) log_l=$(mktemp) log_s=$(mktemp)
-trap 'rm -f "$log_c" "$log_l" "$log_s"' EXIT
+jobs=${LOOM_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+# jobs sharing the cores: each world on one thread (the same bits as two; a spinning helper thread
+# would only take time from the other job), unless LOOM_THREADS says otherwise
+[ "$jobs" -gt 1 ] && [ -z "${LOOM_THREADS:-}" ] && export LOOM_THREADS=1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
 
-echo "== C unit tests ($build/test_kernel)"
-"$build/test_kernel" --data tests/data >"$log_c" 2>&1
-c_status=$?
-cat "$log_c"
+# the files that took longest when last measured (a scheduling hint only: every file runs)
+slow="checkpoint_test integrators_test collide_test flag_test scenes_test golden_test"
+list="$dir/jobs"
+: >"$list"
+echo "C" >>"$list"
+for name in $slow; do [ -f "tests/lua/$name.lua" ] && echo "tests/lua/$name.lua" >>"$list"; done
+for f in tests/lua/*.lua; do
+  base=$(basename "$f" .lua)
+  case " $slow " in *" $base "*) continue ;; esac
+  echo "$f" >>"$list"
+done
 
-echo "== Lua tests ($build/loom test tests/lua)"
-"$build/loom" test tests/lua >"$log_l" 2>&1
-l_status=$?
-cat "$log_l"
+# one job: its output into $dir/N.log, its exit status into $dir/N.status
+cat >"$dir/job.sh" <<'EOF'
+build=$1 dir=$2 n=$3 job=$4
+if [ "$job" = C ]; then
+  "$build/test_kernel" --data tests/data >"$dir/$n.log" 2>&1
+else
+  "$build/loom" test "$job" >"$dir/$n.log" 2>&1
+fi
+echo $? >"$dir/$n.status"
+EOF
+awk '{print NR " " $0}' "$list" | xargs -P "$jobs" -n 2 sh "$dir/job.sh" "$build" "$dir"
+
+count() { tail -n 1 "$1" | sed -n "s/^\([0-9]*\) passed, \([0-9]*\) failed$/\\$2/p"; }
+tp=0 tf=0
+n=0
+while read -r job; do
+  n=$((n + 1))
+  if [ "$job" = C ]; then echo "== C unit tests ($build/test_kernel)"; else echo "== $job"; fi
+  log="$dir/$n.log"
+  [ -f "$log" ] && cat "$log"
+  p=$( [ -f "$log" ] && count "$log" 1 ) f=$( [ -f "$log" ] && count "$log" 2 )
+  st=$(cat "$dir/$n.status" 2>/dev/null || echo 1)
+  # a job that crashed before printing its total counts as one failure
+  if [ -z "$p" ]; then p=0 f=1; echo "$job did not finish (status $st)"; fi
+  [ "$st" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+  tp=$((tp + p)) tf=$((tf + f))
+done <"$list"
 
 # loom sweep on a single-node Slurm (scripts/slurm-local.sh starts daemons: root or sudo needed)
-sp=0; sf=0
 if [ "${LOOM_SANITIZED:-}" = 1 ]; then
   echo "== Slurm tests: skipped under the sanitizers (they test the cluster, not memory)"
 elif [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; then
   echo "== Slurm tests ($build/loom test tests/slurm)"
-  "$build/loom" test tests/slurm >"$log_s" 2>&1
-  s_status=$?
-  cat "$log_s"
-  sp=$(tail -n 1 "$log_s" | sed -n "s/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p")
-  sf=$(tail -n 1 "$log_s" | sed -n "s/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p")
-  [ -n "$sp" ] || { sp=0; sf=1; echo "Slurm tests did not finish (status $s_status)"; }
-  [ "$s_status" -ne 0 ] && [ "$sf" -eq 0 ] && sf=1
+  log="$dir/slurm.log"
+  "$build/loom" test tests/slurm >"$log" 2>&1
+  st=$?
+  cat "$log"
+  p=$(count "$log" 1) f=$(count "$log" 2)
+  if [ -z "$p" ]; then p=0 f=1; echo "Slurm tests did not finish (status $st)"; fi
+  [ "$st" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+  tp=$((tp + p)) tf=$((tf + f))
 else
   echo "== Slurm tests: skipped (they start munged, slurmctld and slurmd: run as root, or with passwordless sudo)"
 fi
 
-count() { tail -n 1 "$1" | sed -n "s/^\([0-9]*\) passed, \([0-9]*\) failed$/\\$2/p"; }
-cp=$(count "$log_c" 1); cf=$(count "$log_c" 2)
-lp=$(count "$log_l" 1); lf=$(count "$log_l" 2)
-# a suite that crashed before printing its total counts as one failure
-[ -n "$cp" ] || { cp=0; cf=1; echo "C unit tests did not finish (status $c_status)"; }
-[ -n "$lp" ] || { lp=0; lf=1; echo "Lua tests did not finish (status $l_status)"; }
-[ "$c_status" -ne 0 ] && [ "$cf" -eq 0 ] && cf=1
-[ "$l_status" -ne 0 ] && [ "$lf" -eq 0 ] && lf=1
-echo "$((cp + lp + sp)) passed, $((cf + lf + sf)) failed"
-[ $((cf + lf + sf)) -eq 0 ]
+echo "$tp passed, $tf failed"
+[ "$tf" -eq 0 ]

@@ -53,8 +53,17 @@ M.is_world = is_world
 -- threads: 2 (the default with two cores or more) splits the implicit cloth's matrix work in two
 -- halves, one on a helper thread; the results are bit-identical to threads = 1. A program may set
 -- require("loom.world").default_threads for the worlds it makes without the field (loom bench
--- --threads does).
+-- --threads does); the environment variable LOOM_THREADS = 1 or 2 sets it for a whole process
+-- (several processes sharing two cores run faster with one thread each: make test does that).
 M.default_threads = nil
+do
+  local env = os.getenv("LOOM_THREADS")
+  if env and env ~= "" then
+    local t = tonumber(env)
+    if t == 1 or t == 2 then M.default_threads = t
+    else io.stderr:write(("loom: LOOM_THREADS must be 1 or 2 (got %q); ignored\n"):format(env)) end
+  end
+end
 function M.new(def)
   local d, err = check.fields(def or {}, {
     dt = {"number", default = 1 / 240, min = 0, open_min = true, max = 1},
