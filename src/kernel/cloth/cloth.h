@@ -186,11 +186,19 @@ typedef struct cloth_mg {
 #define CLOTH_CONTACT_BODIES 32
 
 typedef struct cloth_solver {
-  int nb;                 /* blocks */
+  int nb;                 /* blocks of the pattern */
   int32_t *row, *col;     /* row i's blocks are [row[i], row[i+1]), columns sorted */
   int32_t *diag;          /* block (i, i) of each row */
-  mat3 *val;              /* nb blocks of M - h df/dv - h^2 df/dx */
-  int32_t *tri_blocks;    /* per BW triangle: the 3 x 3 block indices */
+  /* A = M - h df/dv - h^2 df/dx is symmetric to the bit, so only its blocks on and right of the
+   * diagonal are stored: row i's are val[urow[i] .. urow[i+1]), the pattern's blocks
+   * [diag[i], row[i+1]) in order (val[urow[i]] is the diagonal block). Block k of the pattern is
+   * val[ublk[k]], transposed when it lies left of the diagonal (col[k] < its row). */
+  int nub;                /* stored blocks */
+  int32_t *urow, *ublk;
+  mat3 *val;
+  /* per element block pair, where its term goes: an index e >= 0 adds the element's block to
+   * val[e], e < 0 its transpose to val[-1 - e] (the pair's upper block) */
+  int32_t *tri_blocks;    /* per BW triangle: the 3 x 3 pairs (k, l) */
   int32_t *hinge_blocks;  /* per hinge: 4 x 4 */
   int32_t *spring_blocks; /* per spring: (i,i) (i,j) (j,i) (j,j) */
   /* the two halves (rows below n / 2 and from it, as core_par_rows splits): the elements whose
@@ -334,6 +342,17 @@ typedef struct cloth_implicit_ctx {
   core_par *par; /* the world's helper thread for the two halves (NULL: both inline) */
 } cloth_implicit_ctx;
 int cloth_solver_build(cloth_body *b);
+/* Block k of row i of the solver's matrix (the stored block, or the transpose of its mirror). */
+static inline mat3 cloth_solver_block(const cloth_solver *s, int i, int k) {
+  const mat3 *u = &s->val[s->ublk[k]];
+  if (s->col[k] >= i) return *u;
+  mat3 t;
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 3; c++) t.m[r][c] = u->m[c][r];
+  return t;
+}
+/* The diagonal block of row i. */
+static inline mat3 *cloth_solver_diag(const cloth_solver *s, int i) { return &s->val[s->urow[i]]; }
 void cloth_solver_free(cloth_solver *s);
 void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c);
 /* ---- cloth_multigrid.c ------------------------------------------------------------------------------ */
@@ -344,8 +363,7 @@ void cloth_mg_free(cloth_mg *g);
 /* Value-dependent setup, each substep: the matrix (same pattern), the constrained vertices (cut
  * loose) and, if normal is not NULL, per vertex a unit direction the solve constrains (zero for
  * none), stiffened on level 0 by the diagonal block's mean diagonal. */
-void cloth_mg_setup(cloth_mg *g, int n, const int32_t *row, const int32_t *col, const mat3 *val,
-                    const uint8_t *fixed, const vec3 *normal);
+void cloth_mg_setup(cloth_mg *g, int n, const cloth_solver *s, const uint8_t *fixed, const vec3 *normal);
 /* z = B r, one V-cycle: B is symmetric positive definite (fixed vertices: their diagonal block's inverse). */
 void cloth_mg_apply(cloth_mg *g, const vec3 *r, vec3 *z);
 /* How far a Newton step's linear model misses the stretch and shear energy (Baraff-Witkin

@@ -58,6 +58,13 @@ static int cmp_i32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Where an element's term for block (i, j) goes (cloth_solver.tri_blocks): the stored block, or
+ * -1 - the stored mirror when (i, j) lies left of the diagonal. */
+static int32_t term_slot(const cloth_solver *s, int i, int j) {
+  const int32_t u = s->ublk[find_block(s, i, j)];
+  return j >= i ? u : -1 - u;
+}
+
 /* Orders elements (count of them, `per` vertices each, through vert(e, k)) into the part whose
  * rows hold all their vertices (0: below half, 1: from half) and the band across, keeping their
  * order within a group; part[] gets where each group starts. */
@@ -141,8 +148,9 @@ int cloth_solver_build(cloth_body *b) {
   }
   s->nb = nb;
   s->col = core_alloc((size_t)(nb > 0 ? nb : 1), sizeof(int32_t));
-  s->val = core_alloc((size_t)(nb > 0 ? nb : 1), sizeof(mat3));
   s->diag = core_alloc((size_t)n, sizeof(int32_t));
+  s->urow = core_alloc((size_t)n + 1, sizeof(int32_t));
+  s->ublk = core_alloc((size_t)(nb > 0 ? nb : 1), sizeof(int32_t));
   if (s->row && s->col) memcpy(s->col, cols, sizeof(int32_t) * (size_t)nb);
   core_free(cols);
   s->tri_blocks = core_alloc((size_t)(b->model.nbw > 0 ? b->model.nbw : 1) * 9, sizeof(int32_t));
@@ -181,24 +189,34 @@ int cloth_solver_build(cloth_body *b) {
     goto done;
   if (!s->con || !s->con_n || !s->con_v || !s->con_j || !s->con_mu || !s->con_b || !s->con_gap)
     goto done;
-  if (!s->row || !s->col || !s->val || !s->diag || !s->tri_blocks || !s->hinge_blocks || !s->spring_blocks ||
-      !s->dv || !s->rhs || !s->r || !s->c || !s->q || !s->z || !s->f0 || !s->pinv || !s->fixed)
+  if (!s->row || !s->col || !s->diag || !s->urow || !s->ublk || !s->tri_blocks || !s->hinge_blocks ||
+      !s->spring_blocks || !s->dv || !s->rhs || !s->r || !s->c || !s->q || !s->z || !s->f0 || !s->pinv || !s->fixed)
     goto done;
   for (int i = 0; i < n; i++) s->diag[i] = find_block(s, i, i);
+  /* the stored (upper) blocks: row i's from its diagonal on, in order; a block left of the
+   * diagonal is its mirror's, transposed */
+  s->urow[0] = 0;
+  for (int i = 0; i < n; i++) s->urow[i + 1] = s->urow[i] + (s->row[i + 1] - s->diag[i]);
+  s->nub = s->urow[n];
+  for (int i = 0; i < n; i++)
+    for (int k = s->row[i]; k < s->row[i + 1]; k++)
+      s->ublk[k] = k >= s->diag[i] ? s->urow[i] + (k - s->diag[i]) : s->ublk[find_block(s, s->col[k], i)];
+  s->val = core_alloc((size_t)(s->nub > 0 ? s->nub : 1), sizeof(mat3));
+  if (!s->val) goto done;
   for (int t = 0; t < b->model.nbw; t++)
     for (int k = 0; k < 3; k++)
       for (int m = 0; m < 3; m++)
-        s->tri_blocks[9 * t + 3 * k + m] = find_block(s, b->model.bw[t].v[k], b->model.bw[t].v[m]);
+        s->tri_blocks[9 * t + 3 * k + m] = term_slot(s, b->model.bw[t].v[k], b->model.bw[t].v[m]);
   for (int h = 0; h < b->model.nh; h++)
     for (int k = 0; k < 4; k++)
       for (int m = 0; m < 4; m++)
-        s->hinge_blocks[16 * h + 4 * k + m] = find_block(s, b->model.hinges[h].v[k], b->model.hinges[h].v[m]);
+        s->hinge_blocks[16 * h + 4 * k + m] = term_slot(s, b->model.hinges[h].v[k], b->model.hinges[h].v[m]);
   for (int q = 0; q < nsp; q++) {
     const spring *sp = &b->model.springs[q];
-    s->spring_blocks[4 * q + 0] = find_block(s, sp->i, sp->i);
-    s->spring_blocks[4 * q + 1] = find_block(s, sp->i, sp->j);
-    s->spring_blocks[4 * q + 2] = find_block(s, sp->j, sp->i);
-    s->spring_blocks[4 * q + 3] = find_block(s, sp->j, sp->j);
+    s->spring_blocks[4 * q + 0] = term_slot(s, sp->i, sp->i);
+    s->spring_blocks[4 * q + 1] = term_slot(s, sp->i, sp->j);
+    s->spring_blocks[4 * q + 2] = term_slot(s, sp->j, sp->i);
+    s->spring_blocks[4 * q + 3] = term_slot(s, sp->j, sp->j);
   }
   /* the halves core_par_rows makes: rows below n / 2 and from it */
   s->tri_order = partition(b->model.nbw, 3, n / 2, tri_vert, b, s->tri_part);
@@ -231,10 +249,15 @@ int cloth_solver_build(cloth_body *b) {
    * structural and shear springs); bending couplings are lumped (cloth_multigrid.c) */
   keep = core_calloc((size_t)(nb > 0 ? nb : 1), sizeof(uint8_t));
   if (!keep) goto done;
-  for (int t = 0; t < 9 * b->model.nbw; t++) keep[s->tri_blocks[t]] = 1;
+  for (int t = 0; t < b->model.nbw; t++)
+    for (int k = 0; k < 3; k++)
+      for (int m = 0; m < 3; m++) keep[find_block(s, b->model.bw[t].v[k], b->model.bw[t].v[m])] = 1;
   if (b->params.model != LOOM_MODEL_BARAFF_WITKIN)
-    for (int k = 4 * b->model.fam_start[FAM_STRUCTURAL]; k < 4 * b->model.fam_start[FAM_BEND]; k++)
-      keep[s->spring_blocks[k]] = 1;
+    for (int q = b->model.fam_start[FAM_STRUCTURAL]; q < b->model.fam_start[FAM_BEND]; q++) {
+      const spring *sp = &b->model.springs[q];
+      keep[find_block(s, sp->i, sp->i)] = keep[find_block(s, sp->i, sp->j)] = 1;
+      keep[find_block(s, sp->j, sp->i)] = keep[find_block(s, sp->j, sp->j)] = 1;
+    }
   if (cloth_mg_build(&s->mg, n, s->row, s->col, keep) != 0) goto done;
   rc = 0;
 done:
@@ -251,6 +274,8 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->col);
   core_free(s->val);
   core_free(s->diag);
+  core_free(s->urow);
+  core_free(s->ublk);
   core_free(s->tri_blocks);
   core_free(s->hinge_blocks);
   core_free(s->spring_blocks);
@@ -311,6 +336,27 @@ static inline void add_outer_pair(mat3 *K, mat3 *L, vec3 a, vec3 c, double s) {
                           {(a.y * c.x) * s, (a.y * c.y) * s, (a.y * c.z) * s},
                           {(a.z * c.x) * s, (a.z * c.y) * s, (a.z * c.z) * s}};
   add_block_pair(K, L, t);
+}
+
+/* An element's term t for the block pair (k, l), (l, k) into the stored one of the two
+ * (term_slot): t itself, or its transpose into the mirror. The stored block sums the same terms
+ * in the same order as a full matrix's would, so it holds the same bits. */
+static inline void add_term(mat3 *val, int32_t e, const double t[3][3]) {
+  if (e >= 0) {
+    add_block_pair(&val[e], NULL, t);
+    return;
+  }
+  mat3 *U = &val[-1 - e];
+  U->m[0][0] += t[0][0], U->m[1][0] += t[0][1], U->m[2][0] += t[0][2];
+  U->m[0][1] += t[1][0], U->m[1][1] += t[1][1], U->m[2][1] += t[1][2];
+  U->m[0][2] += t[2][0], U->m[1][2] += t[2][1], U->m[2][2] += t[2][2];
+}
+
+static inline void add_outer_term(mat3 *val, int32_t e, vec3 a, vec3 c, double s) {
+  const double t[3][3] = {{(a.x * c.x) * s, (a.x * c.y) * s, (a.x * c.z) * s},
+                          {(a.y * c.x) * s, (a.y * c.y) * s, (a.y * c.z) * s},
+                          {(a.z * c.x) * s, (a.z * c.y) * s, (a.z * c.z) * s}};
+  add_term(val, e, t);
 }
 
 static inline void add_outer(mat3 *K, vec3 a, vec3 c, double s) { add_outer_pair(K, NULL, a, c, s); }
@@ -407,23 +453,26 @@ void spring_jacobian(const cloth_body *b, int q, const vec3 *x, int exact, mat3 
 
 /* ---- assembly ---------------------------------------------------------------------------------- */
 
-/* A_block += -h Kv - h^2 Kx; y_k += Kx v0 (for the right-hand side). */
+/* A_block += -h Kv - h^2 Kx (A NULL: the block's mirror is the one stored, and takes the same
+ * term: a spring's blocks are symmetric to the bit); y_k += Kx v0 (for the right-hand side). */
 static inline void scatter(mat3 *A, const mat3 *Kx, const mat3 *Kv, double h, vec3 *y, vec3 v0) {
   const double h2 = h * h;
-  for (int r = 0; r < 3; r++)
-    for (int c = 0; c < 3; c++) A->m[r][c] -= h * Kv->m[r][c] + h2 * Kx->m[r][c];
+  if (A)
+    for (int r = 0; r < 3; r++)
+      for (int c = 0; c < 3; c++) A->m[r][c] -= h * Kv->m[r][c] + h2 * Kx->m[r][c];
   *y = v3_add(*y, m3_mulv(Kx, v0));
 }
 
 /* A_kl += T and A_lk += T^T with T = s_u Bu + s_v Bv + c g_k g_l^T (Bu, Bv symmetric: T^T is the
- * (l, k) term, so each pair of blocks is computed once and A is symmetric to the bit) */
-static inline void add_tri_block(mat3 *Akl, mat3 *Alk, double su, const mat3 *Bu, double sv, const mat3 *Bv, double c,
+ * (l, k) term, so each pair of blocks is computed once and A is symmetric to the bit); only the
+ * stored one of the two is written (add_term) */
+static inline void add_tri_block(mat3 *val, int32_t e, double su, const mat3 *Bu, double sv, const mat3 *Bv, double c,
                                  vec3 g, vec3 gl) {
   const double gk[3] = {g.x, g.y, g.z}, gv[3] = {gl.x, gl.y, gl.z};
   double t[3][3];
   for (int r = 0; r < 3; r++)
     for (int q = 0; q < 3; q++) t[r][q] = su * Bu->m[r][q] + sv * Bv->m[r][q] + c * (gk[r] * gv[q]);
-  add_block_pair(Akl, Alk, t);
+  add_term(val, e, t);
 }
 
 /* One Baraff-Witkin triangle into A and y: bw_tri_jacobian's blocks (exact = 0) without forming
@@ -481,7 +530,7 @@ static void assemble_tri(cloth_body *b, int t, const vec3 *x, const vec3 *v, dou
   const int32_t *blk = &s->tri_blocks[9 * t];
   for (int k = 0; k < 3; k++) {
     for (int l = k; l < 3; l++)
-      add_tri_block(&s->val[blk[3 * k + l]], l == k ? NULL : &s->val[blk[3 * l + k]], q->du[k] * q->du[l], &Bu,
+      add_tri_block(s->val, blk[3 * k + l], q->du[k] * q->du[l], &Bu,
                     q->dv[k] * q->dv[l], &Bv, cs, g[k], g[l]);
     vec3 *yk = &y[q->v[k]];
     *yk = v3_madd(*yk, hu, -a * ks * q->du[k]);
@@ -506,9 +555,9 @@ static void assemble_hinge(cloth_body *b, int hh, const vec3 *x, const vec3 *v, 
   const double fs = -(kb * (theta - q->rest) + db * gv);
   const int32_t *blk = &s->hinge_blocks[16 * hh];
   for (int k = 0; k < 4; k++) {
-    add_outer(&s->val[blk[4 * k + k]], g[k], g[k], c);
-    for (int l = k + 1; l < 4; l++) /* c g_k g_l^T and its transpose: the (l, k) block's term */
-      add_outer_pair(&s->val[blk[4 * k + l]], &s->val[blk[4 * l + k]], g[k], g[l], c);
+    add_outer_term(s->val, blk[4 * k + k], g[k], g[k], c);
+    for (int l = k + 1; l < 4; l++) /* c g_k g_l^T and its transpose, the (l, k) block's term */
+      add_outer_term(s->val, blk[4 * k + l], g[k], g[l], c);
     y[q->v[k]] = v3_madd(y[q->v[k]], g[k], -kb * gv);
     f[q->v[k]] = v3_madd(f[q->v[k]], g[k], fs);
   }
@@ -527,8 +576,8 @@ static void assemble_spring(cloth_body *b, int q, const vec3 *x, const vec3 *v, 
     }
   const int32_t *blk = &s->spring_blocks[4 * q];
   scatter(&s->val[blk[0]], &nX, &nV, h, &y[sp->i], v[sp->i]);
-  scatter(&s->val[blk[1]], &X, &V, h, &y[sp->i], v[sp->j]);
-  scatter(&s->val[blk[2]], &X, &V, h, &y[sp->j], v[sp->i]);
+  scatter(blk[1] >= 0 ? &s->val[blk[1]] : NULL, &X, &V, h, &y[sp->i], v[sp->j]);
+  scatter(blk[2] >= 0 ? &s->val[blk[2]] : NULL, &X, &V, h, &y[sp->j], v[sp->i]);
   scatter(&s->val[blk[3]], &nX, &nV, h, &y[sp->j], v[sp->j]);
 }
 
@@ -546,12 +595,12 @@ static void prepare_rows(assemble_ctx *a, int lo, int hi, int part) {
   cloth_body *b = a->b;
   cloth_solver *s = &b->solver;
   const double h = a->h;
-  memset(s->val + s->row[lo], 0, sizeof(mat3) * (size_t)(s->row[hi] - s->row[lo]));
+  memset(s->val + s->urow[lo], 0, sizeof(mat3) * (size_t)(s->urow[hi] - s->urow[lo]));
   vec3 *y = s->q;
   memset(y + lo, 0, sizeof(vec3) * (size_t)(hi - lo));
   for (int i = lo; i < hi; i++) {
     /* mass and air drag (df/dv = -drag m I) */
-    add_identity(&s->val[s->diag[i]], b->p.m[i] * (1.0 + h * a->drag));
+    add_identity(cloth_solver_diag(s, i), b->p.m[i] * (1.0 + h * a->drag));
   }
   /* the external forces' velocity Jacobian (loom_body_damping): D_i = -df_i/dv_i joins A_ii as h D_i.
    * Only finite, symmetric positive semi-definite blocks are taken (every principal minor >= 0), so
@@ -569,7 +618,7 @@ static void prepare_rows(assemble_ctx *a, int lo, int hi, int part) {
       if (a->bad[part]++ == 0) a->bad_vertex[part] = i;
       continue;
     }
-    mat3 *A = &s->val[s->diag[i]];
+    mat3 *A = cloth_solver_diag(s, i);
     A->m[0][0] += h * xx;
     A->m[1][1] += h * yy;
     A->m[2][2] += h * zz;
@@ -583,7 +632,7 @@ static void prepare_rows(assemble_ctx *a, int lo, int hi, int part) {
   if (a->grab_vertex >= lo && a->grab_vertex < hi) {
     /* the mouse spring: df/dx = -k I, df/dv = -c I */
     const int gv = a->grab_vertex;
-    add_identity(&s->val[s->diag[gv]], h * a->grab_c + h * h * a->grab_k);
+    add_identity(cloth_solver_diag(s, gv), h * a->grab_c + h * h * a->grab_k);
     y[gv] = v3_madd(y[gv], a->v[gv], -a->grab_k);
   }
 }
@@ -678,11 +727,22 @@ typedef struct spmv_ctx {
   vec3 *out;
 } spmv_ctx;
 
+/* out = A p over rows [lo, hi): each row sums its blocks in column order, those left of the
+ * diagonal read transposed from the rows above (stored a few rows back, so still in the cache:
+ * half the matrix's memory traffic for the same bits as a full matrix) */
 static void spmv_rows(const cloth_solver *s, int lo, int hi, const vec3 *restrict p, vec3 *restrict out) {
   for (int i = lo; i < hi; i++) {
     double ox = 0, oy = 0, oz = 0;
-    for (int k = s->row[i]; k < s->row[i + 1]; k++) {
-      const mat3 *A = &s->val[k];
+    const int d = s->diag[i];
+    for (int k = s->row[i]; k < d; k++) {
+      const mat3 *U = &s->val[s->ublk[k]];
+      const vec3 pj = p[s->col[k]];
+      ox += U->m[0][0] * pj.x + U->m[1][0] * pj.y + U->m[2][0] * pj.z;
+      oy += U->m[0][1] * pj.x + U->m[1][1] * pj.y + U->m[2][1] * pj.z;
+      oz += U->m[0][2] * pj.x + U->m[1][2] * pj.y + U->m[2][2] * pj.z;
+    }
+    const mat3 *A = &s->val[s->urow[i]];
+    for (int k = d; k < s->row[i + 1]; k++, A++) {
       const vec3 pj = p[s->col[k]];
       ox += A->m[0][0] * pj.x + A->m[0][1] * pj.y + A->m[0][2] * pj.z;
       oy += A->m[1][0] * pj.x + A->m[1][1] * pj.y + A->m[1][2] * pj.z;
@@ -821,7 +881,7 @@ static void precondition(cloth_solver *s, int n, int multigrid, const vec3 *r, v
 static double rhs_scale(const cloth_solver *s, int n) {
   double d = 0;
   for (int i = 0; i < n; i++) {
-    const mat3 *D = &s->val[s->diag[i]];
+    const mat3 *D = cloth_solver_diag(s, i);
     const double m = (D->m[0][0] + D->m[1][1] + D->m[2][2]) / 3;
     if (m > 0) d += v3_len2(s->rhs[i]) / m;
   }
@@ -918,7 +978,7 @@ static void body_preconditioner(cloth_solver *s, int n, const vec3 *x) {
   for (int i = 0; i < n; i++) {
     if (!on_movable(s, i)) continue;
     const int k = s->con_b[i];
-    const mat3 *Aii = &s->val[s->diag[i]];
+    const mat3 *Aii = cloth_solver_diag(s, i);
     mat3 NAN_;
     const vec3 nn = s->con_n[i];
     if (s->con[i] == 2) {
@@ -960,10 +1020,10 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
   vec3 *y = s->y, *r = s->r, *c = s->c, *q = s->q, *t = s->f0, *e = s->e1;
   vec3 (*bx)[2] = s->bx, (*br)[2] = s->br, (*bc)[2] = s->bc, (*bq)[2] = s->bq, (*bt)[2] = s->bt;
   if (!again) {
-    if (multigrid) cloth_mg_setup(&s->mg, n, s->row, s->col, s->val, mg_fixed(s, n), mg_normals(s, n));
+    if (multigrid) cloth_mg_setup(&s->mg, n, s, mg_fixed(s, n), mg_normals(s, n));
     else
       for (int i = 0; i < n; i++)
-        if (!m3_inverse(&s->val[s->diag[i]], &s->pinv[i])) s->pinv[i] = m3_identity();
+        if (!m3_inverse(cloth_solver_diag(s, i), &s->pinv[i])) s->pinv[i] = m3_identity();
     body_preconditioner(s, n, x);
     if (guess)
       for (int i = 0; i < n; i++) y[i] = v3_sub(guess[i], s->z[i]);
@@ -972,7 +1032,7 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
   } else if (multigrid && mg_constraints_changed(s, n)) {
     /* contacts released or sliding now: a hierarchy still holding them fixed would leave those
      * directions to CG alone (several times the iterations) */
-    cloth_mg_setup(&s->mg, n, s->row, s->col, s->val, mg_fixed(s, n), mg_normals(s, n));
+    cloth_mg_setup(&s->mg, n, s, mg_fixed(s, n), mg_normals(s, n));
   }
   filter(s, n, y);
   body_filter(s, bx);

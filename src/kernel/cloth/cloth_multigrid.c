@@ -479,8 +479,7 @@ typedef struct half_ctx {
   mg_level *L, *C;
   double omega;
   /* level 0's fill */
-  const int32_t *row, *col;
-  const mat3 *val;
+  const cloth_solver *s;
   const uint8_t *fixed;
   const vec3 *normal; /* per vertex (NULL: none): a direction the solve constrains, stiffened */
   void (*rows)(struct half_ctx *c, int lo, int hi, int part);
@@ -671,28 +670,30 @@ static void level0_rows(half_ctx *c, int lo, int hi, int part) {
   (void)part;
   cloth_mg *g = c->g;
   mg_level *L = &g->lv[0];
-  const int32_t *row = c->row, *col = c->col;
-  const mat3 *val = c->val;
+  const cloth_solver *s = c->s;
+  const int32_t *row = s->row, *col = s->col;
   const uint8_t *fixed = c->fixed;
   for (int i = lo; i < hi; i++) {
     double lump = 0;
-    int kd = row[i];
     for (int k = row[i]; k < row[i + 1]; k++) {
       const int j = col[k], d = g->fine_map[k];
-      if (j == i) kd = k;
       const int cut = j != i && (fixed[i] || fixed[j]);
       if (d >= 0) {
         if (cut) memset(&L->val[d], 0, sizeof(mat3f));
-        else L->val[d] = m3f_of(&val[k]);
+        else {
+          const mat3 B = cloth_solver_block(s, i, k);
+          L->val[d] = m3f_of(&B);
+        }
       } else if (!cut) {
+        const mat3 B = cloth_solver_block(s, i, k);
         double f = 0;
         for (int r = 0; r < 3; r++)
-          for (int q = 0; q < 3; q++) f += val[k].m[r][q] * val[k].m[r][q];
+          for (int q = 0; q < 3; q++) f += B.m[r][q] * B.m[r][q];
         lump += sqrt(f);
       }
     }
     /* the diagonal block with its lumped couplings, summed in double and rounded once */
-    mat3 D = val[kd];
+    mat3 D = *cloth_solver_diag(s, i);
     for (int r = 0; r < 3; r++) D.m[r][r] += lump;
     if (c->normal && !fixed[i]) {
       /* a direction the solve constrains (a sliding contact's normal): stiffened by the block's
@@ -714,9 +715,8 @@ static void dinv_rows(half_ctx *c, int lo, int hi, int part) {
   invert_diagonal(c->L, lo, hi);
 }
 
-void cloth_mg_setup(cloth_mg *g, int n, const int32_t *row, const int32_t *col, const mat3 *val,
-                    const uint8_t *fixed, const vec3 *normal) {
-  half_ctx c = {.g = g, .L = &g->lv[0], .row = row, .col = col, .val = val, .fixed = fixed, .normal = normal, .rows = level0_rows};
+void cloth_mg_setup(cloth_mg *g, int n, const cloth_solver *s, const uint8_t *fixed, const vec3 *normal) {
+  half_ctx c = {.g = g, .L = &g->lv[0], .s = s, .fixed = fixed, .normal = normal, .rows = level0_rows};
   split_rows(g, &c, n);
   for (int l = 0; l < g->nlevels; l++) {
     if (l > 0) {
