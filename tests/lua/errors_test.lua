@@ -336,3 +336,32 @@ describe("a cloth mesh that is not a clean surface", function()
     end
   end)
 end)
+
+describe("a cloth pulled far beyond its rest length", function()
+  it("says so once, naming the cloth, the edge and dt, and keeps running (two cloths at dt = 0.5 s)", function()
+    -- the last acceptance pass found two_cloths at dt = 0.5 s kept every crossing out but
+    -- stretched its edges 8-11 times in silence
+    local W = loom.load_scene("scenes/two_cloths.lua"):instantiate {}
+    W.dt = 0.5
+    W:step(6)
+    local said = {}
+    for _, text in ipairs(W:messages()) do
+      local name, ratio = text:match("^cloth '(%w+)' is stretched to ([%d.]+) times its rest length")
+      if name then
+        said[name] = (said[name] or 0) + 1
+        assert.less(2, tonumber(ratio), text)
+        assert.truthy(text:find("dt = 0.5 s", 1, true), text)
+        assert.truthy(text:find("the edge between vertices %d+ and %d+"), text)
+      end
+    end
+    assert.equal(1, said.upper, table.concat(W:messages(), "\n"))
+    assert.equal(1, said.lower, table.concat(W:messages(), "\n"))
+    for _, name in ipairs {"upper", "lower"} do assert.is_false(W:body(name).frozen, name) end
+  end)
+
+  it("says nothing for a cloth that only hangs or lands (the same scene at its own dt)", function()
+    local W = loom.load_scene("scenes/two_cloths.lua"):instantiate {}
+    W:run(1.5)
+    for _, text in ipairs(W:messages()) do assert.is_nil(text:find("times its rest length", 1, true), text) end
+  end)
+end)

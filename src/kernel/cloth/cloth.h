@@ -28,6 +28,11 @@ typedef struct bw_hinge {
 
 enum { FAM_STRUCTURAL = 0, FAM_SHEAR = 1, FAM_BEND = 2, FAM_COUNT = 3 };
 
+/* An edge this many times its rest length is beyond anything a cloth model holds: the step said it
+ * (cloth_commit), once until every edge is back within the second figure. */
+#define CLOTH_OVERSTRETCH 2.0
+#define CLOTH_OVERSTRETCH_CLEAR 1.5
+
 /* Parameters: what the user chose (cloth_param_table in cloth_body.c describes each; thickness and
  * friction live in the particle view, where contacts read them). model and integrator are fixed at
  * creation, the rest is live (body:set). */
@@ -90,6 +95,8 @@ typedef struct cloth_derived {
   double wa_exponent; /* the area_exponent the triangles' weights wa were computed with */
   double dt;          /* the world's dt at the last update of the above */
   int warned_strain;  /* the strain limit's sweeps ran out (said once; again after strain_limit changes) */
+  int warned_overstretch; /* an edge was over CLOTH_OVERSTRETCH times its rest length (said once; again
+                           * after every edge came back within CLOTH_OVERSTRETCH_CLEAR times) */
   unsigned warned_ignored; /* per entry of cloth_body.c's ignored_params: set to a value this cloth's
                             * model or integrator ignores (said once per parameter) */
 } cloth_derived;

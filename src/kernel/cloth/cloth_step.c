@@ -862,6 +862,43 @@ void cloth_after_contacts(loom_world *w, body_slot *s, const step_info *si) {
   for (int i = 0; i < b->p.n; i++) b->state.dx_prev[i] = verlet_history(b->p.v[i], b->state.a_prev[i], h);
 }
 
+/* The largest l^2 / L^2 over the cloth's edges, and the edge. */
+static double largest_stretch2(const cloth_body *b, int *edge) {
+  const vec3 *x = b->p.x, *r = b->p.rest;
+  double most = 0;
+  *edge = -1;
+  for (int e = 0; e < b->model.ne; e++) {
+    const int i = b->model.edge[2 * e], j = b->model.edge[2 * e + 1];
+    const double L2 = v3_len2(v3_sub(r[j], r[i])), l2 = v3_len2(v3_sub(x[j], x[i]));
+    if (l2 > most * L2 && L2 > 0) {
+      most = l2 / L2;
+      *edge = e;
+    }
+  }
+  return most;
+}
+
+/* A cloth pulled far beyond its rest length (a step too large for its contacts or a fast body,
+ * pins driven apart) keeps running, but says so: nothing in a cloth model holds such a state. */
+static void check_overstretch(loom_world *w, body_slot *s, const step_info *si) {
+  cloth_body *b = cloth_of(s);
+  int e;
+  const double most = largest_stretch2(b, &e);
+  if (b->derived.warned_overstretch) {
+    if (most < CLOTH_OVERSTRETCH_CLEAR * CLOTH_OVERSTRETCH_CLEAR) b->derived.warned_overstretch = 0;
+    return;
+  }
+  if (!(most > CLOTH_OVERSTRETCH * CLOTH_OVERSTRETCH) || e < 0) return;
+  b->derived.warned_overstretch = 1;
+  world_message(w, LOOM_WARNING, (int)(s - w->bodies),
+                "cloth '%s' is stretched to %.1f times its rest length at t = %.3f s (the edge between vertices %d "
+                "and %d), far beyond what its model holds: something pulls it apart faster than its stretch can "
+                "follow (a body driven through it, pins driven apart, or contacts in a step too large for them: "
+                "dt = %.3g s, %d substeps); look for what pulls it, or reduce dt",
+                s->name, sqrt(most), w->time + si->dt, b->model.edge[2 * e], b->model.edge[2 * e + 1], si->dt,
+                si->substeps);
+}
+
 /* Divergence guard: a body whose state is not finite or beyond the limits goes back to where it
  * started the step, stops, and is frozen, so the rest of the world keeps running. */
 void cloth_commit(loom_world *w, body_slot *s, const step_info *si) {
@@ -903,7 +940,10 @@ void cloth_commit(loom_world *w, body_slot *s, const step_info *si) {
   w->stats.strain_limited += b->scratch.strain_limited;
   const char *what = NULL;
   int bad = b->p.frozen ? -1 : particles_find_divergence(&b->p, &what);
-  if (bad < 0) return;
+  if (bad < 0) {
+    if (!b->p.frozen) check_overstretch(w, s, si);
+    return;
+  }
   memcpy(b->p.x, b->p.x_step, sizeof(vec3) * (size_t)n);
   memset(b->p.v, 0, sizeof(vec3) * (size_t)n);
   memset(b->state.dx_prev, 0, sizeof(vec3) * (size_t)n);
