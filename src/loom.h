@@ -86,6 +86,11 @@ LOOM_API loom_mesh *loom_mesh_load(const char *path);
 LOOM_API loom_mesh *loom_mesh_from_arrays(const loom_vec3 *v, int nv, const int32_t *tri, int nt);
 /* Deep copy. Caller owns. */
 LOOM_API loom_mesh *loom_mesh_copy(const loom_mesh *m);
+/* A copy with the vertices within tol (m; 0: the same point) of a lower-numbered one merged into
+ * it, triangles whose corners then coincide dropped and unused vertices removed (the survivors
+ * keep their order, renumbered from 0): pieces whose borders share points become one surface.
+ * Caller owns. */
+LOOM_API loom_mesh *loom_mesh_weld(const loom_mesh *m, double tol);
 /* Frees a mesh; NULL is a no-op. */
 LOOM_API void loom_mesh_destroy(loom_mesh *m);
 /* Applies x' = R (s x) + t to every vertex; rot (NULL = identity) need not be normalised;

@@ -24,6 +24,7 @@ loom_mesh *loom_mesh_torus(double R, double r, int major, int minor);
 loom_mesh *loom_mesh_load(const char *path);
 loom_mesh *loom_mesh_from_arrays(const loom_vec3 *v, int nv, const int32_t *tri, int nt);
 loom_mesh *loom_mesh_copy(const loom_mesh *m);
+loom_mesh *loom_mesh_weld(const loom_mesh *m, double tol);
 void loom_mesh_destroy(loom_mesh *m);
 void loom_mesh_transform(loom_mesh *m, const loom_vec3 *scale, const loom_quat *rot, const loom_vec3 *t);
 int loom_mesh_vertex_count(const loom_mesh *m);

@@ -36,6 +36,15 @@ function Mesh.aabb(m)
   return {lo.x, lo.y, lo.z}, {hi.x, hi.y, hi.z}
 end
 function Mesh.copy(m) return own(C.loom_mesh_copy(m), "mesh:copy") end
+-- mesh:weld([tol]) → a new mesh whose vertices within tol (m, default 0: the same point) of a
+-- lower-numbered one are merged into it (renumbered; triangles that collapse dropped): pieces made
+-- with from_arrays or merge{} that share border points become one surface
+function Mesh.weld(m, tol)
+  if tol ~= nil and not (check.is_finite(tol) and tol >= 0) then
+    check.raise("weld", ("'tol' must be a finite number >= 0 (m), got %s"):format(check.describe(tol)))
+  end
+  return own(C.loom_mesh_weld(m, tol or 0), "mesh:weld")
+end
 -- mesh:transform{scale = s | {sx, sy, sz}, rotate = {w, x, y, z}, translate = {x, y, z}} → mesh
 function Mesh.transform(m, t)
   local spec = {scale = {"any"}, rotate = {"table"}, translate = {"vec3"}}
@@ -216,6 +225,12 @@ function M.torus(def)
     check.raise("torus", "'segments' must be {major, minor} with integers in [3, 4096]")
   end
   return place(own(C.loom_mesh_torus(d.major, d.minor, a, b), "loom.mesh.torus"), d.center)
+end
+
+-- weld(mesh [, tol]) → mesh:weld(tol)
+function M.weld(m, tol)
+  if not M.is_mesh(m) then check.raise_n(1, "loom.mesh.weld", ("expected a mesh, got %s"):format(check.describe(m))) end
+  return m:weld(tol)
 end
 
 -- load(path): OBJ or STL (ASCII or binary), duplicate vertices merged. A relative path is looked

@@ -546,11 +546,59 @@ static void warn_degenerate(loom_world *w, int handle, const loom_cloth_def *def
                   def->name, over, over == 1 ? "" : "s", (int)(at >> 32), (int)(at & 0xffffffff));
 }
 
+/* Vertices by position (lexicographic), then index: coincident ones end up side by side. */
+typedef struct point_ref {
+  vec3 p;
+  int32_t i;
+} point_ref;
+static int cmp_point(const void *a, const void *b) {
+  const point_ref *x = a, *y = b;
+  if (x->p.x != y->p.x) return x->p.x < y->p.x ? -1 : 1;
+  if (x->p.y != y->p.y) return x->p.y < y->p.y ? -1 : 1;
+  if (x->p.z != y->p.z) return x->p.z < y->p.z ? -1 : 1;
+  return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Vertices that lie exactly on another (a seam of pieces made with from_arrays or merge{}, never
+ * welded): said once at creation, with what it means and the remedy. */
+static void warn_coincident(loom_world *w, int slot, const loom_cloth_def *def) {
+  const loom_mesh *m = def->mesh;
+  point_ref *idx = core_alloc((size_t)(m->nv > 0 ? m->nv : 1), sizeof(point_ref));
+  if (!idx) return;
+  for (int i = 0; i < m->nv; i++) idx[i] = (point_ref){m->v[i], i};
+  qsort(idx, (size_t)m->nv, sizeof(point_ref), cmp_point);
+  int dup = 0, a = -1, b = -1;
+  for (int k = 1, lo = 0; k < m->nv; k++) {
+    const vec3 p = idx[k - 1].p, q = idx[k].p;
+    if (p.x != q.x || p.y != q.y || p.z != q.z) {
+      lo = k;
+      continue;
+    }
+    /* idx[k].i lies on idx[lo].i, the lowest-numbered vertex there; the first pair named is the
+     * one with the lowest such vertex */
+    if (dup++ == 0 || idx[k].i < b) {
+      a = idx[lo].i;
+      b = idx[k].i;
+    }
+  }
+  core_free(idx);
+  if (dup)
+    world_message(w, LOOM_WARNING, slot,
+                  "cloth '%s': %d vert%s lie exactly on another (the first: vertex %d on vertex %d): the pieces "
+                  "they border are not joined there (no element spans them), and their triangles touch, which "
+                  "world:interpenetrations() counts as crossing until they come apart; mesh:weld() joins them",
+                  def->name, dup, dup == 1 ? "ex" : "ices", b, a);
+}
+
 LOOM_API int loom_cloth_create(loom_world *w, const loom_cloth_def *def) {
   if (!w) return loom_fail("cloth: world is NULL"), 0;
   if (!def) return loom_fail("cloth: definition is NULL"), 0;
   const int handle = world_add_body(w, &cloth_kind, def->name, cloth_create, def);
-  if (handle > 0) warn_degenerate(w, handle, def);
+  if (handle > 0) {
+    warn_degenerate(w, handle, def);
+    const int slot = world_slot(w, handle, LOOM_KIND_CLOTH, "cloth");
+    if (slot >= 0) warn_coincident(w, slot, def);
+  }
   return handle;
 }
 

@@ -51,6 +51,29 @@ LOOM_API void loom_mesh_destroy(loom_mesh *m) {
   core_free(m);
 }
 
+LOOM_API loom_mesh *loom_mesh_weld(const loom_mesh *m, double tol) {
+  if (!m) {
+    loom_fail("weld: mesh is NULL");
+    return NULL;
+  }
+  if (!(tol >= 0) || !isfinite(tol)) {
+    loom_fail("weld: the tolerance must be a finite number >= 0 (m), got %g", tol);
+    return NULL;
+  }
+  loom_mesh *c = loom_mesh_copy(m);
+  if (!c) return NULL;
+  if (mesh_merge_vertices(c, tol)) {
+    loom_mesh_destroy(c);
+    return NULL;
+  }
+  if (c->nt == 0) {
+    loom_mesh_destroy(c);
+    loom_fail("weld: no triangles left (every one has corners within %g m of each other)", tol);
+    return NULL;
+  }
+  return c;
+}
+
 LOOM_API loom_mesh *loom_mesh_copy(const loom_mesh *m) {
   if (!m) {
     loom_fail("mesh is NULL");
