@@ -28,10 +28,12 @@ typedef struct bw_hinge {
 
 enum { FAM_STRUCTURAL = 0, FAM_SHEAR = 1, FAM_BEND = 2, FAM_COUNT = 3 };
 
-/* An edge this many times its rest length is beyond anything a cloth model holds: the step said it
- * (cloth_commit), once until every edge is back within the second figure. */
-#define CLOTH_OVERSTRETCH 2.0
-#define CLOTH_OVERSTRETCH_CLEAR 1.5
+/* An edge this many times its rest length, over steps spanning at least CLOTH_OVERSTRETCH_TIME, is
+ * beyond anything a cloth model holds: the world says so (cloth_commit), once until every edge is
+ * back within the second figure. (A state that diverges within a few steps says that instead.) */
+#define CLOTH_OVERSTRETCH 3.0
+#define CLOTH_OVERSTRETCH_CLEAR 2.0
+#define CLOTH_OVERSTRETCH_TIME 0.1
 
 /* Parameters: what the user chose (cloth_param_table in cloth_body.c describes each; thickness and
  * friction live in the particle view, where contacts read them). model and integrator are fixed at
@@ -95,8 +97,9 @@ typedef struct cloth_derived {
   double wa_exponent; /* the area_exponent the triangles' weights wa were computed with */
   double dt;          /* the world's dt at the last update of the above */
   int warned_strain;  /* the strain limit's sweeps ran out (said once; again after strain_limit changes) */
-  int warned_overstretch; /* an edge was over CLOTH_OVERSTRETCH times its rest length (said once; again
-                           * after every edge came back within CLOTH_OVERSTRETCH_CLEAR times) */
+  int warned_overstretch; /* an edge stayed over CLOTH_OVERSTRETCH times its rest length (said once;
+                           * again after every edge came back within CLOTH_OVERSTRETCH_CLEAR times) */
+  double over_since;      /* the time at the end of the first step of the current overstretch (-1: none) */
   unsigned warned_ignored; /* per entry of cloth_body.c's ignored_params: set to a value this cloth's
                             * model or integrator ignores (said once per parameter) */
 } cloth_derived;

@@ -189,6 +189,7 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->params.newton_iterations = 4;
   b->params.newton_tolerance = 0.1;
   b->derived.wa_exponent = 0.5;
+  b->derived.over_since = -1;
   b->model.grid_nx = mesh->grid_nx;
   b->model.grid_ny = mesh->grid_ny;
 

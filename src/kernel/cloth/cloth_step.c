@@ -879,23 +879,31 @@ static double largest_stretch2(const cloth_body *b, int *edge) {
 }
 
 /* A cloth pulled far beyond its rest length (a step too large for its contacts or a fast body,
- * pins driven apart) keeps running, but says so: nothing in a cloth model holds such a state. */
+ * pins driven apart) keeps running, but says so once the state has lasted CLOTH_OVERSTRETCH_TIME:
+ * nothing in a cloth model holds it. */
 static void check_overstretch(loom_world *w, body_slot *s, const step_info *si) {
   cloth_body *b = cloth_of(s);
   int e;
   const double most = largest_stretch2(b, &e);
+  const double now = w->time + si->dt;
   if (b->derived.warned_overstretch) {
     if (most < CLOTH_OVERSTRETCH_CLEAR * CLOTH_OVERSTRETCH_CLEAR) b->derived.warned_overstretch = 0;
     return;
   }
-  if (!(most > CLOTH_OVERSTRETCH * CLOTH_OVERSTRETCH) || e < 0) return;
+  if (!(most > CLOTH_OVERSTRETCH * CLOTH_OVERSTRETCH) || e < 0) {
+    b->derived.over_since = -1;
+    return;
+  }
+  if (b->derived.over_since < 0) b->derived.over_since = now;
+  if (!(now - b->derived.over_since >= CLOTH_OVERSTRETCH_TIME * (1 - 1e-9))) return;
   b->derived.warned_overstretch = 1;
+  b->derived.over_since = -1;
   world_message(w, LOOM_WARNING, (int)(s - w->bodies),
                 "cloth '%s' is stretched to %.1f times its rest length at t = %.3f s (the edge between vertices %d "
                 "and %d), far beyond what its model holds: something pulls it apart faster than its stretch can "
                 "follow (a body driven through it, pins driven apart, or contacts in a step too large for them: "
                 "dt = %.3g s, %d substeps); look for what pulls it, or reduce dt",
-                s->name, sqrt(most), w->time + si->dt, b->model.edge[2 * e], b->model.edge[2 * e + 1], si->dt,
+                s->name, sqrt(most), now, b->model.edge[2 * e], b->model.edge[2 * e + 1], si->dt,
                 si->substeps);
 }
 
