@@ -796,7 +796,10 @@ describe("velocities at rest on a box, and after an impact", function()
       for i = 0, B.n - 1 do va, vb = va + A.v[i].z / A.n, vb + B.v[i].z / B.n end
       return va, vb, W:energy().kinetic / k0
     end
-    for _, v in ipairs {2.3, 4.8} do
+    -- (4.81 and 4.85: with 6 CCD passes before the impact zones, the last bits of the motion decided
+    -- whether a zone formed, took the pinned sheet's vertices and held part of the free one still
+    -- 1 cm up; it then bounced off at 0.1-0.15 m/s)
+    for _, v in ipairs {2.3, 4.8, 4.81, 4.85} do
       local va, vb, k = hit(v, 0.001, true)
       assert.equal(0, va)
       assert.less(vb, 0.05, v)          -- what proximity's repulsion leaves (0.04 m/s), not a bounce

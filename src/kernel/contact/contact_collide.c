@@ -30,7 +30,7 @@
 
 #include "contact/contact.h"
 
-#define CCD_ITERATIONS 6
+#define CCD_ITERATIONS 12
 #define ZONE_ITERATIONS 48
 /* resting pairs (docs/architecture.md, "Resting contact"): sweeps after the first, the largest
  * relative velocity change (m/s) that still calls for another, and how far apart (in thicknesses)
