@@ -1343,7 +1343,8 @@ function Body:set(name, value)
   if type(name) ~= "string" then check.raise_n(1, "set", "expected a parameter name") end
   if type(value) == "boolean" then value = value and 1 or 0 end -- switches (self_collision)
   if not check.is_finite(value) then
-    check.raise_n(2, "set", ("'%s' must be a finite number (or true/false for a switch), got %s"):format(name, check.describe(value)))
+    check.raise_n(2, "set", ("%s '%s': '%s' must be a finite number (or true/false for a switch), got %s"):format(
+      self.kind, self.name, name, check.describe(value)))
   end
   if C.loom_body_set_param(self.world._w, self.handle, name, value) ~= 0 then caller.error(last_error()) end
   if M.on_set then M.on_set(self, name, value) end -- a session journal records live changes

@@ -420,3 +420,44 @@ describe("a cloth made of pieces whose borders share points, not welded", functi
     assert.truthy(tostring(err):find("loom.mesh.weld", 1, true), tostring(err))
   end)
 end)
+
+describe("body:set with a value that is not a finite number", function()
+  it("names the body, the parameter and the value (an acceptance probe found the body left out)", function()
+    local W = loom.world {}
+    local c = W:cloth { name = "sheet", mesh = loom.mesh.grid { size = {1, 1}, cells = {3, 3} } }
+    local r = W:rigid { name = "crate", shape = loom.shape.box(0.1, 0.1, 0.1), position = {0, 0, -1} }
+    for _, case in ipairs {{c, "cg_tolerance", 0 / 0, "cloth 'sheet': 'cg_tolerance'", "got nan"},
+                           {c, "bend", "x", "cloth 'sheet': 'bend'", 'got "x"'},
+                           {r, "friction", {}, "rigid 'crate': 'friction'", "got table"}} do
+      local ok, err = pcall(case[1].set, case[1], case[2], case[3])
+      assert.is_false(ok)
+      assert.truthy(tostring(err):find(case[4], 1, true), tostring(err))
+      assert.truthy(tostring(err):find(case[5], 1, true), tostring(err))
+    end
+  end)
+end)
+
+describe("a kinematic trajectory faster than the divergence guard's limit", function()
+  it("is refused where it is given, naming the body and the speed; the body stays, the world runs", function()
+    -- an acceptance probe found trajectories implying 2e4 and 1e6 m/s taken in silence (the
+    -- cloth in the way was then frozen with advice about dt and stiffness)
+    for _, speed in ipairs {2e4, 1e6} do
+      local w = loom.world { dt = 1 / 100 }
+      local b = w:rigid { name = "comet", shape = loom.shape.sphere(0.1), position = {0, 0, 0}, kinematic = true }
+      b:follow(function(t) return 0, 0, speed * t end)
+      w:step(3)
+      local errs = w:errors()
+      assert.equal(1, #errs, table.concat(errs, "\n"))
+      assert.truthy(errs[1]:find("rigid 'comet': the target", 1, true), errs[1])
+      assert.truthy(errs[1]:find(("a speed of %.3g m/s"):format(speed), 1, true), errs[1])
+      assert.equal(0, b.position.z)
+    end
+    -- 5 000 m/s is within the limit: followed
+    local w = loom.world { dt = 1 / 100 }
+    local b = w:rigid { name = "comet", shape = loom.shape.sphere(0.1), position = {0, 0, 0}, kinematic = true }
+    b:follow(function(t) return 0, 0, 5e3 * t end)
+    w:step(3)
+    assert.equal(0, #w:errors())
+    assert.near(150, b.position.z, 1e-9)
+  end)
+end)

@@ -25,6 +25,7 @@
  * masses is Bridson's 2I / (1 + sum w^2) and leaves an infinite-mass (pinned, or held by an
  * obstacle this step) node unchanged. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -2958,11 +2959,25 @@ int contact_collide_respond(loom_world *w, const step_info *s) {
       if (stood > w->stats.unresolved) w->stats.unresolved = stood; /* (the most in one substep of the step) */
       const double now = w->time + s->a0 * s->dt;
       if (once_a_second(&w->collide_warned_until, now)) {
+        /* the bodies whose vertices stood still, by name (the first few) */
+        char names[256] = "";
+        size_t at = 0;
+        int named = 0;
+        for (int a = 0; a < nsoft && at + 1 < sizeof names; a++) {
+          const body_slot *bs = &w->bodies[list[a].slot];
+          if (named == 3) {
+            snprintf(names + at, sizeof names - at, " and %d more", nsoft - a);
+            break;
+          }
+          const int k = snprintf(names + at, sizeof names - at, "%s%s '%s'", named ? ", " : "", bs->ops->name, bs->name);
+          if (k > 0) at += (size_t)k < sizeof names - at ? (size_t)k : sizeof names - at - 1;
+          named++;
+        }
         world_message(w, LOOM_WARNING, list[0].slot,
-                      "collisions: impact zones did not separate the soft bodies at t = %.4f s (%d passes; %s); %d "
+                      "collisions: impact zones did not separate %s at t = %.4f s (%d passes; %s); %d "
                       "vertices stood still for the substep (smaller dt or larger thickness; further cases in the next "
                       "second are counted in stats.unresolved only)",
-                      now, passes, passes < ZONE_ITERATIONS ? "the zones stopped growing and still collide" : "the cap",
+                      names, now, passes, passes < ZONE_ITERATIONS ? "the zones stopped growing and still collide" : "the cap",
                       stood);
       }
     }

@@ -489,8 +489,24 @@ LOOM_API int loom_rigid_set_target(loom_world *w, int body, const loom_vec3 *pos
     return loom_fail("rigid '%s': target position must be finite and within 1e6 m of the origin", w->bodies[slot].name);
   if (orientation && !(q_norm(*orientation) > 1e-9 && isfinite(q_norm(*orientation))))
     return loom_fail("rigid '%s': target orientation must be a non-zero quaternion", w->bodies[slot].name);
+  /* the step's motion from the pose to the target: beyond the divergence guard's speed it would
+   * only stop what it touches (a cloth in its way was frozen with advice about dt and stiffness) */
+  const double dt = w->dt;
+  const double speed = v3_len(v3_sub(*position, r->state.pos)) / dt;
+  if (!(speed <= SOFT_MAX_SPEED))
+    return loom_fail("rigid '%s': the target (%g, %g, %g) is %g m from its pose, a speed of %.3g m/s over the step of "
+                     "%g s, beyond 1e4 m/s (the divergence guard's limit): move it with set_pose to jump, or slow its "
+                     "trajectory", w->bodies[slot].name, position->x, position->y, position->z,
+                     v3_len(v3_sub(*position, r->state.pos)), speed, dt);
+  const quat tq = orientation ? q_normalize(*orientation) : r->state.q;
+  const quat dq = q_mul(tq, q_conj(r->state.q));
+  const double half = atan2(sqrt(dq.x * dq.x + dq.y * dq.y + dq.z * dq.z), fabs(dq.w));
+  if (!(2 * half / dt <= SOFT_MAX_SPEED))
+    return loom_fail("rigid '%s': the target orientation is %.3g rad from its pose, a spin of %.3g rad/s over the step "
+                     "of %g s, beyond 1e4 rad/s (the divergence guard's limit): turn it with set_pose to jump, or slow "
+                     "its trajectory", w->bodies[slot].name, 2 * half, 2 * half / dt, dt);
   r->state.target_pos = *position;
-  r->state.target_q = orientation ? q_normalize(*orientation) : r->state.q;
+  r->state.target_q = tq;
   r->state.has_target = 1;
   return 0;
 }
