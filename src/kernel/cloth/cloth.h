@@ -31,8 +31,8 @@ enum { FAM_STRUCTURAL = 0, FAM_SHEAR = 1, FAM_BEND = 2, FAM_COUNT = 3 };
 /* An edge this many times its rest length, over steps spanning at least CLOTH_OVERSTRETCH_TIME, is
  * beyond anything a cloth model holds: the world says so (cloth_commit), once until every edge is
  * back within the second figure. (A state that diverges within a few steps says that instead.) */
-#define CLOTH_OVERSTRETCH 3.0
-#define CLOTH_OVERSTRETCH_CLEAR 2.0
+#define CLOTH_OVERSTRETCH 4.0
+#define CLOTH_OVERSTRETCH_CLEAR 2.5
 #define CLOTH_OVERSTRETCH_TIME 0.1
 
 /* Parameters: what the user chose (cloth_param_table in cloth_body.c describes each; thickness and
@@ -236,6 +236,8 @@ typedef struct cloth_solver {
    * friction bounded by mu x con_load, the movable body's weight shared by its vertices (N s) */
   int32_t *con_b2;
   double *con_load;
+  uint8_t *con_feat; /* the contact comes from a sharp feature near the vertex's element (contact_cloth.c):
+                      * it slides, with Coulomb's kinetic friction, and never starts sticking */
   vec3 *kfric; /* the kinetic friction impulse on a pressed, sliding vertex (in rhs) */
   int ncon, released; /* constrained vertices this substep, constraints released as pulling */
   /* the bodies the contacts touch: their velocity at the end of the substep without contacts

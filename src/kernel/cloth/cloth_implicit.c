@@ -183,9 +183,10 @@ int cloth_solver_build(cloth_body *b) {
   s->mgn = core_alloc(nv, sizeof(vec3));
   s->con_b2 = core_alloc(nv, sizeof(int32_t));
   s->con_load = core_alloc(nv, sizeof(double));
+  s->con_feat = core_calloc(nv, sizeof(uint8_t));
   s->kfric = core_calloc(nv, sizeof(vec3));
   if (!s->y || !s->e1 || !s->nx || !s->nv || !s->ndv || !s->fric || !s->mgfix || !s->mgn || !s->con_b2 ||
-      !s->con_load || !s->kfric)
+      !s->con_load || !s->kfric || !s->con_feat)
     goto done;
   if (!s->con || !s->con_n || !s->con_v || !s->con_j || !s->con_mu || !s->con_b || !s->con_gap)
     goto done;
@@ -309,6 +310,7 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->mgn);
   core_free(s->con_b2);
   core_free(s->con_load);
+  core_free(s->con_feat);
   core_free(s->kfric);
   cloth_mg_free(&s->mg);
   memset(s, 0, sizeof *s);
@@ -1521,7 +1523,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
       } else if (s->con[i] == 3) {
         s->con[i] = 4;
         s->z[i] = v3_scale(s->con_n[i], v3_dot(s->con_n[i], v3_sub(s->con_v[i], v[i])));
-      } else if (s->con_mu[i] > 0 && s->con_gap[i] == 0) {
+      } else if (s->con_mu[i] > 0 && s->con_gap[i] == 0 && !s->con_feat[i]) {
         /* a touching contact with friction starts sticking: all directions move with the
          * obstacle (a speculative one, not touching yet, slides: no friction before it pushes) */
         s->con[i] = 2;

@@ -7,6 +7,7 @@
  * integrated exactly (x += h v + h^2 a / 2), so free fall matches x0 + v0 t + g t^2 / 2 to rounding;
  * internal forces use the chosen scheme. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cloth/cloth.h"
@@ -662,6 +663,11 @@ static int contact_substeps(loom_world *w, const body_slot *s, double dt) {
     if (!bvh_box_overlap(v3_sub(lo, e), v3_add(hi, e), lo2, hi2)) continue;
     rel = d_max(rel, r);
   }
+  /* and the rigid bodies: the obstacle passes after the solve push the cloth's elements off their
+   * sharp features (and rounded ones between its vertices) by as much as the substep carried them
+   * past, which strains it at once (a sheet dropped 25 cm onto a box at dt = 1/100 rose to 3.5
+   * times its starting energy, onto a ball 1.4 times; at 1/200 not at all) */
+  rel = d_max(rel, particles_obstacle_approach(w, (int)(s - w->bodies), dt));
   const double want = ceil(rel * dt / (2 * thick));
   return want > CLOTH_CONTACT_SUBSTEPS ? CLOTH_CONTACT_SUBSTEPS : (want > 1 ? (int)want : 1);
 }

@@ -33,6 +33,8 @@ void contact_constraints_react(loom_world *w, int slot, const step_info *s);
 /* Sharp features of rigid shapes against cloth triangles and edges (contact_features.c), found
  * where the vertex response left the cloth and resolved at once. */
 void contact_features_respond(loom_world *w, const body_pair *pair, const step_info *s);
+/* fn(triangle, ctx) for every triangle of tree t whose box comes within pad of segment p0-p1. */
+void contact_query_segment_padded(const bvh *t, vec3 p0, vec3 p1, double pad, int (*fn)(int, void *), void *ctx);
 
 /* Crossings among the triangles of particle bodies (slots, self flags) at the substep's start:
  * fn for each crossing pair; the count, -1 out of memory (contact_query.c). */

@@ -20,6 +20,8 @@
 
 /* ---- the contact pass ------------------------------------------------------------------------------ */
 
+static void query_segment_padded(const bvh *t, vec3 p0, vec3 p1, double pad, int (*fn)(int, void *), void *ctx);
+
 typedef struct feat_ctx {
   loom_world *w;
   int slot_a, slot_b;
@@ -190,6 +192,9 @@ static int segment_tri_cb(int t, void *ud) {
 
 /* Like bvh_query_segment, but visits every item whose box comes within `pad` of the segment: a long
  * obstacle edge then only visits the cloth near it, not its whole bounding box. */
+void contact_query_segment_padded(const bvh *t, vec3 p0, vec3 p1, double pad, int (*fn)(int, void *), void *ctx) {
+  query_segment_padded(t, p0, p1, pad, fn, ctx);
+}
 static void query_segment_padded(const bvh *t, vec3 p0, vec3 p1, double pad, int (*fn)(int, void *), void *ctx) {
   if (t->node_count == 0) return;
   const vec3 e = v3(pad, pad, pad);

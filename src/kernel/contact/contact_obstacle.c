@@ -436,3 +436,67 @@ void contact_vertices_respond(loom_world *w, const step_info *s, int first) {
   for (int j = 0; j < nmoved; j++) w->bodies[moved[2 * j]].pts->contact[moved[2 * j + 1]] &= 1;
   arena_release(&w->scratch, mark);
 }
+
+/* ---- how fast a particle body closes in on the rigid bodies ------------------------------------ */
+
+static double longest_edge(const particles *p) {
+  double most = 0;
+  for (int t = 0; t < p->nt; t++)
+    for (int k = 0; k < 3; k++)
+      most = d_max(most, v3_len2(v3_sub(p->x[p->tri[3 * t + k]], p->x[p->tri[3 * t + (k + 1) % 3]])));
+  return sqrt(most);
+}
+
+double particles_obstacle_approach(loom_world *w, int slot, double dt) {
+  const particles *p = w->bodies[slot].pts;
+  if (!p || p->frozen || !(dt > 0)) return 0;
+  const double thick = particles_thickness(p);
+  /* a vertex can only need a substep when it moves by more than two thicknesses in the step */
+  const double slow = 2 * thick / dt;
+  vec3 lo, hi;
+  particles_box(p, &lo, &hi);
+  double vmax = 0;
+  for (int i = 0; i < p->n; i++)
+    if (p->inv_m[i] > 0) vmax = d_max(vmax, v3_len2(p->v[i]));
+  vmax = sqrt(vmax);
+  double most = 0, edge = -1;
+  for (int o = 0; o < w->order_count; o++) {
+    const int rs = w->order[o];
+    const body_slot *t = &w->bodies[rs];
+    if (t->ops->id != LOOM_KIND_RIGID || world_pair_off(w, slot, rs)) continue;
+    const rigid_body *r = rigid_of_slot(t);
+    const double pad = thick + r->params.thickness;
+    vec3 rlo, rhi;
+    rigid_current_aabb(r, pad, &rlo, &rhi);
+    /* (the body's own speed is bounded by its velocities at the vertices of its box) */
+    const double vb = v3_len(r->state.vel) + v3_len(r->state.omega) * 0.5 * v3_len(v3_sub(rhi, rlo));
+    const double reach = (vmax + vb) * dt + pad;
+    const vec3 e = v3(reach, reach, reach);
+    if (!bvh_box_overlap(v3_sub(lo, e), v3_add(hi, e), rlo, rhi)) continue;
+    if (!(vmax + vb > slow)) continue;
+    vec3 pos;
+    quat q;
+    rigid_pose_at(r, 0, &pos, &q);
+    const quat qi = q_conj(q);
+    if (edge < 0) edge = longest_edge(p);
+    for (int i = 0; i < p->n; i++) {
+      if (!(p->inv_m[i] > 0)) continue;
+      const vec3 x = p->x[i];
+      const vec3 vrel = v3_sub(p->v[i], rigid_point_velocity(r, x));
+      const double sp = v3_len(vrel);
+      if (!(sp > slow) || sp <= most) continue; /* (slow, or no faster than the fastest yet: a <= sp) */
+      const double ri = sp * dt + pad + 1.5 * edge;
+      if (x.x < rlo.x - ri || x.y < rlo.y - ri || x.z < rlo.z - ri || x.x > rhi.x + ri || x.y > rhi.y + ri ||
+          x.z > rhi.z + ri)
+        continue;
+      vec3 n;
+      const double d = rigid_local_distance(r, q_rotate(qi, v3_sub(x, pos)), &n);
+      /* within reach of the surface this step, its elements near it move past its features at up
+       * to sp, in whatever direction (a cloth's part falling past a box's edge does not approach
+       * the box's side, but its edges slide over the box's edge) */
+      if (!(d - sp * dt < pad + 1.5 * edge)) continue;
+      most = sp;
+    }
+  }
+  return most;
+}

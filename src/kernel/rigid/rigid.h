@@ -55,6 +55,9 @@ typedef struct rigid_model {
   vec3 *feat_pt, *feat_pt_n, *feat_seg, *feat_seg_n;
   double *feat_pt_r, *feat_seg_r; /* radius of rounded features (sphere centre, capsule and cylinder axes), else 0 */
   uint8_t *feat_seg_side;         /* 1: a cylinder's axis, tested beside the segment only, not beyond its ends */
+  uint8_t *feat_pt_hard, *feat_seg_hard; /* 1: a hard feature, whose faces turn by more than 60 degrees (box
+                                          * edges and corners, cylinder rims, boundary and such mesh edges and
+                                          * their ends), which holds a cloth in its implicit solve */
   double feat_round_r;            /* the largest radius of a rounded feature, 0 without one */
   int nfeat_pt, nfeat_seg;
   /* the faces, convex edges (any angle, and boundary edges) and their corners of a box or mesh (a

@@ -355,6 +355,8 @@ void rigid_free(void *data) {
   core_free(r->model.feat_pt_r);
   core_free(r->model.feat_seg_r);
   core_free(r->model.feat_seg_side);
+  core_free(r->model.feat_pt_hard);
+  core_free(r->model.feat_seg_hard);
   rigid_ccd_free(&r->model);
   rigid_poly_free(r->model.poly);
   core_free(r);

@@ -13,8 +13,9 @@
 typedef struct feat_builder {
   vec3 *pt, *pt_n, *seg, *seg_n;
   double *pt_r, *seg_r;
-  uint8_t *seg_side;
+  uint8_t *seg_side, *pt_hard, *seg_hard;
   int npt, nseg, cap_pt, cap_seg;
+  int hard; /* what the next features added are (rigid_model.feat_pt_hard) */
 } feat_builder;
 
 /* Grows an array to `cap` items of its own type (returns -1 from the caller when out of memory). */
@@ -33,8 +34,10 @@ static int add_point_r(feat_builder *f, vec3 p, vec3 n, double radius) {
     GROW(f->pt, cap);
     GROW(f->pt_n, cap);
     GROW(f->pt_r, cap);
+    GROW(f->pt_hard, cap);
     f->cap_pt = cap;
   }
+  f->pt_hard[f->npt] = (uint8_t)f->hard;
   f->pt[f->npt] = p;
   f->pt_n[f->npt] = v3_normalize(n);
   f->pt_r[f->npt] = radius;
@@ -56,8 +59,10 @@ static int add_segment_rs(feat_builder *f, vec3 a, vec3 b, vec3 n, double radius
     GROW(f->seg_n, cap);
     GROW(f->seg_r, cap);
     GROW(f->seg_side, cap);
+    GROW(f->seg_hard, cap);
     f->cap_seg = cap;
   }
+  f->seg_hard[f->nseg] = (uint8_t)f->hard;
   f->seg_side[f->nseg] = (uint8_t)side;
   f->seg[2 * f->nseg] = a;
   f->seg[2 * f->nseg + 1] = b;
@@ -115,14 +120,20 @@ static int cylinder_features(feat_builder *f, double r, double hh) {
 /* Sharp edges of a mesh: boundary edges and convex edges whose faces turn by more than 25 degrees;
  * the corners are the end points of those edges. */
 static int mesh_features(feat_builder *f, const loom_mesh *m, const vec3 *tri_normal) {
-  const double cos_sharp = cos(25.0 * LOOM_PI / 180.0);
+  const double cos_sharp = cos(25.0 * LOOM_PI / 180.0), cos_hard = cos(60.0 * LOOM_PI / 180.0);
   vec3 *corner_n = core_calloc((size_t)m->nv, sizeof(vec3));
-  if (!corner_n) return -1;
+  uint8_t *corner_hard = core_calloc((size_t)m->nv, 1);
+  if (!corner_n || !corner_hard) {
+    core_free(corner_n);
+    core_free(corner_hard);
+    return -1;
+  }
   for (int e = 0; e < m->ne; e++) {
     int t0 = m->edge_tri[2 * e], t1 = m->edge_tri[2 * e + 1];
     int a = m->edge[2 * e], b = m->edge[2 * e + 1];
     vec3 pa = m->v[a], pb = m->v[b];
     vec3 hint;
+    f->hard = 1;
     if (t1 < 0) {
       /* boundary: outward within the face, away from its third vertex */
       const int32_t *t = &m->tri[3 * t0];
@@ -138,17 +149,25 @@ static int mesh_features(feat_builder *f, const loom_mesh *m, const vec3 *tri_no
       int c = t[0] != a && t[0] != b ? t[0] : (t[1] != a && t[1] != b ? t[1] : t[2]);
       if (v3_dot(n0, v3_sub(m->v[c], pa)) > 0) continue;
       hint = v3_add(n0, n1);
+      f->hard = v3_dot(n0, n1) < cos_hard;
     }
     if (add_segment(f, pa, pb, hint)) {
       core_free(corner_n);
+      core_free(corner_hard);
       return -1;
     }
     corner_n[a] = v3_add(corner_n[a], v3_normalize(hint));
     corner_n[b] = v3_add(corner_n[b], v3_normalize(hint));
+    corner_hard[a] |= (uint8_t)f->hard;
+    corner_hard[b] |= (uint8_t)f->hard;
   }
   int rc = 0;
   for (int i = 0; i < m->nv && rc == 0; i++)
-    if (v3_len2(corner_n[i]) > 0) rc = add_point(f, m->v[i], corner_n[i]);
+    if (v3_len2(corner_n[i]) > 0) {
+      f->hard = corner_hard[i];
+      rc = add_point(f, m->v[i], corner_n[i]);
+    }
+  f->hard = 0; /* (the vertices of smooth regions) */
   /* The vertices of smooth convex regions: a cloth triangle larger than the surface's curvature
    * allows sags into it between the cloth's vertices (by about rho^2 / 2R, rho its circumradius),
    * so such vertices are points the cloth triangles must keep clear of too, with the area-weighted
@@ -182,6 +201,7 @@ static int mesh_features(feat_builder *f, const loom_mesh *m, const vec3 *tri_no
   core_free(vn);
   core_free(bad);
   core_free(corner_n);
+  core_free(corner_hard);
   return rc;
 }
 
@@ -190,8 +210,14 @@ int rigid_build_features(rigid_body *r) {
   memset(&f, 0, sizeof f);
   int rc = 0;
   switch (r->model.shape_type) {
-  case LOOM_SHAPE_BOX: rc = box_features(&f, r->model.shape.half); break;
-  case LOOM_SHAPE_CYLINDER: rc = cylinder_features(&f, r->model.shape.radius, r->model.shape.half_h); break;
+  case LOOM_SHAPE_BOX:
+    f.hard = 1;
+    rc = box_features(&f, r->model.shape.half);
+    break;
+  case LOOM_SHAPE_CYLINDER:
+    f.hard = 1; /* (its rims; the axis it adds is rounded) */
+    rc = cylinder_features(&f, r->model.shape.radius, r->model.shape.half_h);
+    break;
   case LOOM_SHAPE_MESH:
   case LOOM_SHAPE_CONVEX: rc = mesh_features(&f, r->model.mesh, r->model.tri_normal); break;
   /* Spheres and capsules are smooth, but a coarse cloth's triangles sag into them between vertices
@@ -214,6 +240,8 @@ int rigid_build_features(rigid_body *r) {
   r->model.feat_seg_n = f.seg_n;
   r->model.feat_seg_r = f.seg_r;
   r->model.feat_seg_side = f.seg_side;
+  r->model.feat_pt_hard = f.pt_hard;
+  r->model.feat_seg_hard = f.seg_hard;
   r->model.feat_round_r = 0;
   for (int i = 0; i < f.npt; i++) r->model.feat_round_r = d_max(r->model.feat_round_r, f.pt_r[i]);
   for (int i = 0; i < f.nseg; i++) r->model.feat_round_r = d_max(r->model.feat_round_r, f.seg_r[i]);

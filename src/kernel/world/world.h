@@ -482,6 +482,10 @@ void particles_free(particles *p);
 /* Index of the first vertex whose state is not finite or beyond the guard limits (SOFT_MAX_SPEED,
  * SOFT_MAX_COORD), -1 if none; *what describes the problem. */
 int particles_find_divergence(const particles *p, const char **what);
+/* The fastest approach (m/s) of a free vertex of the particle body at `slot` towards a rigid body it
+ * can reach within a step of dt, from the velocities at the step's start (0: none faster than two
+ * thicknesses per step). contact/contact_obstacle.c */
+double particles_obstacle_approach(loom_world *w, int slot, double dt);
 /* The box of a particle body's current positions. */
 void particles_box(const particles *p, vec3 *lo, vec3 *hi);
 /* Hot reload, after the state copy: a vertex the new scene pins and the old one left free holds
