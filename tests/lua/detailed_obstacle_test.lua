@@ -35,12 +35,13 @@ describe("detailed_obstacle: 001's cloth on a 9 800-face obstacle", function()
 
   it("hangs on it with friction (0.8) and slides off onto the floor without, never crossing it", function()
     -- with friction, measured at 3.5 s (cells 20): 72 % of the vertices above the obstacle's
-    -- mid-height, mean height 0.37 m; without, at 4.5 s: none above it, mean height 0.09 m: on the
-    -- floor (its top is z = 0) beside the obstacle, a fold leaning on it
+    -- mid-height, mean height 0.37 m; without, at 7.5 s: none above it, mean height 0.07 m: on the
+    -- floor (its top is z = 0) beside the obstacle, a fold leaning on it (the folded pile leans on
+    -- it for a while: 6 % above at 4.5 s, 0.5 % at 6.5 s)
     local _, held, z_held = run({friction = 0.8, cells = CELLS}, 350)
     assert.less(0.6, held, "share above mid-height with friction")
     assert.less(0.3, z_held, "mean height with friction")
-    local _, slid, z_slid = run({friction = 0, cells = CELLS}, 450)
+    local _, slid, z_slid = run({friction = 0, cells = CELLS}, 750)
     assert.less(slid, 0.05, "share above mid-height without friction")
     assert.less(z_slid, 0.1, "mean height without friction")
   end)
