@@ -214,7 +214,9 @@ describe("implicit cloth", function()
   it("solves again from a preconditioner that knows the released and sliding contacts", function()
     -- a pile on the floor: each step's contacts pull or leave their friction cone and the system
     -- is solved again (stats.contact_resolves); a multigrid hierarchy still holding those vertices
-    -- fixed needed 13.3 iterations per solve here, rebuilt for the new constraints 5.7
+    -- fixed needed 13.3 iterations per solve here, rebuilt for the new constraints 5.7 (7.1 later;
+    -- 10.6 since the pile's own contacts are in the solve: their re-solves for the impulses the
+    -- triangles take change the right-hand side all over the pile)
     local W = loom.load_scene("scenes/crumple.lua"):instantiate { n = 32 }
     W:body("cloth"):set("newton_iterations", 1) -- (the contact passes' solves alone)
     W:run(0.6)
@@ -225,6 +227,6 @@ describe("implicit cloth", function()
       its, solves = its + st.iterations, solves + 1 + st.contact_resolves
     end
     assert.less(2 * 20, solves)      -- the re-solves this is about happen
-    assert.less(its / solves, 8)
+    assert.less(its / solves, 12)
   end)
 end)

@@ -239,6 +239,12 @@ typedef struct cloth_solver {
   uint8_t *con_feat; /* the contact comes from a sharp feature near the vertex's element (contact_cloth.c):
                       * it slides, with Coulomb's kinetic friction, and never starts sticking */
   vec3 *kfric; /* the kinetic friction impulse on a pressed, sliding vertex (in rhs) */
+  /* a vertex resting on a triangle of its own cloth (contact_cloth.c, particle_constraints): the
+   * triangle's vertices and the weights of the vertex's point on it; the normal impulse whose
+   * opposite the solve has put on them (in rhs) */
+  int32_t *con_tri;
+  double *con_w, *con_lam;
+  vec3 *react; /* per vertex: the opposite impulses its triangles took (for the Newton residual) */
   int ncon, released; /* constrained vertices this substep, constraints released as pulling */
   /* the bodies the contacts touch: their velocity at the end of the substep without contacts
    * (v_free, w_free), inverse mass and world inverse inertia (0: immovable), centre of mass; the

@@ -112,6 +112,9 @@ void cloth_free(void *data) {
   particles_free(&b->p);
   core_free(b->state.dx_prev);
   core_free(b->state.a_prev);
+  core_free(b->p.pc_n);
+  core_free(b->p.pc_dist);
+  core_free(b->p.pc_tri);
   cloth_solver_free(&b->solver);
   core_free(b->model.springs);
   core_free(b->model.bw);
@@ -152,6 +155,10 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->state.dx_prev = core_calloc((size_t)mesh->nv, sizeof(vec3));
   b->state.a_prev = core_calloc((size_t)mesh->nv, sizeof(vec3));
   if (!b->state.dx_prev || !b->state.a_prev) return -1;
+  b->p.pc_n = core_calloc((size_t)mesh->nv, sizeof(vec3));
+  b->p.pc_dist = core_calloc((size_t)mesh->nv, sizeof(double));
+  b->p.pc_tri = core_calloc((size_t)mesh->nv, 4 * sizeof(int32_t));
+  if (!b->p.pc_n || !b->p.pc_dist || !b->p.pc_tri) return -1;
   memcpy(b->p.x, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.rest, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.tri, mesh->tri, sizeof(int32_t) * 3 * (size_t)b->p.nt);
@@ -374,6 +381,9 @@ static const state_field cloth_state_fields[] = {
   {"dx_prev", offsetof(cloth_body, state.dx_prev), sizeof(vec3), 1},
   {"a_prev", offsetof(cloth_body, state.a_prev), sizeof(vec3), 1},
   {"prev_h", offsetof(cloth_body, state.prev_h), sizeof(double), 0},
+  {"pc_n", offsetof(cloth_body, p.pc_n), sizeof(vec3), 1},
+  {"pc_dist", offsetof(cloth_body, p.pc_dist), sizeof(double), 1},
+  {"pc_tri", offsetof(cloth_body, p.pc_tri), 4 * sizeof(int32_t), 1},
 };
 
 /* Topology, rest shape, masses and the choices fixed at creation (model, integrator). */

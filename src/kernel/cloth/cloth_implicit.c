@@ -185,6 +185,11 @@ int cloth_solver_build(cloth_body *b) {
   s->con_load = core_alloc(nv, sizeof(double));
   s->con_feat = core_calloc(nv, sizeof(uint8_t));
   s->kfric = core_calloc(nv, sizeof(vec3));
+  s->con_tri = core_calloc(nv, 3 * sizeof(int32_t));
+  s->con_w = core_calloc(nv, 3 * sizeof(double));
+  s->con_lam = core_calloc(nv, sizeof(double));
+  s->react = core_calloc(nv, sizeof(vec3));
+  if (!s->con_tri || !s->con_w || !s->con_lam || !s->react) goto done;
   if (!s->y || !s->e1 || !s->nx || !s->nv || !s->ndv || !s->fric || !s->mgfix || !s->mgn || !s->con_b2 ||
       !s->con_load || !s->kfric || !s->con_feat)
     goto done;
@@ -311,6 +316,10 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->con_b2);
   core_free(s->con_load);
   core_free(s->con_feat);
+  core_free(s->con_tri);
+  core_free(s->con_w);
+  core_free(s->con_lam);
+  core_free(s->react);
   core_free(s->kfric);
   cloth_mg_free(&s->mg);
   memset(s, 0, sizeof *s);
@@ -893,6 +902,9 @@ static double rhs_scale(const cloth_solver *s, int n) {
 /* ---- contacts in the solve ------------------------------------------------------------------------ */
 
 #define CONTACT_PASSES 4
+#ifndef REACT_TOL
+#define REACT_TOL 0.1
+#endif
 #define CLOTH_PAR_VERTICES 256
 
 /* The constrained part N_i a of a contact vertex's vector (all of it when sticking, the normal
@@ -1200,6 +1212,21 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
       const vec3 nn = s->con_n[i];
       const vec3 e = v3_sub(s->q[i], s->rhs[i]);
       const double en = v3_dot(e, nn);
+      if (s->cbody_r[s->con_b[i]] == (const void *)&b->p) {
+        /* resting on its own triangle: the triangle takes the opposite of the normal impulse
+         * (the load passes on through the pile; unbalanced, a pile pushed itself across the
+         * floor), and the system is solved again while it changes by more than a tenth */
+        const double lam = d_max(en, 0), dl = lam - s->con_lam[i];
+        if (fabs(dl) > REACT_TOL * d_max(lam, s->con_lam[i]) && fabs(dl) > 1e-12) {
+          for (int q = 0; q < 3; q++) {
+            const int t = s->con_tri[3 * i + q];
+            s->rhs[t] = v3_madd(s->rhs[t], nn, -s->con_w[3 * i + q] * dl);
+            s->react[t] = v3_madd(s->react[t], nn, -s->con_w[3 * i + q] * dl);
+          }
+          s->con_lam[i] = lam;
+          again = 1;
+        }
+      }
       if (en < 0) { /* pulls: released */
         s->con[i] = 0;
         s->z[i] = v3(0, 0, 0);
@@ -1262,6 +1289,18 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
       continue;
     }
     const double lam = d_max(0, v3_dot(e, nn));
+    if (s->cbody_r[s->con_b[i]] == (const void *)&b->p && v3_dot(e, nn) != s->con_lam[i]) {
+      /* what the passes left of the opposite impulse, as a velocity change of the triangle's
+       * vertices: the pair's impulses sum to zero (also when the last pass left it pulling) */
+      const double dl = v3_dot(e, nn) - s->con_lam[i];
+      for (int q = 0; q < 3; q++) {
+        const int t = s->con_tri[3 * i + q];
+        if (s->fixed[t]) continue;
+        s->dv[t] = v3_madd(s->dv[t], nn, -s->con_w[3 * i + q] * dl * b->p.inv_m[t]);
+        s->react[t] = v3_madd(s->react[t], nn, -s->con_w[3 * i + q] * dl);
+      }
+      s->con_lam[i] = v3_dot(e, nn);
+    }
     const vec3 vrel = v3_sub(v3_add(v[i], s->dv[i]), obstacle_velocity(s, b->p.x, i));
     const vec3 vt = v3_madd(vrel, nn, -v3_dot(vrel, nn));
     const double lt = v3_len(vt), cap = s->con_mu[i] * lam * b->p.inv_m[i];
@@ -1408,6 +1447,7 @@ static int newton_again(cloth_body *b, const cloth_implicit_ctx *c, int multigri
     const vec3 Du = v3(d[0] * u.x + d[3] * u.y + d[4] * u.z, d[3] * u.x + d[1] * u.y + d[5] * u.z,
                        d[4] * u.x + d[5] * u.y + d[2] * u.z);
     s->rhs[i] = v3_madd(r, Du, -h);
+    if (s->ncon) s->rhs[i] = v3_add(s->rhs[i], s->react[i]); /* (external, as gravity) */
     s->z[i] = v3(0, 0, 0);
   }
   s->newton_ref = s->delta_first;
@@ -1544,6 +1584,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   double res = 0;
   const int multigrid = b->params.preconditioner == CLOTH_PRECOND_MULTIGRID;
   if (!s->ncon) s->ncbody = 0;
+  else memset(s->react, 0, sizeof(vec3) * (size_t)n);
   /* the first guess: the last substep's velocity change, h a_prev (state, so a restored
    * checkpoint continues bit-identically); the stopping test is relative to the right-hand side,
    * so a good guess saves iterations without loosening the solve */

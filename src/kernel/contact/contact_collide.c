@@ -1024,6 +1024,21 @@ static void record(collide_ctx *cx, const collide_pair *q, const feat4 *f, const
 
 /* ---- 3. proximity: repulsion and friction ------------------------------------------------------ */
 
+/* The point of a point-triangle pair within the thickness keeps the nearest particle body's
+ * triangle it meets for its body's implicit solve (contact_cloth.c, particle_constraints). */
+static void note_particle_contact(const collide_ctx *cx, const collide_pair *q, const feat4 *f, vec3 n, double dist) {
+  particles *p = f->p[3];
+  const int i = f->vi[3];
+  if (!p->pc_n || !(dist > 0) || (v3_len2(p->pc_n[i]) > 0 && !(dist < p->pc_dist[i]))) return;
+  const int slot = cx->b[q->b].slot;
+  if (cx->w->bodies[slot].pts != f->p[0]) return; /* a rigid body's surface: its own constraints */
+  p->pc_n[i] = n;
+  p->pc_dist[i] = dist;
+  int32_t *t = &p->pc_tri[4 * i];
+  t[0] = slot;
+  for (int k = 0; k < 3; k++) t[k + 1] = f->vi[k];
+}
+
 int contact_repulsion(const double w[4], const double inv_m[4], const double m[4], vec3 n, vec3 vrel, double dist,
                       double thick, double k, double mu, double h, vec3 *dvrel) {
   *dvrel = v3(0, 0, 0);
@@ -1356,6 +1371,7 @@ static void proximity(collide_ctx *cx) {
     vec3 n = geo[j].n;
     const double dist = geo[j].dist;
     const int near = dist < f.thick;
+    if (near && !f.ee) note_particle_contact(cx, q, &f, n, dist);
     complete(&f, cx, q);
     vec3 vrel = rel(wt, f.v);
     if (!(dist > 0) && v3_dot(vrel, n) > 0) n = v3_neg(n); /* touching: push against the approach */

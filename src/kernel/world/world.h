@@ -163,6 +163,13 @@ typedef struct particles {
                         * accel holds that share only) */
   int depth_contact;   /* 1: against other bodies that set it too, contacts are document 002's
                         * penetration depths (contact_solid.c) instead of the collision pipeline */
+  /* the implicit solve's constraints from contact with particle bodies (contact_cloth.c,
+   * particle_constraints): per vertex, the nearest triangle of a particle body it was the point of
+   * a pair within the thickness with, kept while it stays near (NULL: a body that takes none;
+   * state, in checkpoints) */
+  vec3 *pc_n;      /* unit, from the triangle to the vertex; zero: none */
+  double *pc_dist; /* the pair's distance (when noted, then at each solve) */
+  int32_t *pc_tri; /* n x 4: the triangle's body slot and its three vertices */
   particle_collide col;
 } particles;
 
