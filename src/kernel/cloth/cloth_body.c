@@ -109,12 +109,13 @@ static int validate(const loom_cloth_def *d) {
 void cloth_free(void *data) {
   cloth_body *b = data;
   if (!b) return;
-  particles_free(&b->p);
-  core_free(b->state.dx_prev);
-  core_free(b->state.a_prev);
+  /* (the contact notes first: particles_free clears the whole struct) */
   core_free(b->p.pc_n);
   core_free(b->p.pc_dist);
   core_free(b->p.pc_tri);
+  particles_free(&b->p);
+  core_free(b->state.dx_prev);
+  core_free(b->state.a_prev);
   cloth_solver_free(&b->solver);
   core_free(b->model.springs);
   core_free(b->model.bw);
