@@ -1200,6 +1200,28 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
  * friction: their velocity relative to the obstacle loses its tangential part, at most
  * mu e.n / m_i. On return con_j holds the impulse each contact gave its vertex (the body takes
  * the opposite). */
+/* Whether vertex i's contact is with a triangle of its own cloth (contact_cloth.c,
+ * particle_constraints). */
+static inline int own_contact(const cloth_solver *s, const cloth_body *b, int i) {
+  return s->cbody_r[s->con_b[i]] == (const void *)&b->p;
+}
+
+/* The opposite of a change dl of vertex i's normal impulse onto its triangle's vertices, by the
+ * weights of its point there: into the right-hand side, or (as_velocity) onto their velocity
+ * changes; react keeps the sum for the Newton residual. */
+static void push_triangle(cloth_solver *s, const cloth_body *b, int i, vec3 nn, double dl, int as_velocity) {
+  for (int q = 0; q < 3; q++) {
+    const int t = s->con_tri[3 * i + q];
+    if (as_velocity) {
+      if (s->fixed[t]) continue;
+      s->dv[t] = v3_madd(s->dv[t], nn, -s->con_w[3 * i + q] * dl * b->p.inv_m[t]);
+    } else {
+      s->rhs[t] = v3_madd(s->rhs[t], nn, -s->con_w[3 * i + q] * dl);
+    }
+    s->react[t] = v3_madd(s->react[t], nn, -s->con_w[3 * i + q] * dl);
+  }
+}
+
 static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multigrid, double *res) {
   const vec3 *v = b->p.v;
   int it = 0;
@@ -1212,17 +1234,13 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
       const vec3 nn = s->con_n[i];
       const vec3 e = v3_sub(s->q[i], s->rhs[i]);
       const double en = v3_dot(e, nn);
-      if (s->cbody_r[s->con_b[i]] == (const void *)&b->p) {
+      if (own_contact(s, b, i)) {
         /* resting on its own triangle: the triangle takes the opposite of the normal impulse
          * (the load passes on through the pile; unbalanced, a pile pushed itself across the
          * floor), and the system is solved again while it changes by more than a tenth */
         const double lam = d_max(en, 0), dl = lam - s->con_lam[i];
         if (fabs(dl) > REACT_TOL * d_max(lam, s->con_lam[i]) && fabs(dl) > 1e-12) {
-          for (int q = 0; q < 3; q++) {
-            const int t = s->con_tri[3 * i + q];
-            s->rhs[t] = v3_madd(s->rhs[t], nn, -s->con_w[3 * i + q] * dl);
-            s->react[t] = v3_madd(s->react[t], nn, -s->con_w[3 * i + q] * dl);
-          }
+          push_triangle(s, b, i, nn, dl, 0);
           s->con_lam[i] = lam;
           again = 1;
         }
@@ -1289,16 +1307,11 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
       continue;
     }
     const double lam = d_max(0, v3_dot(e, nn));
-    if (s->cbody_r[s->con_b[i]] == (const void *)&b->p && v3_dot(e, nn) != s->con_lam[i]) {
+    if (own_contact(s, b, i) && v3_dot(e, nn) != s->con_lam[i]) {
       /* what the passes left of the opposite impulse, as a velocity change of the triangle's
        * vertices: the pair's impulses sum to zero (also when the last pass left it pulling) */
       const double dl = v3_dot(e, nn) - s->con_lam[i];
-      for (int q = 0; q < 3; q++) {
-        const int t = s->con_tri[3 * i + q];
-        if (s->fixed[t]) continue;
-        s->dv[t] = v3_madd(s->dv[t], nn, -s->con_w[3 * i + q] * dl * b->p.inv_m[t]);
-        s->react[t] = v3_madd(s->react[t], nn, -s->con_w[3 * i + q] * dl);
-      }
+      push_triangle(s, b, i, nn, dl, 1);
       s->con_lam[i] = v3_dot(e, nn);
     }
     const vec3 vrel = v3_sub(v3_add(v[i], s->dv[i]), obstacle_velocity(s, b->p.x, i));
