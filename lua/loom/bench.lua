@@ -38,6 +38,21 @@ local function sample(runs, warmup, fn)
   return stats(xs)
 end
 
+-- The median, min and max over `runs` samples (after one warm-up) of the mean ms per step of
+-- `steps` steps of W; each(W) runs after every step, untimed (counts, crossings).
+local function time_steps(W, runs, steps, each)
+  return sample(runs, 1, function()
+    local ms = 0
+    for _ = 1, steps do
+      local t0 = C.loom_clock()
+      W:step()
+      ms = ms + (C.loom_clock() - t0) * 1000
+      each(W)
+    end
+    return ms / steps
+  end)
+end
+
 -- The largest stretch and the largest compression over the body's edges (l/L - 1 above 0, 1 - l/L).
 local function edge_strain_range(body)
   local tri, nt = body:triangles()
@@ -155,16 +170,9 @@ local function pipeline_case(name, about, n, make)
     W:run(1.0)
     local steps = n >= 128 and 3 or 10
     local worst, newton, timed = 0, 0, 0
-    local med, lo, hi = sample(n >= 128 and math.min(runs, 3) or runs, 1, function()
-      local ms = 0
-      for _ = 1, steps do
-        local t0 = C.loom_clock()
-        W:step()
-        ms = ms + (C.loom_clock() - t0) * 1000
-        worst = math.max(worst, W:interpenetrations())
-        newton, timed = newton + W:stats().newton_iterations, timed + 1
-      end
-      return ms / steps
+    local med, lo, hi = time_steps(W, n >= 128 and math.min(runs, 3) or runs, steps, function()
+      worst = math.max(worst, W:interpenetrations())
+      newton, timed = newton + W:stats().newton_iterations, timed + 1
     end)
     local st = W:stats()
     return {size = ("%dx%d"):format(n, n), median = med, min = lo, max = hi, proximity = st.proximity, candidates = st.candidates,
@@ -197,6 +205,22 @@ for _, n in ipairs {32, 64, 128} do
   end)
 end
 
+-- two_cloths_24: scenes/two_cloths.lua as it is (two 24 x 24 Baraff–Witkin cloths fallen on each
+-- other onto a box, dt = 1/100), timed from t = 2 s when both rest: ms per step, the constraints in
+-- the solves (stats.cloth_contacts: with the box and floor, their own folds and the other cloth),
+-- the elastic energy at the end, and the largest count of crossing triangle pairs after any timed
+-- step (must be 0).
+case("two_cloths_24", "two 24 x 24 cloths resting on each other on a box: ms per step, constraints in the solves, elastic energy",
+     function(runs)
+  local W = loom.load_scene("scenes/two_cloths.lua"):instantiate()
+  W:run(2.0)
+  local worst = 0
+  local med, lo, hi = time_steps(W, runs, 10, function() worst = math.max(worst, W:interpenetrations()) end)
+  local st = W:stats()
+  return {size = "2x24x24", median = med, min = lo, max = hi, cloth_contacts = st.cloth_contacts, cg_iterations = st.iterations,
+          proximity = st.proximity, elastic = W:energy().elastic, interpenetrations = worst}
+end)
+
 -- detailed_obstacle_32: scenes/detailed_obstacle.lua as it is (a 32 x 32 Baraff–Witkin cloth
 -- hanging, with friction, on a static mesh of 9 800 triangles; dt = 1/100), timed from t = 1 s: ms
 -- per step, the exact triangle tests against the obstacle per step (stats.obstacle_tests), those a
@@ -207,17 +231,10 @@ case("detailed_obstacle_32", "32 x 32 cloth on a 9 800-triangle static mesh: ms 
   local W = loom.load_scene("scenes/detailed_obstacle.lua"):instantiate {cells = 32}
   W:run(1.0)
   local steps, worst, tests, brute = 10, 0, 0, 0
-  local med, lo, hi = sample(runs, 1, function()
-    local ms = 0
-    for _ = 1, steps do
-      local t0 = C.loom_clock()
-      W:step()
-      ms = ms + (C.loom_clock() - t0) * 1000
-      local st = W:stats()
-      tests, brute = tests + st.obstacle_tests, brute + st.obstacle_tests_brute
-      worst = math.max(worst, W:interpenetrations())
-    end
-    return ms / steps
+  local med, lo, hi = time_steps(W, runs, steps, function()
+    local st = W:stats()
+    tests, brute = tests + st.obstacle_tests, brute + st.obstacle_tests_brute
+    worst = math.max(worst, W:interpenetrations())
   end)
   local n = (runs + 1) * steps
   return {size = "32x32", median = med, min = lo, max = hi, contacts = W:stats().contacts,

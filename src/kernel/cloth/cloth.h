@@ -245,6 +245,7 @@ typedef struct cloth_solver {
   int32_t *con_tri;
   double *con_w, *con_lam;
   vec3 *react; /* per vertex: the opposite impulses its triangles took (for the Newton residual) */
+  vec3 *react_v; /* the part of react given as a velocity change after the passes */
   int ncon, released; /* constrained vertices this substep, constraints released as pulling */
   /* the bodies the contacts touch: their velocity at the end of the substep without contacts
    * (v_free, w_free), inverse mass and world inverse inertia (0: immovable), centre of mass; the
@@ -254,6 +255,7 @@ typedef struct cloth_solver {
     double m;               /* mass, and world inertia, of a movable body */
     mat3 I;
     int movable, lin, ang;  /* part of the solve; which of its motions are */
+    int pts;                /* cbody_r is a particle body (its triangles, particle_constraints) */
     vec3 du, dw;            /* the solve's change of its velocities over v_free, w_free */
   } cbody[CLOTH_CONTACT_BODIES];
   /* the coupled solve's body vectors (contact_passes in cloth_implicit.c) and its scratch */
@@ -270,6 +272,7 @@ typedef struct cloth_solver {
   int ncbody, coupling_passes;
   int last_iterations;
   int last_newton; /* Newton iterations after the first in the last substep */
+  int pushed;      /* other cloths' contacts pushed it before this substep's solve (in react too) */
   double last_residual;
   int warned; /* the non-convergence warning was given */
   int bad_damping, bad_damping_vertex; /* external damping blocks refused this substep (not finite or
@@ -373,6 +376,10 @@ static inline mat3 cloth_solver_block(const cloth_solver *s, int i, int k) {
 static inline mat3 *cloth_solver_diag(const cloth_solver *s, int i) { return &s->val[s->urow[i]]; }
 void cloth_solver_free(cloth_solver *s);
 void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c);
+/* After the substep's solve: the impulses J another cloth's contacts gave its vertices, in a
+ * second solve of the same system (see cloth_implicit.c). Returns 0 when the cloth cannot take
+ * them so (the caller gives them as a velocity change). */
+int cloth_implicit_again(cloth_body *b, const vec3 *J, double h);
 /* ---- cloth_multigrid.c ------------------------------------------------------------------------------ */
 /* Pattern-dependent setup, once: n block rows of the pattern (row, col); keep[k] = 1 for the blocks
  * the hierarchy keeps (the others are lumped on the diagonal each substep). */

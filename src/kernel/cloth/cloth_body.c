@@ -113,6 +113,7 @@ void cloth_free(void *data) {
   core_free(b->p.pc_n);
   core_free(b->p.pc_dist);
   core_free(b->p.pc_tri);
+  core_free(b->p.pc_push);
   particles_free(&b->p);
   core_free(b->state.dx_prev);
   core_free(b->state.a_prev);
@@ -159,7 +160,8 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->p.pc_n = core_calloc((size_t)mesh->nv, sizeof(vec3));
   b->p.pc_dist = core_calloc((size_t)mesh->nv, sizeof(double));
   b->p.pc_tri = core_calloc((size_t)mesh->nv, 4 * sizeof(int32_t));
-  if (!b->p.pc_n || !b->p.pc_dist || !b->p.pc_tri) return -1;
+  b->p.pc_push = core_calloc((size_t)mesh->nv, sizeof(vec3));
+  if (!b->p.pc_n || !b->p.pc_dist || !b->p.pc_tri || !b->p.pc_push) return -1;
   memcpy(b->p.x, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.rest, mesh->v, sizeof(vec3) * (size_t)b->p.n);
   memcpy(b->p.tri, mesh->tri, sizeof(int32_t) * 3 * (size_t)b->p.nt);

@@ -189,7 +189,8 @@ int cloth_solver_build(cloth_body *b) {
   s->con_w = core_calloc(nv, 3 * sizeof(double));
   s->con_lam = core_calloc(nv, sizeof(double));
   s->react = core_calloc(nv, sizeof(vec3));
-  if (!s->con_tri || !s->con_w || !s->con_lam || !s->react) goto done;
+  s->react_v = core_calloc(nv, sizeof(vec3));
+  if (!s->con_tri || !s->con_w || !s->con_lam || !s->react || !s->react_v) goto done;
   if (!s->y || !s->e1 || !s->nx || !s->nv || !s->ndv || !s->fric || !s->mgfix || !s->mgn || !s->con_b2 ||
       !s->con_load || !s->kfric || !s->con_feat)
     goto done;
@@ -320,6 +321,7 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->con_w);
   core_free(s->con_lam);
   core_free(s->react);
+  core_free(s->react_v);
   core_free(s->kfric);
   cloth_mg_free(&s->mg);
   memset(s, 0, sizeof *s);
@@ -1215,6 +1217,7 @@ static void push_triangle(cloth_solver *s, const cloth_body *b, int i, vec3 nn, 
     if (as_velocity) {
       if (s->fixed[t]) continue;
       s->dv[t] = v3_madd(s->dv[t], nn, -s->con_w[3 * i + q] * dl * b->p.inv_m[t]);
+      s->react_v[t] = v3_madd(s->react_v[t], nn, -s->con_w[3 * i + q] * dl);
     } else {
       s->rhs[t] = v3_madd(s->rhs[t], nn, -s->con_w[3 * i + q] * dl);
     }
@@ -1313,6 +1316,13 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
       const double dl = v3_dot(e, nn) - s->con_lam[i];
       push_triangle(s, b, i, nn, dl, 1);
       s->con_lam[i] = v3_dot(e, nn);
+    }
+    if (s->cbody[s->con_b[i]].pts && !own_contact(s, b, i)) {
+      /* another cloth's triangle: the impulse as the vertex took it (also a last pass's pull),
+       * whose opposite that cloth takes (contact_constraints_react) */
+      s->fric[i] = v3(0, 0, 0);
+      s->con_j[i] = v3_scale(nn, v3_dot(e, nn));
+      continue;
     }
     const vec3 vrel = v3_sub(v3_add(v[i], s->dv[i]), obstacle_velocity(s, b->p.x, i));
     const vec3 vt = v3_madd(vrel, nn, -v3_dot(vrel, nn));
@@ -1460,7 +1470,7 @@ static int newton_again(cloth_body *b, const cloth_implicit_ctx *c, int multigri
     const vec3 Du = v3(d[0] * u.x + d[3] * u.y + d[4] * u.z, d[3] * u.x + d[1] * u.y + d[5] * u.z,
                        d[4] * u.x + d[5] * u.y + d[2] * u.z);
     s->rhs[i] = v3_madd(r, Du, -h);
-    if (s->ncon) s->rhs[i] = v3_add(s->rhs[i], s->react[i]); /* (external, as gravity) */
+    if (s->ncon || s->pushed) s->rhs[i] = v3_add(s->rhs[i], s->react[i]); /* (external, as gravity) */
     s->z[i] = v3(0, 0, 0);
   }
   s->newton_ref = s->delta_first;
@@ -1597,7 +1607,22 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   double res = 0;
   const int multigrid = b->params.preconditioner == CLOTH_PRECOND_MULTIGRID;
   if (!s->ncon) s->ncbody = 0;
-  else memset(s->react, 0, sizeof(vec3) * (size_t)n);
+  s->pushed = b->p.pc_pushed;
+  if (s->ncon || s->pushed) {
+    memset(s->react, 0, sizeof(vec3) * (size_t)n);
+    memset(s->react_v, 0, sizeof(vec3) * (size_t)n);
+  }
+  if (s->pushed) {
+    /* the impulses other cloths' contacts gave the vertices before this solve (contact_cloth.c):
+     * external, as gravity, for the Newton iterations too */
+    for (int i = 0; i < n; i++) {
+      s->rhs[i] = v3_add(s->rhs[i], b->p.pc_push[i]);
+      s->react[i] = v3_add(s->react[i], b->p.pc_push[i]);
+      impulse = v3_add(impulse, b->p.pc_push[i]);
+    }
+    memset(b->p.pc_push, 0, sizeof(vec3) * (size_t)n);
+    b->p.pc_pushed = 0;
+  }
   /* the first guess: the last substep's velocity change, h a_prev (state, so a restored
    * checkpoint continues bit-identically); the stopping test is relative to the right-hand side,
    * so a good guess saves iterations without loosening the solve */
@@ -1625,4 +1650,56 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   if (s->ncon)
     for (int i = 0; i < n; i++)
       if (s->con[i] == 1) v[i] = v3_add(v[i], s->fric[i]);
+}
+
+/* A second solve of the substep's system for the impulses J that another cloth's contacts gave
+ * this cloth's vertices after its solve (contact_cloth.c): the right-hand side takes them, and the
+ * CG continues from the last answer. The vertex's contacts with other cloths' triangles keep the
+ * impulses they gave (those cloths took the opposite already): in this solve they are external
+ * impulses, not constraints. What the first passes gave the triangles of the cloth's own contacts
+ * as velocity changes joins the right-hand side too, so the new answer keeps it. */
+int cloth_implicit_again(cloth_body *b, const vec3 *J, double h) {
+  cloth_solver *s = &b->solver;
+  const int n = b->p.n;
+  /* (not after Newton iterations, whose system is another linearisation's; nor with a strain
+   * limit, which moved the vertices after the solve, or a movable body in the solve, which took
+   * its impulses already: then the caller's velocity change) */
+  if (b->params.integrator != LOOM_INTEGRATOR_IMPLICIT || !s->dv || !b->p.x_sub || b->params.strain_limit > 0 ||
+      s->last_newton > 0)
+    return 0;
+  for (int k = 0; k < s->ncbody; k++)
+    if (s->cbody[k].movable) return 0;
+  vec3 *v = b->p.v, *x = b->p.x;
+  const vec3 *xs = b->p.x_sub;
+  for (int i = 0; i < n; i++) {
+    if (s->fixed[i]) continue;
+    if (s->ncon && s->con[i] == 1) v[i] = v3_sub(v[i], s->fric[i]);
+    v[i] = v3_sub(v[i], s->dv[i]); /* the substep's start */
+    s->rhs[i] = v3_add(s->rhs[i], J[i]);
+    if (s->ncon) {
+      s->rhs[i] = v3_add(s->rhs[i], s->react_v[i]);
+      s->react[i] = v3_add(s->react[i], J[i]);
+      s->react_v[i] = v3(0, 0, 0);
+      if (s->con[i] && s->cbody[s->con_b[i]].pts && !own_contact(s, b, i)) {
+        s->rhs[i] = v3_add(s->rhs[i], s->con_j[i]);
+        s->con[i] = 0;
+        s->z[i] = v3(0, 0, 0);
+        s->ncon--;
+      }
+    }
+  }
+  const int multigrid = b->params.preconditioner == CLOTH_PRECOND_MULTIGRID;
+  double res = 0;
+  int it = modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 1, NULL, &res);
+  if (s->ncon) it += contact_passes(s, b, n, multigrid, &res);
+  b->scratch.cg_iterations += it;
+  if (res > b->scratch.cg_residual) b->scratch.cg_residual = res;
+  for (int i = 0; i < n; i++) {
+    if (s->fixed[i]) continue;
+    v[i] = v3_add(v[i], s->dv[i]);
+    x[i] = v3_madd(xs[i], v[i], h);
+    b->state.a_prev[i] = v3_scale(s->dv[i], 1.0 / h);
+    if (s->ncon && s->con[i] == 1) v[i] = v3_add(v[i], s->fric[i]);
+  }
+  return 1;
 }

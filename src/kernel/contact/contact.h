@@ -30,6 +30,9 @@ double contact_rounded_clearance(const cloth_body *b, const rigid_body *r, doubl
 #define CONTACT_SKIN 1e-6
 void contact_constraints_gather(loom_world *w, int slot, const step_info *s);
 void contact_constraints_react(loom_world *w, int slot, const step_info *s);
+/* After every solve of the substep: a cloth that other cloths' contacts pushed after its own
+ * solve takes the push (cloth_implicit_again, or as a velocity change). */
+void contact_pushed_again(loom_world *w, int slot, const step_info *s);
 /* Sharp features of rigid shapes against cloth triangles and edges (contact_features.c), found
  * where the vertex response left the cloth and resolved at once. */
 void contact_features_respond(loom_world *w, const body_pair *pair, const step_info *s);

@@ -221,13 +221,14 @@ static void feature_constraints(loom_world *w, cloth_body *b, const rigid_body *
  * triangle's normal it may approach only by the gap beyond the thickness, it slides without
  * friction (the pipeline's friction follows), and the constraint is released when it pulls. The
  * triangle's vertices take the opposite impulse (cloth_implicit.c, contact_passes). */
-static int particle_index(cloth_solver *sv, const cloth_body *b) {
+static int particle_index(cloth_solver *sv, const particles *o) {
   for (int k = 0; k < sv->ncbody; k++)
-    if (sv->cbody_r[k] == (const void *)&b->p) return k;
+    if (sv->cbody_r[k] == (const void *)o) return k;
   if (sv->ncbody == CLOTH_CONTACT_BODIES) return -1;
   const int k = sv->ncbody++;
-  sv->cbody_r[k] = &b->p;
+  sv->cbody_r[k] = o;
   memset(&sv->cbody[k], 0, sizeof sv->cbody[k]); /* not movable: the velocities are con_v's */
+  sv->cbody[k].pts = 1;
   return k;
 }
 
@@ -236,18 +237,20 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
   particles *p = &b->p;
   if (!p->pc_n) return;
   const double h = s->h, fall = v3_len(w->gravity) * h * h;
-  int k = -1;
   for (int i = 0; i < p->n; i++) {
     if (!(v3_len2(p->pc_n[i]) > 0)) continue;
     const int32_t *t = &p->pc_tri[4 * i];
     const particles *o = t[0] >= 0 && t[0] < w->body_slots ? w->bodies[t[0]].pts : NULL;
-    int keep = o && !o->frozen;
+    int keep = o && !o->frozen && o->x_sub;
     for (int q = 1; q <= 3 && keep; q++) keep = t[q] >= 0 && t[q] < o->n;
-    /* the point as it lies over the triangle now: its projection's barycentric coordinates */
+    /* the point as it lies over the triangle now: its projection's barycentric coordinates (the
+     * triangle where the substep started: a cloth earlier in the order has been solved already,
+     * and its velocity is then the one it ends the substep with) */
+    const vec3 *ox = keep ? o->x_sub : NULL;
     double bc[3] = {0, 0, 0};
     vec3 nn = v3(0, 0, 0);
     if (keep) {
-      const vec3 a = o->x[t[1]], e1 = v3_sub(o->x[t[2]], a), e2 = v3_sub(o->x[t[3]], a), r = v3_sub(p->x[i], a);
+      const vec3 a = ox[t[1]], e1 = v3_sub(ox[t[2]], a), e2 = v3_sub(ox[t[3]], a), r = v3_sub(p->x[i], a);
       const double d00 = v3_dot(e1, e1), d01 = v3_dot(e1, e2), d11 = v3_dot(e2, e2);
       const double d20 = v3_dot(r, e1), d21 = v3_dot(r, e2), den = d00 * d11 - d01 * d01;
       nn = v3_cross(e1, e2);
@@ -257,13 +260,22 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
         bc[1] = (d11 * d20 - d01 * d21) / den;
         bc[2] = (d00 * d21 - d01 * d20) / den;
         bc[0] = 1 - bc[1] - bc[2];
-        keep = bc[0] >= 0 && bc[1] >= 0 && bc[2] >= 0;
+        /* (over an edge or a vertex of the triangle to rounding: a point exactly over a shared
+         * edge, as on two aligned grids, was let go by one triangle and noted by the other in
+         * turn, and fell in the solves between) */
+        const double tol = t[0] == slot ? 0 : -1e-9;
+        keep = bc[0] >= tol && bc[1] >= tol && bc[2] >= tol;
+        if (keep && !(bc[0] >= 0 && bc[1] >= 0 && bc[2] >= 0)) {
+          for (int q = 0; q < 3; q++) bc[q] = d_max(bc[q], 0);
+          const double sum = bc[0] + bc[1] + bc[2];
+          for (int q = 0; q < 3; q++) bc[q] /= sum;
+        }
         nn = v3_scale(nn, (v3_dot(nn, p->pc_n[i]) >= 0 ? 1 : -1) / ln);
       }
     }
     vec3 xo = v3(0, 0, 0), vo = v3(0, 0, 0);
     for (int q = 0; q < 3 && keep; q++) {
-      xo = v3_madd(xo, o->x[t[q + 1]], bc[q]);
+      xo = v3_madd(xo, ox[t[q + 1]], bc[q]);
       vo = v3_madd(vo, o->v[t[q + 1]], bc[q]);
     }
     const double thick = keep ? 0.5 * (particles_thickness(p) + particles_thickness(o)) : 0;
@@ -275,8 +287,10 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
     }
     p->pc_dist[i] = dist; /* (a nearer pair of the pipeline's replaces it) */
     p->pc_n[i] = nn;
-    /* (another body's triangle would not take the opposite impulse in this solve) */
-    if (p->inv_m[i] == 0 || sv->con[i] || t[0] != slot) continue;
+    /* (another cloth's triangle takes the opposite impulse in its own solve of the substep, or in
+     * a second one when it was solved first, contact_constraints_react; other particle bodies have
+     * no solve that would take it) */
+    if (p->inv_m[i] == 0 || sv->con[i] || (t[0] != slot && w->bodies[t[0]].ops->id != LOOM_KIND_CLOTH)) continue;
     const double vn = v3_dot(nn, v3_sub(p->v[i], vo));
     /* (a pair closing or parting faster than a tenth of the thickness per substep is the
      * pipeline's: the triangle's velocity at the substep's start says little of its end; so is
@@ -284,7 +298,7 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
      * vertex at 17 m/s through the opposite impulses) */
     if (fabs(vn) > 0.1 * thick / h || gap < -0.1 * thick) continue;
     if (gap > d_max(0, -vn) * h + fall + 0.1 * thick) continue;
-    if (k < 0) k = particle_index(sv, b);
+    const int k = particle_index(sv, o);
     if (k < 0) continue;
     sv->ncon++;
     sv->con[i] = 1;
@@ -306,6 +320,32 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
   }
 }
 
+/* The impulses other cloths' constraints gave an explicit cloth's vertices in this substep (it
+ * comes later in the order than they), onto the velocities before its integrator starts. */
+static void take_pushes(particles *p) {
+  if (!p->pc_pushed || !p->pc_push) return;
+  p->pc_pushed = 0;
+  for (int i = 0; i < p->n; i++) {
+    if (p->frozen) break;
+    if (p->inv_m[i] > 0) p->v[i] = v3_madd(p->v[i], p->pc_push[i], p->inv_m[i]);
+  }
+  memset(p->pc_push, 0, sizeof(vec3) * (size_t)p->n);
+}
+
+void contact_pushed_again(loom_world *w, int slot, const step_info *s) {
+  particles *p = w->bodies[slot].pts;
+  if (!p || !p->pc_pushed) return;
+  p->pc_pushed = 0;
+  if (!p->frozen && !cloth_implicit_again(cloth_of(&w->bodies[slot]), p->pc_push, s->h))
+    for (int i = 0; i < p->n; i++) {
+      if (!(p->inv_m[i] > 0)) continue;
+      const vec3 dv = v3_scale(p->pc_push[i], p->inv_m[i]);
+      p->v[i] = v3_add(p->v[i], dv);
+      p->x[i] = v3_madd(p->x[i], dv, s->h);
+    }
+  memset(p->pc_push, 0, sizeof(vec3) * (size_t)p->n);
+}
+
 void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
   body_slot *bs = &w->bodies[slot];
   if (bs->ops->id != LOOM_KIND_CLOTH) return;
@@ -313,6 +353,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
   cloth_solver *sv = &b->solver;
   sv->ncon = 0;
   sv->ncbody = 0;
+  if (b->params.integrator != LOOM_INTEGRATOR_IMPLICIT) take_pushes(&b->p); /* (the implicit solve takes them) */
   if (b->params.integrator != LOOM_INTEGRATOR_IMPLICIT || b->p.frozen || !sv->con) return;
   const int n = b->p.n;
   const vec3 *x = b->p.x, *v = b->p.v;
@@ -438,10 +479,24 @@ void contact_constraints_react(loom_world *w, int slot, const step_info *s) {
   for (int k = 0; k < sv->ncbody; k++) P[k] = L[k] = v3(0, 0, 0);
   for (int i = 0; i < b->p.n; i++) {
     if (!sv->con[i] || sv->cbody_r[sv->con_b[i]] == (const void *)&b->p) continue;
-    b->p.contact[i] |= 1; /* the vertex touched the body (its constraint pushed) */
-    const vec3 J = v3_neg(sv->con_j[i]);
-    if (!v3_isfinite(J)) continue;
     const int k = sv->con_b[i];
+    const vec3 J = v3_neg(sv->con_j[i]);
+    /* (a vertex on another cloth is not flagged as held by an obstacle: between cloths momentum
+     * is kept, cloth_step.c) */
+    if (!sv->cbody[k].pts) b->p.contact[i] |= 1; /* the vertex touched the body (its constraint pushed) */
+    if (!v3_isfinite(J)) continue;
+    if (sv->cbody[k].pts) {
+      /* another cloth's triangle: the opposite impulse, by the weights of the point on it, for
+       * that cloth's solve (a second one when it was solved first: contact_pushed_again) */
+      particles *o = (particles *)sv->cbody_r[k];
+      if (!o->pc_push) continue;
+      for (int q = 0; q < 3; q++) {
+        const int t = sv->con_tri[3 * i + q];
+        o->pc_push[t] = v3_madd(o->pc_push[t], J, sv->con_w[3 * i + q]);
+      }
+      o->pc_pushed = 1;
+      continue;
+    }
     P[k] = v3_add(P[k], J);
     L[k] = v3_add(L[k], v3_cross(v3_sub(b->p.x_sub[i], sv->cbody[k].c), J));
   }

@@ -1371,7 +1371,10 @@ static void proximity(collide_ctx *cx) {
     vec3 n = geo[j].n;
     const double dist = geo[j].dist;
     const int near = dist < f.thick;
-    if (near && !f.ee) note_particle_contact(cx, q, &f, n, dist);
+    /* (a resting pair, between two bodies, within half a thickness beyond it too: the resting
+     * rule holds a point there at the thickness, never nearer, and particle_constraints keeps a
+     * pair that near) */
+    if (!f.ee && dist < 1.5 * f.thick) note_particle_contact(cx, q, &f, n, dist);
     complete(&f, cx, q);
     vec3 vrel = rel(wt, f.v);
     if (!(dist > 0) && v3_dot(vrel, n) > 0) n = v3_neg(n); /* touching: push against the approach */

@@ -26,4 +26,9 @@ void phase_predict(loom_world *w, const step_info *s) {
     b->ops->predict(w, b, s);
     if (b->ops->id == LOOM_KIND_CLOTH) contact_constraints_react(w, w->order[o], s);
   }
+  /* a cloth pushed by the contacts of one solved after it solves again with the push */
+  for (int o = 0; o < w->order_count; o++) {
+    body_slot *b = &w->bodies[w->order[o]];
+    if (b->ops->id == LOOM_KIND_CLOTH && b->pts->pc_pushed) contact_pushed_again(w, w->order[o], s);
+  }
 }

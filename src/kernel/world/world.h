@@ -170,6 +170,10 @@ typedef struct particles {
   vec3 *pc_n;      /* unit, from the triangle to the vertex; zero: none */
   double *pc_dist; /* the pair's distance (when noted, then at each solve) */
   int32_t *pc_tri; /* n x 4: the triangle's body slot and its three vertices */
+  vec3 *pc_push;   /* impulses another cloth's constraints gave the vertex in this substep's solves,
+                    * taken on before its own solve or after all of them (scratch; zero between
+                    * substeps: contact_cloth.c, contact_constraints_react) */
+  int pc_pushed;   /* some pc_push is not zero */
   particle_collide col;
 } particles;
 
