@@ -320,14 +320,16 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
   }
 }
 
-/* The impulses other cloths' constraints gave an explicit cloth's vertices in this substep (it
- * comes later in the order than they), onto the velocities before its integrator starts. */
-static void take_pushes(particles *p) {
-  if (!p->pc_pushed || !p->pc_push) return;
+/* The impulses other cloths' constraints gave the vertices (pc_push) as velocity changes, and
+ * the positions moved by h times them (h = 0: before the integrator, which moves them itself);
+ * the pushes cleared. */
+static void take_pushes(particles *p, double h) {
   p->pc_pushed = 0;
-  for (int i = 0; i < p->n; i++) {
-    if (p->frozen) break;
-    if (p->inv_m[i] > 0) p->v[i] = v3_madd(p->v[i], p->pc_push[i], p->inv_m[i]);
+  for (int i = 0; i < p->n && !p->frozen; i++) {
+    if (!(p->inv_m[i] > 0)) continue;
+    const vec3 dv = v3_scale(p->pc_push[i], p->inv_m[i]);
+    p->v[i] = v3_add(p->v[i], dv);
+    if (h > 0) p->x[i] = v3_madd(p->x[i], dv, h);
   }
   memset(p->pc_push, 0, sizeof(vec3) * (size_t)p->n);
 }
@@ -335,15 +337,12 @@ static void take_pushes(particles *p) {
 void contact_pushed_again(loom_world *w, int slot, const step_info *s) {
   particles *p = w->bodies[slot].pts;
   if (!p || !p->pc_pushed) return;
-  p->pc_pushed = 0;
-  if (!p->frozen && !cloth_implicit_again(cloth_of(&w->bodies[slot]), p->pc_push, s->h))
-    for (int i = 0; i < p->n; i++) {
-      if (!(p->inv_m[i] > 0)) continue;
-      const vec3 dv = v3_scale(p->pc_push[i], p->inv_m[i]);
-      p->v[i] = v3_add(p->v[i], dv);
-      p->x[i] = v3_madd(p->x[i], dv, s->h);
-    }
-  memset(p->pc_push, 0, sizeof(vec3) * (size_t)p->n);
+  if (!p->frozen && cloth_implicit_again(cloth_of(&w->bodies[slot]), p->pc_push, s->h)) {
+    p->pc_pushed = 0;
+    memset(p->pc_push, 0, sizeof(vec3) * (size_t)p->n);
+  } else {
+    take_pushes(p, s->h); /* (an explicit cloth, or one that cannot solve again: cloth_implicit_again) */
+  }
 }
 
 void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
@@ -353,7 +352,9 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
   cloth_solver *sv = &b->solver;
   sv->ncon = 0;
   sv->ncbody = 0;
-  if (b->params.integrator != LOOM_INTEGRATOR_IMPLICIT) take_pushes(&b->p); /* (the implicit solve takes them) */
+  /* (an explicit cloth later in the order than the cloths that pushed it: before its integrator;
+   * the implicit solve takes them itself) */
+  if (b->params.integrator != LOOM_INTEGRATOR_IMPLICIT && b->p.pc_pushed) take_pushes(&b->p, 0);
   if (b->params.integrator != LOOM_INTEGRATOR_IMPLICIT || b->p.frozen || !sv->con) return;
   const int n = b->p.n;
   const vec3 *x = b->p.x, *v = b->p.v;
