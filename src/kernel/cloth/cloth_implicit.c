@@ -188,9 +188,11 @@ int cloth_solver_build(cloth_body *b) {
   s->con_tri = core_calloc(nv, 3 * sizeof(int32_t));
   s->con_w = core_calloc(nv, 3 * sizeof(double));
   s->con_lam = core_calloc(nv, sizeof(double));
+  s->con_lt = core_calloc(nv, sizeof(vec3));
+  s->con0 = core_calloc(nv, sizeof(uint8_t));
   s->react = core_calloc(nv, sizeof(vec3));
   s->react_v = core_calloc(nv, sizeof(vec3));
-  if (!s->con_tri || !s->con_w || !s->con_lam || !s->react || !s->react_v) goto done;
+  if (!s->con_tri || !s->con_w || !s->con_lam || !s->con_lt || !s->con0 || !s->react || !s->react_v) goto done;
   if (!s->y || !s->e1 || !s->nx || !s->nv || !s->ndv || !s->fric || !s->mgfix || !s->mgn || !s->con_b2 ||
       !s->con_load || !s->kfric || !s->con_feat)
     goto done;
@@ -320,6 +322,8 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->con_tri);
   core_free(s->con_w);
   core_free(s->con_lam);
+  core_free(s->con_lt);
+  core_free(s->con0);
   core_free(s->react);
   core_free(s->react_v);
   core_free(s->kfric);
@@ -1208,20 +1212,21 @@ static inline int own_contact(const cloth_solver *s, const cloth_body *b, int i)
   return s->cbody_r[s->con_b[i]] == (const void *)&b->p;
 }
 
-/* The opposite of a change dl of vertex i's normal impulse onto its triangle's vertices, by the
- * weights of its point there: into the right-hand side, or (as_velocity) onto their velocity
- * changes; react keeps the sum for the Newton residual. */
-static void push_triangle(cloth_solver *s, const cloth_body *b, int i, vec3 nn, double dl, int as_velocity) {
+/* The opposite of a change d dl of the impulse vertex i takes from its triangle (d a direction,
+ * or the change itself with dl = 1) onto the triangle's vertices, by the weights of its point
+ * there: into the right-hand side, or (as_velocity) onto their velocity changes; react keeps the
+ * sum for the Newton residual. */
+static void push_triangle(cloth_solver *s, const cloth_body *b, int i, vec3 d, double dl, int as_velocity) {
   for (int q = 0; q < 3; q++) {
     const int t = s->con_tri[3 * i + q];
     if (as_velocity) {
       if (s->fixed[t]) continue;
-      s->dv[t] = v3_madd(s->dv[t], nn, -s->con_w[3 * i + q] * dl * b->p.inv_m[t]);
-      s->react_v[t] = v3_madd(s->react_v[t], nn, -s->con_w[3 * i + q] * dl);
+      s->dv[t] = v3_madd(s->dv[t], d, -s->con_w[3 * i + q] * dl * b->p.inv_m[t]);
+      s->react_v[t] = v3_madd(s->react_v[t], d, -s->con_w[3 * i + q] * dl);
     } else {
-      s->rhs[t] = v3_madd(s->rhs[t], nn, -s->con_w[3 * i + q] * dl);
+      s->rhs[t] = v3_madd(s->rhs[t], d, -s->con_w[3 * i + q] * dl);
     }
-    s->react[t] = v3_madd(s->react[t], nn, -s->con_w[3 * i + q] * dl);
+    s->react[t] = v3_madd(s->react[t], d, -s->con_w[3 * i + q] * dl);
   }
 }
 
@@ -1238,13 +1243,21 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
       const vec3 e = v3_sub(s->q[i], s->rhs[i]);
       const double en = v3_dot(e, nn);
       if (own_contact(s, b, i)) {
-        /* resting on its own triangle: the triangle takes the opposite of the normal impulse
-         * (the load passes on through the pile; unbalanced, a pile pushed itself across the
-         * floor), and the system is solved again while it changes by more than a tenth */
+        /* resting on its own triangle: the triangle takes the opposite of the impulse, normal
+         * and (sticking, within the friction cone) tangential (the load passes on through the
+         * pile; unbalanced, a pile pushed itself across the floor), and the system is solved
+         * again while either changes by more than a tenth */
         const double lam = d_max(en, 0), dl = lam - s->con_lam[i];
-        if (fabs(dl) > REACT_TOL * d_max(lam, s->con_lam[i]) && fabs(dl) > 1e-12) {
-          push_triangle(s, b, i, nn, dl, 0);
+        const vec3 et = v3_madd(e, nn, -en);
+        const int sticks = s->con[i] == 2 && en >= 0 && v3_len2(et) <= s->con_mu[i] * s->con_mu[i] * en * en;
+        const vec3 lt = sticks ? et : v3(0, 0, 0), dt = v3_sub(lt, s->con_lt[i]);
+        const double ldt = v3_len(dt);
+        if ((fabs(dl) > REACT_TOL * d_max(lam, s->con_lam[i]) && fabs(dl) > 1e-12) ||
+            (ldt > REACT_TOL * d_max(v3_len(lt), v3_len(s->con_lt[i])) && ldt > 1e-12)) {
+          if (fabs(dl) > 0) push_triangle(s, b, i, nn, dl, 0);
+          if (ldt > 0) push_triangle(s, b, i, dt, 1, 0);
           s->con_lam[i] = lam;
+          s->con_lt[i] = lt;
           again = 1;
         }
       }
@@ -1300,6 +1313,17 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
     if (!s->con[i]) continue;
     const vec3 nn = s->con_n[i];
     const vec3 e = constrained_part(s, i, v3_sub(s->q[i], s->rhs[i]));
+    const int own = own_contact(s, b, i);
+    if (own) {
+      /* what the passes left of the opposite impulse, as a velocity change of the triangle's
+       * vertices: the pair's impulses sum to zero (also when the last pass left it pulling) */
+      const double en = v3_dot(e, nn);
+      if (en != s->con_lam[i]) push_triangle(s, b, i, nn, en - s->con_lam[i], 1);
+      const vec3 et = s->con[i] == 2 ? v3_madd(e, nn, -en) : v3(0, 0, 0), dt = v3_sub(et, s->con_lt[i]);
+      if (dt.x != 0 || dt.y != 0 || dt.z != 0) push_triangle(s, b, i, dt, 1, 1);
+      s->con_lam[i] = en;
+      s->con_lt[i] = et;
+    }
     if (s->con[i] == 2 || s->con[i] == 3) {
       s->con_j[i] = e; /* (pressed: the tangential part, the upper body's) */
       continue;
@@ -1310,25 +1334,19 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
       continue;
     }
     const double lam = d_max(0, v3_dot(e, nn));
-    if (own_contact(s, b, i) && v3_dot(e, nn) != s->con_lam[i]) {
-      /* what the passes left of the opposite impulse, as a velocity change of the triangle's
-       * vertices: the pair's impulses sum to zero (also when the last pass left it pulling) */
-      const double dl = v3_dot(e, nn) - s->con_lam[i];
-      push_triangle(s, b, i, nn, dl, 1);
-      s->con_lam[i] = v3_dot(e, nn);
-    }
-    if (s->cbody[s->con_b[i]].pts && !own_contact(s, b, i)) {
-      /* another cloth's triangle: the impulse as the vertex took it (also a last pass's pull),
-       * whose opposite that cloth takes (contact_constraints_react) */
-      s->fric[i] = v3(0, 0, 0);
-      s->con_j[i] = v3_scale(nn, v3_dot(e, nn));
-      continue;
-    }
     const vec3 vrel = v3_sub(v3_add(v[i], s->dv[i]), obstacle_velocity(s, b->p.x, i));
     const vec3 vt = v3_madd(vrel, nn, -v3_dot(vrel, nn));
     const double lt = v3_len(vt), cap = s->con_mu[i] * lam * b->p.inv_m[i];
     const vec3 dvt = lt <= cap ? v3_neg(vt) : v3_scale(vt, -cap / lt);
     s->fric[i] = dvt;
+    if (s->cbody[s->con_b[i]].pts && !own) {
+      /* another cloth's triangle: the impulse as the vertex took it (also a last pass's pull),
+       * whose opposite that cloth takes (contact_constraints_react) */
+      s->con_j[i] = v3_madd(v3_scale(dvt, b->p.m[i]), nn, v3_dot(e, nn));
+      continue;
+    }
+    /* (its own triangle takes the opposite of the kinetic friction at once) */
+    if (own && (dvt.x != 0 || dvt.y != 0 || dvt.z != 0)) push_triangle(s, b, i, dvt, b->p.m[i], 1);
     s->con_j[i] = v3_madd(v3_scale(dvt, b->p.m[i]), nn, lam);
   }
   return it;
@@ -1597,6 +1615,10 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
       }
     }
   }
+  /* (the contacts as the solve starts with them: a second solve takes back those the passes
+   * released, cloth_implicit_again) */
+  if (s->ncon) memcpy(s->con0, s->con, (size_t)n);
+  else memset(s->con0, 0, (size_t)n);
   assemble(b, x, v, h, drag, c->grab_k, c->grab_c, c->grab_vertex);
   /* rhs = h (f0 + h df/dx v0); assemble left df/dx v0 in s->q */
   vec3 impulse = v3(0, 0, 0); /* the external forces' impulse, as the first solve's rhs sums it */
@@ -1671,12 +1693,14 @@ int cloth_implicit_again(cloth_body *b, const vec3 *J, double h) {
     if (s->cbody[k].movable) return 0;
   vec3 *v = b->p.v, *x = b->p.x;
   const vec3 *xs = b->p.x_sub;
+  int had = 0; /* the substep's solve started with contacts (con, react and react_v are its) */
+  for (int i = 0; i < n && !had; i++) had = s->con0[i] != 0;
   for (int i = 0; i < n; i++) {
     if (s->fixed[i]) continue;
-    if (s->ncon && s->con[i] == 1) v[i] = v3_sub(v[i], s->fric[i]);
+    if (had && s->con[i] == 1) v[i] = v3_sub(v[i], s->fric[i]);
     v[i] = v3_sub(v[i], s->dv[i]); /* the substep's start */
     s->rhs[i] = v3_add(s->rhs[i], J[i]);
-    if (s->ncon) {
+    if (had) {
       s->rhs[i] = v3_add(s->rhs[i], s->react_v[i]);
       s->react[i] = v3_add(s->react[i], J[i]);
       s->react_v[i] = v3(0, 0, 0);
@@ -1685,6 +1709,18 @@ int cloth_implicit_again(cloth_body *b, const vec3 *J, double h) {
         s->con[i] = 0;
         s->z[i] = v3(0, 0, 0);
         s->ncon--;
+      }
+      /* a contact the first passes released as pulling, or let slide, is back as it started:
+       * the push may press the vertex into that body now, or within its friction cone (left
+       * free or sliding, the vertices of a cloth on a slope that another cloth on it pushed
+       * crept down it; the passes release it again if it still pulls or slips) */
+      const int kind = s->con0[i];
+      if ((kind == 1 || kind == 2) && s->con[i] < kind &&
+          !(s->cbody[s->con_b[i]].pts && s->cbody_r[s->con_b[i]] != (const void *)&b->p)) {
+        const vec3 nn = s->con_n[i];
+        if (!s->con[i]) s->ncon++;
+        s->con[i] = (uint8_t)kind;
+        s->z[i] = kind == 2 ? v3_sub(s->con_v[i], v[i]) : v3_scale(nn, v3_dot(nn, v3_sub(s->con_v[i], v[i])));
       }
     }
   }

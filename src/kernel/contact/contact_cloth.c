@@ -300,18 +300,26 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
     if (gap > d_max(0, -vn) * h + fall + 0.1 * thick) continue;
     const int k = particle_index(sv, o);
     if (k < 0) continue;
+    /* another cloth's triangle: touching (within a thousandth of the thickness: that cloth moves
+     * in its own solve, and resting gaps wander by a few tenths of a micrometre) with friction,
+     * the vertex starts sticking (cloth_implicit_substep), and along the surface it then moves
+     * with the triangle's point. Its own cloth's triangle: frictionless (with the same friction
+     * a crumpled pile kept its folds strained, and the flag in the wind 12 % at an edge) */
+    const int other = t[0] != slot;
     sv->ncon++;
     sv->con[i] = 1;
-    sv->con_feat[i] = 1; /* (never starts sticking) */
+    sv->con_feat[i] = !other; /* (never starts sticking) */
     sv->con_b[i] = k;
     sv->con_n[i] = nn;
-    sv->con_gap[i] = gap > 0 ? gap / h : 0;
-    sv->con_mu[i] = 0;
-    /* it may follow a receding triangle, and is not carried along by one that comes closer (the
-     * pipeline's impulses push it then): carried, each layer of a pile took on the parting speed
-     * of the one under it, and the pile never came to rest */
+    sv->con_gap[i] = gap > (other ? 1e-3 * thick : 0) ? gap / h : 0;
+    sv->con_mu[i] = other ? sqrt(p->friction * o->friction) : 0;
+    /* along the normal it may follow a receding triangle, and is not carried along by one that
+     * comes closer (the pipeline's impulses push it then): carried, each layer of a pile took on
+     * the parting speed of the one under it, and the pile never came to rest */
     sv->con_v[i] = v3_scale(nn, d_min(v3_dot(nn, vo), 0) - sv->con_gap[i]);
+    if (other) sv->con_v[i] = v3_add(sv->con_v[i], v3_madd(vo, nn, -v3_dot(nn, vo)));
     sv->con_j[i] = v3(0, 0, 0);
+    sv->con_lt[i] = v3(0, 0, 0);
     for (int q = 0; q < 3; q++) {
       sv->con_tri[3 * i + q] = t[q + 1];
       sv->con_w[3 * i + q] = bc[q];
