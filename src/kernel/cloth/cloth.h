@@ -244,8 +244,8 @@ typedef struct cloth_solver {
    * opposite the solve has put on them (in rhs) */
   int32_t *con_tri;
   double *con_w, *con_lam;
-  vec3 *con_lt; /* and the tangential impulse of a sticking one (in rhs likewise) */
-  uint8_t *con0; /* con as the substep's first solve started */
+  uint8_t *con0; /* con as the substep's first solve started (when ncon0 > 0) */
+  int ncon0;
   vec3 *react; /* per vertex: the opposite impulses its triangles took (for the Newton residual) */
   vec3 *react_v; /* the part of react given as a velocity change after the passes */
   int ncon, released; /* constrained vertices this substep, constraints released as pulling */

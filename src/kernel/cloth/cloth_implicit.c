@@ -188,11 +188,10 @@ int cloth_solver_build(cloth_body *b) {
   s->con_tri = core_calloc(nv, 3 * sizeof(int32_t));
   s->con_w = core_calloc(nv, 3 * sizeof(double));
   s->con_lam = core_calloc(nv, sizeof(double));
-  s->con_lt = core_calloc(nv, sizeof(vec3));
   s->con0 = core_calloc(nv, sizeof(uint8_t));
   s->react = core_calloc(nv, sizeof(vec3));
   s->react_v = core_calloc(nv, sizeof(vec3));
-  if (!s->con_tri || !s->con_w || !s->con_lam || !s->con_lt || !s->con0 || !s->react || !s->react_v) goto done;
+  if (!s->con_tri || !s->con_w || !s->con_lam || !s->con0 || !s->react || !s->react_v) goto done;
   if (!s->y || !s->e1 || !s->nx || !s->nv || !s->ndv || !s->fric || !s->mgfix || !s->mgn || !s->con_b2 ||
       !s->con_load || !s->kfric || !s->con_feat)
     goto done;
@@ -322,7 +321,6 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->con_tri);
   core_free(s->con_w);
   core_free(s->con_lam);
-  core_free(s->con_lt);
   core_free(s->con0);
   core_free(s->react);
   core_free(s->react_v);
@@ -1212,21 +1210,20 @@ static inline int own_contact(const cloth_solver *s, const cloth_body *b, int i)
   return s->cbody_r[s->con_b[i]] == (const void *)&b->p;
 }
 
-/* The opposite of a change d dl of the impulse vertex i takes from its triangle (d a direction,
- * or the change itself with dl = 1) onto the triangle's vertices, by the weights of its point
- * there: into the right-hand side, or (as_velocity) onto their velocity changes; react keeps the
- * sum for the Newton residual. */
-static void push_triangle(cloth_solver *s, const cloth_body *b, int i, vec3 d, double dl, int as_velocity) {
+/* The opposite of a change dl of vertex i's normal impulse onto its triangle's vertices, by the
+ * weights of its point there: into the right-hand side, or (as_velocity) onto their velocity
+ * changes; react keeps the sum for the Newton residual. */
+static void push_triangle(cloth_solver *s, const cloth_body *b, int i, vec3 nn, double dl, int as_velocity) {
   for (int q = 0; q < 3; q++) {
     const int t = s->con_tri[3 * i + q];
     if (as_velocity) {
       if (s->fixed[t]) continue;
-      s->dv[t] = v3_madd(s->dv[t], d, -s->con_w[3 * i + q] * dl * b->p.inv_m[t]);
-      s->react_v[t] = v3_madd(s->react_v[t], d, -s->con_w[3 * i + q] * dl);
+      s->dv[t] = v3_madd(s->dv[t], nn, -s->con_w[3 * i + q] * dl * b->p.inv_m[t]);
+      s->react_v[t] = v3_madd(s->react_v[t], nn, -s->con_w[3 * i + q] * dl);
     } else {
-      s->rhs[t] = v3_madd(s->rhs[t], d, -s->con_w[3 * i + q] * dl);
+      s->rhs[t] = v3_madd(s->rhs[t], nn, -s->con_w[3 * i + q] * dl);
     }
-    s->react[t] = v3_madd(s->react[t], d, -s->con_w[3 * i + q] * dl);
+    s->react[t] = v3_madd(s->react[t], nn, -s->con_w[3 * i + q] * dl);
   }
 }
 
@@ -1243,21 +1240,14 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
       const vec3 e = v3_sub(s->q[i], s->rhs[i]);
       const double en = v3_dot(e, nn);
       if (own_contact(s, b, i)) {
-        /* resting on its own triangle: the triangle takes the opposite of the impulse, normal
-         * and (sticking, within the friction cone) tangential (the load passes on through the
-         * pile; unbalanced, a pile pushed itself across the floor), and the system is solved
-         * again while either changes by more than a tenth */
+        /* resting on its own triangle (frictionless, contact_cloth.c): the triangle takes the
+         * opposite of the normal impulse (the load passes on through the pile; unbalanced, a
+         * pile pushed itself across the floor), and the system is solved again while it
+         * changes by more than a tenth */
         const double lam = d_max(en, 0), dl = lam - s->con_lam[i];
-        const vec3 et = v3_madd(e, nn, -en);
-        const int sticks = s->con[i] == 2 && en >= 0 && v3_len2(et) <= s->con_mu[i] * s->con_mu[i] * en * en;
-        const vec3 lt = sticks ? et : v3(0, 0, 0), dt = v3_sub(lt, s->con_lt[i]);
-        const double ldt = v3_len(dt);
-        if ((fabs(dl) > REACT_TOL * d_max(lam, s->con_lam[i]) && fabs(dl) > 1e-12) ||
-            (ldt > REACT_TOL * d_max(v3_len(lt), v3_len(s->con_lt[i])) && ldt > 1e-12)) {
-          if (fabs(dl) > 0) push_triangle(s, b, i, nn, dl, 0);
-          if (ldt > 0) push_triangle(s, b, i, dt, 1, 0);
+        if (fabs(dl) > REACT_TOL * d_max(lam, s->con_lam[i]) && fabs(dl) > 1e-12) {
+          push_triangle(s, b, i, nn, dl, 0);
           s->con_lam[i] = lam;
-          s->con_lt[i] = lt;
           again = 1;
         }
       }
@@ -1314,15 +1304,12 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
     const vec3 nn = s->con_n[i];
     const vec3 e = constrained_part(s, i, v3_sub(s->q[i], s->rhs[i]));
     const int own = own_contact(s, b, i);
-    if (own) {
+    if (own && v3_dot(e, nn) != s->con_lam[i]) {
       /* what the passes left of the opposite impulse, as a velocity change of the triangle's
-       * vertices: the pair's impulses sum to zero (also when the last pass left it pulling) */
-      const double en = v3_dot(e, nn);
-      if (en != s->con_lam[i]) push_triangle(s, b, i, nn, en - s->con_lam[i], 1);
-      const vec3 et = s->con[i] == 2 ? v3_madd(e, nn, -en) : v3(0, 0, 0), dt = v3_sub(et, s->con_lt[i]);
-      if (dt.x != 0 || dt.y != 0 || dt.z != 0) push_triangle(s, b, i, dt, 1, 1);
-      s->con_lam[i] = en;
-      s->con_lt[i] = et;
+       * vertices: the pair's impulses sum to zero (also when the last pass left it pulling; a
+       * cloth's own contacts slide without friction, so this is all they push) */
+      push_triangle(s, b, i, nn, v3_dot(e, nn) - s->con_lam[i], 1);
+      s->con_lam[i] = v3_dot(e, nn);
     }
     if (s->con[i] == 2 || s->con[i] == 3) {
       s->con_j[i] = e; /* (pressed: the tangential part, the upper body's) */
@@ -1345,8 +1332,6 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
       s->con_j[i] = v3_madd(v3_scale(dvt, b->p.m[i]), nn, v3_dot(e, nn));
       continue;
     }
-    /* (its own triangle takes the opposite of the kinetic friction at once) */
-    if (own && (dvt.x != 0 || dvt.y != 0 || dvt.z != 0)) push_triangle(s, b, i, dvt, b->p.m[i], 1);
     s->con_j[i] = v3_madd(v3_scale(dvt, b->p.m[i]), nn, lam);
   }
   return it;
@@ -1617,8 +1602,8 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   }
   /* (the contacts as the solve starts with them: a second solve takes back those the passes
    * released, cloth_implicit_again) */
+  s->ncon0 = s->ncon;
   if (s->ncon) memcpy(s->con0, s->con, (size_t)n);
-  else memset(s->con0, 0, (size_t)n);
   assemble(b, x, v, h, drag, c->grab_k, c->grab_c, c->grab_vertex);
   /* rhs = h (f0 + h df/dx v0); assemble left df/dx v0 in s->q */
   vec3 impulse = v3(0, 0, 0); /* the external forces' impulse, as the first solve's rhs sums it */
@@ -1693,8 +1678,7 @@ int cloth_implicit_again(cloth_body *b, const vec3 *J, double h) {
     if (s->cbody[k].movable) return 0;
   vec3 *v = b->p.v, *x = b->p.x;
   const vec3 *xs = b->p.x_sub;
-  int had = 0; /* the substep's solve started with contacts (con, react and react_v are its) */
-  for (int i = 0; i < n && !had; i++) had = s->con0[i] != 0;
+  const int had = s->ncon0 > 0; /* the substep's solve started with contacts (con, react and react_v are its) */
   for (int i = 0; i < n; i++) {
     if (s->fixed[i]) continue;
     if (had && s->con[i] == 1) v[i] = v3_sub(v[i], s->fric[i]);

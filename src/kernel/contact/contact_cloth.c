@@ -319,7 +319,6 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
     sv->con_v[i] = v3_scale(nn, d_min(v3_dot(nn, vo), 0) - sv->con_gap[i]);
     if (other) sv->con_v[i] = v3_add(sv->con_v[i], v3_madd(vo, nn, -v3_dot(nn, vo)));
     sv->con_j[i] = v3(0, 0, 0);
-    sv->con_lt[i] = v3(0, 0, 0);
     for (int q = 0; q < 3; q++) {
       sv->con_tri[3 * i + q] = t[q + 1];
       sv->con_w[3 * i + q] = bc[q];
