@@ -205,6 +205,41 @@ for _, n in ipairs {32, 64, 128} do
   end)
 end
 
+-- crumple_settle_32: scenes/crumple.lua at 32 x 32 (dt = 1/100) from the drop to t = 4 s, one run
+-- (the figures are the simulation's, the same every run; the time is that run's mean ms per step):
+-- after the sheet has landed (t > 0.6 s) the largest vertex speed and the steps where some vertex
+-- moves faster than 2 m/s (a pile's vertices move at centimetres per second: a faster one was
+-- flung, docs/architecture.md "A cloth's own contacts in the solve"), then at t = 4 s the vertices
+-- still faster than 5 cm/s and the kinetic energy (mJ), and the largest count of crossing triangle
+-- pairs after any step (must be 0).
+case("crumple_settle_32", "32 x 32 sheet crumpling on the floor for 4 s: flung vertices after landing, motion left at rest",
+     function()
+  local W = loom.load_scene("scenes/crumple.lua"):instantiate {n = 32}
+  local c = W:body "cloth"
+  local vmax, fast, worst, ms, steps = 0, 0, 0, 0, 0
+  local function speed(i)
+    local v = c.v[i]
+    return math.sqrt(v.x * v.x + v.y * v.y + v.z * v.z)
+  end
+  while W.time < 4 - 1e-9 do
+    local t0 = C.loom_clock()
+    W:step()
+    ms, steps = ms + (C.loom_clock() - t0) * 1000, steps + 1
+    worst = math.max(worst, W:interpenetrations())
+    if W.time > 0.6 then
+      local m = 0
+      for i = 0, c.n - 1 do m = math.max(m, speed(i)) end
+      vmax = math.max(vmax, m)
+      if m > 2 then fast = fast + 1 end
+    end
+  end
+  local moving = 0
+  for i = 0, c.n - 1 do if speed(i) > 0.05 then moving = moving + 1 end end
+  ms = ms / steps
+  return {size = "32x32", median = ms, min = ms, max = ms, runs = 1, max_speed = vmax, steps_over_2_m_s = fast,
+          moving_at_4s = moving, kinetic_mJ = W:energy().kinetic * 1e3, interpenetrations = worst}
+end)
+
 -- two_cloths_24: scenes/two_cloths.lua as it is (two 24 x 24 Baraff–Witkin cloths fallen on each
 -- other onto a box, dt = 1/100), timed from t = 2 s when both rest: ms per step, the constraints in
 -- the solves (stats.cloth_contacts: with the box and floor, their own folds and the other cloth),
