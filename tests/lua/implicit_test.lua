@@ -216,7 +216,9 @@ describe("implicit cloth", function()
     -- is solved again (stats.contact_resolves); a multigrid hierarchy still holding those vertices
     -- fixed needed 13.3 iterations per solve here, rebuilt for the new constraints 5.7 (7.1 later;
     -- 10.6 since the pile's own contacts are in the solve: their re-solves for the impulses the
-    -- triangles take change the right-hand side all over the pile)
+    -- triangles take change the right-hand side all over the pile; 14.0 since they are pairs in
+    -- the system, whose blocks between a vertex and its triangle the hierarchy does not hold, where
+    -- a hierarchy set up only at each step's first solve needs 32)
     local W = loom.load_scene("scenes/crumple.lua"):instantiate { n = 32 }
     W:body("cloth"):set("newton_iterations", 1) -- (the contact passes' solves alone)
     W:run(0.6)
@@ -227,6 +229,6 @@ describe("implicit cloth", function()
       its, solves = its + st.iterations, solves + 1 + st.contact_resolves
     end
     assert.less(2 * 20, solves)      -- the re-solves this is about happen
-    assert.less(its / solves, 12)
+    assert.less(its / solves, 20)
   end)
 end)

@@ -227,7 +227,8 @@ typedef struct cloth_solver {
   /* contact constraints (BW98 section 5.3, one direction; contact/contact_cloth.c): a vertex at or
    * near an obstacle moves along con_n with con_v (the obstacle's velocity less the gap it may
    * close); con_j is the impulse the obstacle gave it in the solve (normal and friction) */
-  uint8_t *con; /* 0 free; 1 sliding (normal); 2 sticking (all); 3 pressed, sticking; 4 pressed, sliding */
+  uint8_t *con; /* 0 free; 1 sliding (normal); 2 sticking (all); 3 pressed, sticking; 4 pressed, sliding;
+                 * 5 paired with a triangle of its own cloth (pair_k, pair_g) */
   vec3 *con_n, *con_v, *con_j;
   double *con_mu, *con_gap; /* friction; the speed at which the vertex may still approach (m/s) */
   int32_t *con_b; /* index of the vertex's body in cbody */
@@ -239,15 +240,18 @@ typedef struct cloth_solver {
   uint8_t *con_feat; /* the contact comes from a sharp feature near the vertex's element (contact_cloth.c):
                       * it slides, with Coulomb's kinetic friction, and never starts sticking */
   vec3 *kfric; /* the kinetic friction impulse on a pressed, sliding vertex (in rhs) */
-  /* a vertex resting on a triangle of its own cloth (contact_cloth.c, particle_constraints): the
-   * triangle's vertices and the weights of the vertex's point on it; the normal impulse whose
-   * opposite the solve has put on them (in rhs) */
+  /* a vertex resting on a cloth's triangle (contact_cloth.c, particle_constraints): the
+   * triangle's vertices and the weights of the vertex's point on it. On its own cloth's triangle
+   * the contact is a pair in the solve (con 5; cloth_implicit.c, "a cloth's own contacts as
+   * pairs"): the penalty on the pair's relative normal velocity, its target (m/s) and its
+   * multiplier (N s) */
   int32_t *con_tri;
-  double *con_w, *con_lam;
+  double *con_w;
+  double *pair_k, *pair_g, *con_lam;
+  int npair;
   uint8_t *con0; /* con as the substep's first solve started (when ncon0 > 0) */
   int ncon0;
   vec3 *react; /* per vertex: the opposite impulses its triangles took (for the Newton residual) */
-  vec3 *react_v; /* the part of react given as a velocity change after the passes */
   int ncon, released; /* constrained vertices this substep, constraints released as pulling */
   /* the bodies the contacts touch: their velocity at the end of the substep without contacts
    * (v_free, w_free), inverse mass and world inverse inertia (0: immovable), centre of mass; the

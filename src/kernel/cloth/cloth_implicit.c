@@ -188,10 +188,11 @@ int cloth_solver_build(cloth_body *b) {
   s->con_tri = core_calloc(nv, 3 * sizeof(int32_t));
   s->con_w = core_calloc(nv, 3 * sizeof(double));
   s->con_lam = core_calloc(nv, sizeof(double));
+  s->pair_k = core_calloc(nv, sizeof(double));
+  s->pair_g = core_calloc(nv, sizeof(double));
   s->con0 = core_calloc(nv, sizeof(uint8_t));
   s->react = core_calloc(nv, sizeof(vec3));
-  s->react_v = core_calloc(nv, sizeof(vec3));
-  if (!s->con_tri || !s->con_w || !s->con_lam || !s->con0 || !s->react || !s->react_v) goto done;
+  if (!s->con_tri || !s->con_w || !s->con_lam || !s->pair_k || !s->pair_g || !s->con0 || !s->react) goto done;
   if (!s->y || !s->e1 || !s->nx || !s->nv || !s->ndv || !s->fric || !s->mgfix || !s->mgn || !s->con_b2 ||
       !s->con_load || !s->kfric || !s->con_feat)
     goto done;
@@ -321,9 +322,10 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->con_tri);
   core_free(s->con_w);
   core_free(s->con_lam);
+  core_free(s->pair_k);
+  core_free(s->pair_g);
   core_free(s->con0);
   core_free(s->react);
-  core_free(s->react_v);
   core_free(s->kfric);
   cloth_mg_free(&s->mg);
   memset(s, 0, sizeof *s);
@@ -773,10 +775,101 @@ static void spmv_half(void *ctx, int lo, int hi, int part) {
   spmv_rows(c->s, lo, hi, c->p, c->out);
 }
 
+/* ---- a cloth's own contacts as pairs in the solve ------------------------------------------------
+ * A vertex resting on a triangle of its own cloth (con 5) is not held at a velocity the triangle
+ * had at the substep's start: the pair's relative normal velocity J dv = n . (dv_i - sum_q w_q
+ * dv_tq) joins the system as a penalty, k (J dv - g)^2 / 2 with the multiplier con_lam, so the two
+ * meet at a common velocity inside the solve and the impulse each takes is the other's opposite
+ * (the pair's terms move no momentum). The penalty k is PAIR_STIFF times the pair's effective mass
+ * along the normal (from the diagonal blocks), and the contact passes raise the multiplier to the
+ * impulse the pair needs (an augmented Lagrangian), or release the pair when it pulls. The
+ * diagonal blocks of k J^T J are added to the stored matrix (so the preconditioners see them);
+ * the blocks between the vertex and its triangle's vertices are applied matrix-free. */
+#ifndef PAIR_STIFF
+#define PAIR_STIFF 3.0
+#endif
+
+/* J p for pair i */
+static inline double pair_rel(const cloth_solver *s, int i, const vec3 *p) {
+  const vec3 nn = s->con_n[i];
+  double r = v3_dot(nn, p[i]);
+  for (int q = 0; q < 3; q++) r -= s->con_w[3 * i + q] * v3_dot(nn, p[s->con_tri[3 * i + q]]);
+  return r;
+}
+
+/* out += J^T mu for pair i */
+static inline void pair_apply(const cloth_solver *s, int i, double mu, vec3 *out) {
+  const vec3 nn = s->con_n[i];
+  out[i] = v3_madd(out[i], nn, mu);
+  for (int q = 0; q < 3; q++) {
+    const int t = s->con_tri[3 * i + q];
+    out[t] = v3_madd(out[t], nn, -s->con_w[3 * i + q] * mu);
+  }
+}
+
+/* the diagonal blocks of pair i's k J^T J, times sign, into the stored matrix */
+static void pair_diag(cloth_solver *s, int i, double sign) {
+  const vec3 nn = s->con_n[i];
+  const double k = sign * s->pair_k[i];
+  add_outer(cloth_solver_diag(s, i), nn, nn, k);
+  for (int q = 0; q < 3; q++) {
+    const double w = s->con_w[3 * i + q];
+    add_outer(cloth_solver_diag(s, s->con_tri[3 * i + q]), nn, nn, k * (w * w));
+  }
+}
+
+/* out += the off-diagonal blocks of the pairs' k J^T J times p (serial: pairs share vertices) */
+static void pair_product(const cloth_solver *s, int n, const vec3 *p, vec3 *out) {
+  if (!s->npair) return;
+  for (int i = 0; i < n; i++) {
+    if (s->con[i] != 5) continue;
+    const vec3 nn = s->con_n[i];
+    const double k = s->pair_k[i], *w = &s->con_w[3 * i];
+    const int32_t *t = &s->con_tri[3 * i];
+    const double pi = v3_dot(nn, p[i]);
+    const double p0 = v3_dot(nn, p[t[0]]), p1 = v3_dot(nn, p[t[1]]), p2 = v3_dot(nn, p[t[2]]);
+    out[i] = v3_madd(out[i], nn, -k * (w[0] * p0 + w[1] * p1 + w[2] * p2));
+    out[t[0]] = v3_madd(out[t[0]], nn, k * w[0] * (w[1] * p1 + w[2] * p2 - pi));
+    out[t[1]] = v3_madd(out[t[1]], nn, k * w[1] * (w[0] * p0 + w[2] * p2 - pi));
+    out[t[2]] = v3_madd(out[t[2]], nn, k * w[2] * (w[0] * p0 + w[1] * p1 - pi));
+  }
+}
+
+/* The pairs' penalties from the assembled diagonal (first solve of a substep: k and the diagonal;
+ * again after a Newton iteration's assembly: the diagonal with the same k) */
+static void pair_setup(cloth_solver *s, int n, int first) {
+  if (!s->npair) return;
+  for (int i = 0; i < n && first; i++) {
+    if (s->con[i] != 5) continue;
+    const vec3 nn = s->con_n[i];
+    double inv = 1.0 / v3_dot(nn, m3_mulv(cloth_solver_diag(s, i), nn));
+    for (int q = 0; q < 3; q++) {
+      const int t = s->con_tri[3 * i + q];
+      if (s->fixed[t]) continue;
+      const double w = s->con_w[3 * i + q];
+      inv += w * w / v3_dot(nn, m3_mulv(cloth_solver_diag(s, t), nn));
+    }
+    s->pair_k[i] = isfinite(inv) && inv > 0 ? PAIR_STIFF / inv : 0;
+  }
+  for (int i = 0; i < n; i++)
+    if (s->con[i] == 5) pair_diag(s, i, 1);
+}
+
+/* rhs += J^T (k (g - J base) + lam) for every pair (base NULL: zero) */
+static void pair_rhs(cloth_solver *s, int n, const vec3 *base) {
+  if (!s->npair) return;
+  for (int i = 0; i < n; i++) {
+    if (s->con[i] != 5) continue;
+    const double jb = base ? pair_rel(s, i, base) : 0;
+    pair_apply(s, i, s->pair_k[i] * (s->pair_g[i] - jb) + s->con_lam[i], s->rhs);
+  }
+}
+
 /* out = A p, the two halves of the rows side by side */
 static void spmv(const cloth_solver *s, int n, const vec3 *p, vec3 *out) {
   spmv_ctx c = {s, p, out};
   core_par_rows(s->par, n, spmv_half, &c);
+  if (s->ncon) pair_product(s, n, p, out);
 }
 
 /* ---- the CG iteration's vector work, fused, in the two halves of the rows ---------------------
@@ -785,7 +878,7 @@ static void spmv(const cloth_solver *s, int n, const vec3 *p, vec3 *out) {
  * first half first: the same bits with one thread or two. */
 static inline vec3 filter_one(const cloth_solver *s, int i, vec3 a) {
   if (s->fixed[i]) return v3(0, 0, 0);
-  if (!s->ncon || !s->con[i]) return a;
+  if (!s->ncon || !s->con[i] || s->con[i] == 5) return a;
   if (s->con[i] == 2 || s->con[i] == 3) return v3(0, 0, 0);
   return v3_madd(a, s->con_n[i], -v3_dot(a, s->con_n[i]));
 }
@@ -811,6 +904,12 @@ static double filter_dot_rows(const cloth_solver *s, int lo, int hi, const vec3 
 static void cg_product_half(void *ctx, int lo, int hi, int part) {
   cg_ctx *g = ctx;
   spmv_rows(g->s, lo, hi, g->c, g->q);
+  g->part[part] = filter_dot_rows(g->s, lo, hi, g->q, g->e, g->c);
+}
+
+/* e = S q (q = A c already) and the partial sums of c . e */
+static void cg_filter_q_half(void *ctx, int lo, int hi, int part) {
+  cg_ctx *g = ctx;
   g->part[part] = filter_dot_rows(g->s, lo, hi, g->q, g->e, g->c);
 }
 
@@ -1123,7 +1222,12 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
      * zero), its vector work fused (cg_ctx): c is filtered already, so A c needs no expansion */
     cg_ctx g = {.s = s, .c = c, .e = e, .q = q, .r = r, .t = t, .y = y};
     while (delta > stop && it < max_iter) {
-      core_par_rows(s->par, n, cg_product_half, &g);
+      if (s->ncon && s->npair) {
+        spmv(s, n, c, q);
+        core_par_rows(s->par, n, cg_filter_q_half, &g);
+      } else {
+        core_par_rows(s->par, n, cg_product_half, &g);
+      }
       const double cq = g.part[0] + g.part[1];
       if (cq == 0 && delta < 1e-200) break;
       if (!(cq > 0)) {
@@ -1210,23 +1314,6 @@ static inline int own_contact(const cloth_solver *s, const cloth_body *b, int i)
   return s->cbody_r[s->con_b[i]] == (const void *)&b->p;
 }
 
-/* The opposite of a change dl of vertex i's normal impulse onto its triangle's vertices, by the
- * weights of its point there: into the right-hand side, or (as_velocity) onto their velocity
- * changes; react keeps the sum for the Newton residual. */
-static void push_triangle(cloth_solver *s, const cloth_body *b, int i, vec3 nn, double dl, int as_velocity) {
-  for (int q = 0; q < 3; q++) {
-    const int t = s->con_tri[3 * i + q];
-    if (as_velocity) {
-      if (s->fixed[t]) continue;
-      s->dv[t] = v3_madd(s->dv[t], nn, -s->con_w[3 * i + q] * dl * b->p.inv_m[t]);
-      s->react_v[t] = v3_madd(s->react_v[t], nn, -s->con_w[3 * i + q] * dl);
-    } else {
-      s->rhs[t] = v3_madd(s->rhs[t], nn, -s->con_w[3 * i + q] * dl);
-    }
-    s->react[t] = v3_madd(s->react[t], nn, -s->con_w[3 * i + q] * dl);
-  }
-}
-
 static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multigrid, double *res) {
   const vec3 *v = b->p.v;
   int it = 0;
@@ -1236,21 +1323,29 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
     int again = 0;
     for (int i = 0; i < n; i++) {
       if (!s->con[i]) continue;
+      if (s->con[i] == 5) {
+        /* a pair: the impulse it needs now; released when it pulls, else the multiplier takes
+         * it while it changes by more than REACT_TOL */
+        const double mu = s->pair_k[i] * (s->pair_g[i] - pair_rel(s, i, s->dv)) + s->con_lam[i];
+        if (mu < 0) {
+          pair_apply(s, i, -(s->pair_k[i] * s->pair_g[i] + s->con_lam[i]), s->rhs);
+          pair_diag(s, i, -1);
+          s->con[i] = 0;
+          s->ncon--;
+          s->npair--;
+          s->released++;
+          s->con_lam[i] = 0;
+          again = 1;
+        } else if (fabs(mu - s->con_lam[i]) > REACT_TOL * d_max(mu, s->con_lam[i]) && fabs(mu - s->con_lam[i]) > 1e-12) {
+          pair_apply(s, i, mu - s->con_lam[i], s->rhs);
+          s->con_lam[i] = mu;
+          again = 1;
+        }
+        continue;
+      }
       const vec3 nn = s->con_n[i];
       const vec3 e = v3_sub(s->q[i], s->rhs[i]);
       const double en = v3_dot(e, nn);
-      if (own_contact(s, b, i)) {
-        /* resting on its own triangle (frictionless, contact_cloth.c): the triangle takes the
-         * opposite of the normal impulse (the load passes on through the pile; unbalanced, a
-         * pile pushed itself across the floor), and the system is solved again while it
-         * changes by more than a tenth */
-        const double lam = d_max(en, 0), dl = lam - s->con_lam[i];
-        if (fabs(dl) > REACT_TOL * d_max(lam, s->con_lam[i]) && fabs(dl) > 1e-12) {
-          push_triangle(s, b, i, nn, dl, 0);
-          s->con_lam[i] = lam;
-          again = 1;
-        }
-      }
       if (en < 0) { /* pulls: released */
         s->con[i] = 0;
         s->z[i] = v3(0, 0, 0);
@@ -1302,15 +1397,12 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
   for (int i = 0; i < n; i++) {
     if (!s->con[i]) continue;
     const vec3 nn = s->con_n[i];
-    const vec3 e = constrained_part(s, i, v3_sub(s->q[i], s->rhs[i]));
-    const int own = own_contact(s, b, i);
-    if (own && v3_dot(e, nn) != s->con_lam[i]) {
-      /* what the passes left of the opposite impulse, as a velocity change of the triangle's
-       * vertices: the pair's impulses sum to zero (also when the last pass left it pulling; a
-       * cloth's own contacts slide without friction, so this is all they push) */
-      push_triangle(s, b, i, nn, v3_dot(e, nn) - s->con_lam[i], 1);
-      s->con_lam[i] = v3_dot(e, nn);
+    if (s->con[i] == 5) { /* the impulse the pair's vertex took (its triangle the opposite) */
+      s->con_j[i] = v3_scale(nn, s->pair_k[i] * (s->pair_g[i] - pair_rel(s, i, s->dv)) + s->con_lam[i]);
+      s->fric[i] = v3(0, 0, 0);
+      continue;
     }
+    const vec3 e = constrained_part(s, i, v3_sub(s->q[i], s->rhs[i]));
     if (s->con[i] == 2 || s->con[i] == 3) {
       s->con_j[i] = e; /* (pressed: the tangential part, the upper body's) */
       continue;
@@ -1326,7 +1418,7 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
     const double lt = v3_len(vt), cap = s->con_mu[i] * lam * b->p.inv_m[i];
     const vec3 dvt = lt <= cap ? v3_neg(vt) : v3_scale(vt, -cap / lt);
     s->fric[i] = dvt;
-    if (s->cbody[s->con_b[i]].pts && !own) {
+    if (s->cbody[s->con_b[i]].pts) {
       /* another cloth's triangle: the impulse as the vertex took it (also a last pass's pull),
        * whose opposite that cloth takes (contact_constraints_react) */
       s->con_j[i] = v3_madd(v3_scale(dvt, b->p.m[i]), nn, v3_dot(e, nn));
@@ -1466,6 +1558,7 @@ static int newton_again(cloth_body *b, const cloth_implicit_ctx *c, int multigri
   }
   forces_at(b, c, x1, v1, s->f0);
   assemble(b, x1, v1, h, b->params.drag, c->grab_k, c->grab_c, c->grab_vertex);
+  if (s->ncon) pair_setup(s, n, 0);
   for (int i = 0; i < n; i++) {
     vec3 r = v3_sub(v3_scale(s->f0[i], h), v3_scale(s->dv[i], b->p.m[i]));
     const double *d = &b->p.damp[6 * i];
@@ -1476,6 +1569,7 @@ static int newton_again(cloth_body *b, const cloth_implicit_ctx *c, int multigri
     if (s->ncon || s->pushed) s->rhs[i] = v3_add(s->rhs[i], s->react[i]); /* (external, as gravity) */
     s->z[i] = v3(0, 0, 0);
   }
+  if (s->ncon) pair_rhs(s, n, s->ndv);
   s->newton_ref = s->delta_first;
   int it = modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 0, NULL, res);
   s->newton_ref = 0;
@@ -1576,6 +1670,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   const double drag = b->params.drag;
   /* constraints: pinned vertices take the velocity of their pin over this step; a vertex in
    * contact takes the obstacle's velocity along the contact normal (s->con, set by the caller) */
+  s->npair = 0;
   for (int i = 0; i < n; i++) {
     s->fixed[i] = b->p.inv_m[i] == 0;
     s->z[i] = s->fixed[i] ? v3_sub(c->pin_v[i], v[i]) : v3(0, 0, 0);
@@ -1584,6 +1679,13 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
       if (s->fixed[i]) {
         s->con[i] = 0;
         s->ncon--;
+      } else if (s->con[i] == 1 && own_contact(s, b, i)) {
+        /* on its own cloth's triangle: a pair in the solve, whose relative normal velocity at
+         * the end may close the gap beyond the thickness and no more */
+        s->con[i] = 5;
+        s->npair++;
+        s->pair_g[i] = -s->con_gap[i] - pair_rel(s, i, v);
+        s->con_lam[i] = 0;
       } else if (s->con[i] == 3 && s->con_mu[i] > 0) {
         s->z[i] = v3_sub(s->con_v[i], v[i]); /* pressed: normal to the lower body, tangent with the upper */
       } else if (s->con[i] == 3) {
@@ -1611,13 +1713,16 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
     s->rhs[i] = v3_scale(v3_madd(s->f0[i], s->q[i], h), h);
     impulse = v3_add(impulse, s->rhs[i]);
   }
+  if (s->ncon) {
+    pair_setup(s, n, 1);
+    pair_rhs(s, n, NULL);
+  }
   double res = 0;
   const int multigrid = b->params.preconditioner == CLOTH_PRECOND_MULTIGRID;
   if (!s->ncon) s->ncbody = 0;
   s->pushed = b->p.pc_pushed;
   if (s->ncon || s->pushed) {
     memset(s->react, 0, sizeof(vec3) * (size_t)n);
-    memset(s->react_v, 0, sizeof(vec3) * (size_t)n);
   }
   if (s->pushed) {
     /* the impulses other cloths' contacts gave the vertices before this solve (contact_cloth.c):
@@ -1636,7 +1741,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   vec3 *guess = NULL;
   if (b->p.history_ok) {
     guess = s->dv;
-    for (int i = 0; i < n; i++) guess[i] = s->ncon && s->con[i] ? s->z[i] : v3_scale(b->state.a_prev[i], h);
+    for (int i = 0; i < n; i++) guess[i] = s->ncon && s->con[i] && s->con[i] != 5 ? s->z[i] : v3_scale(b->state.a_prev[i], h);
   }
   int it = modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 0, guess, &res);
   s->released = 0;
@@ -1663,8 +1768,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
  * this cloth's vertices after its solve (contact_cloth.c): the right-hand side takes them, and the
  * CG continues from the last answer. The vertex's contacts with other cloths' triangles keep the
  * impulses they gave (those cloths took the opposite already): in this solve they are external
- * impulses, not constraints. What the first passes gave the triangles of the cloth's own contacts
- * as velocity changes joins the right-hand side too, so the new answer keeps it. */
+ * impulses, not constraints; its own contacts stay pairs in the system, with their multipliers. */
 int cloth_implicit_again(cloth_body *b, const vec3 *J, double h) {
   cloth_solver *s = &b->solver;
   const int n = b->p.n;
@@ -1678,16 +1782,14 @@ int cloth_implicit_again(cloth_body *b, const vec3 *J, double h) {
     if (s->cbody[k].movable) return 0;
   vec3 *v = b->p.v, *x = b->p.x;
   const vec3 *xs = b->p.x_sub;
-  const int had = s->ncon0 > 0; /* the substep's solve started with contacts (con, react and react_v are its) */
+  const int had = s->ncon0 > 0; /* the substep's solve started with contacts (con and react are its) */
   for (int i = 0; i < n; i++) {
     if (s->fixed[i]) continue;
     if (had && s->con[i] == 1) v[i] = v3_sub(v[i], s->fric[i]);
     v[i] = v3_sub(v[i], s->dv[i]); /* the substep's start */
     s->rhs[i] = v3_add(s->rhs[i], J[i]);
     if (had) {
-      s->rhs[i] = v3_add(s->rhs[i], s->react_v[i]);
       s->react[i] = v3_add(s->react[i], J[i]);
-      s->react_v[i] = v3(0, 0, 0);
       if (s->con[i] && s->cbody[s->con_b[i]].pts && !own_contact(s, b, i)) {
         s->rhs[i] = v3_add(s->rhs[i], s->con_j[i]);
         s->con[i] = 0;

@@ -220,7 +220,9 @@ static void feature_constraints(loom_world *w, cloth_body *b, const rigid_body *
  * triangle is its own cloth's, it is constrained in the solve as at an obstacle's face: along the
  * triangle's normal it may approach only by the gap beyond the thickness, it slides without
  * friction (the pipeline's friction follows), and the constraint is released when it pulls. The
- * triangle's vertices take the opposite impulse (cloth_implicit.c, contact_passes). */
+ * vertex and the triangle are a pair in the solve: their relative normal velocity is what is held,
+ * so they meet at a common velocity and each takes the other's opposite impulse (cloth_implicit.c,
+ * "a cloth's own contacts as pairs"). */
 static int particle_index(cloth_solver *sv, const particles *o) {
   for (int k = 0; k < sv->ncbody; k++)
     if (sv->cbody_r[k] == (const void *)o) return k;
