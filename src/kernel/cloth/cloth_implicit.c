@@ -807,6 +807,11 @@ static inline void pair_apply(const cloth_solver *s, int i, double mu, vec3 *out
   }
 }
 
+/* the normal impulse pair i's vertex takes at the velocity change dv (its triangle the opposite) */
+static inline double pair_impulse(const cloth_solver *s, int i, const vec3 *dv) {
+  return s->pair_k[i] * (s->pair_g[i] - pair_rel(s, i, dv)) + s->con_lam[i];
+}
+
 /* the diagonal blocks of pair i's k J^T J, times sign, into the stored matrix */
 static void pair_diag(cloth_solver *s, int i, double sign) {
   const vec3 nn = s->con_n[i];
@@ -860,8 +865,7 @@ static void pair_rhs(cloth_solver *s, int n, const vec3 *base) {
   if (!s->npair) return;
   for (int i = 0; i < n; i++) {
     if (s->con[i] != 5) continue;
-    const double jb = base ? pair_rel(s, i, base) : 0;
-    pair_apply(s, i, s->pair_k[i] * (s->pair_g[i] - jb) + s->con_lam[i], s->rhs);
+    pair_apply(s, i, base ? pair_impulse(s, i, base) : s->pair_k[i] * s->pair_g[i] + s->con_lam[i], s->rhs);
   }
 }
 
@@ -1326,7 +1330,7 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
       if (s->con[i] == 5) {
         /* a pair: the impulse it needs now; released when it pulls, else the multiplier takes
          * it while it changes by more than REACT_TOL */
-        const double mu = s->pair_k[i] * (s->pair_g[i] - pair_rel(s, i, s->dv)) + s->con_lam[i];
+        const double mu = pair_impulse(s, i, s->dv);
         if (mu < 0) {
           pair_apply(s, i, -(s->pair_k[i] * s->pair_g[i] + s->con_lam[i]), s->rhs);
           pair_diag(s, i, -1);
@@ -1398,7 +1402,7 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
     if (!s->con[i]) continue;
     const vec3 nn = s->con_n[i];
     if (s->con[i] == 5) { /* the impulse the pair's vertex took (its triangle the opposite) */
-      s->con_j[i] = v3_scale(nn, s->pair_k[i] * (s->pair_g[i] - pair_rel(s, i, s->dv)) + s->con_lam[i]);
+      s->con_j[i] = v3_scale(nn, pair_impulse(s, i, s->dv));
       s->fric[i] = v3(0, 0, 0);
       continue;
     }
