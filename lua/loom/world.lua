@@ -229,7 +229,7 @@ function World:cloth(def)
   if h == 0 then caller.error(last_error()) end
   -- live parameters the definition struct does not carry are set once the body exists
   for _, k in ipairs {"preconditioner", "relative_damping", "area_exponent", "strain_limit", "newton_iterations",
-                      "newton_tolerance"} do
+                      "newton_tolerance", "self_friction"} do
     if d[k] ~= nil and C.loom_body_set_param(self._w, h, k, d[k]) ~= 0 then caller.error(last_error()) end
   end
   self._body_serial = (rawget(self, "_body_serial") or 0) + 1

@@ -49,6 +49,7 @@ typedef struct cloth_params {
   double relative_damping; /* springs: 001's -c (v_i - v_j) per spring, N s/m (0: off) */
   double area_exponent;    /* baraff_witkin: stretch and shear conditions weighted by area^p (0.5: BW) */
   double strain_limit;     /* largest edge stretch l / L - 1 left after a substep's integrator (0: off) */
+  double self_friction;    /* implicit: Coulomb coefficient between the cloth's own layers (0: they slide freely) */
   int newton_iterations;   /* implicit: Newton iterations per substep at most (1: Baraff-Witkin's one step) */
   double newton_tolerance; /* implicit: another iteration while the linear model missed the stretch and
                             * shear energy by more than this fraction of the kinetic plus elastic energy */
@@ -228,7 +229,8 @@ typedef struct cloth_solver {
    * near an obstacle moves along con_n with con_v (the obstacle's velocity less the gap it may
    * close); con_j is the impulse the obstacle gave it in the solve (normal and friction) */
   uint8_t *con; /* 0 free; 1 sliding (normal); 2 sticking (all); 3 pressed, sticking; 4 pressed, sliding;
-                 * 5 paired with a triangle of its own cloth (pair_k, pair_g) */
+                 * paired with a triangle of its own cloth: 5 sliding (pair_k, pair_g; its kinetic
+                 * friction after the solve, in fric), 6 sticking (also pair_kt, pair_gt, pair_lt) */
   vec3 *con_n, *con_v, *con_j;
   double *con_mu, *con_gap; /* friction; the speed at which the vertex may still approach (m/s) */
   int32_t *con_b; /* index of the vertex's body in cbody */
@@ -244,10 +246,12 @@ typedef struct cloth_solver {
    * triangle's vertices and the weights of the vertex's point on it. On its own cloth's triangle
    * the contact is a pair in the solve (con 5; cloth_implicit.c, "a cloth's own contacts as
    * pairs"): the penalty on the pair's relative normal velocity, its target (m/s) and its
-   * multiplier (N s) */
+   * multiplier (N s); sticking, the same for its tangential relative velocity */
   int32_t *con_tri;
   double *con_w;
   double *pair_k, *pair_g, *con_lam;
+  double *pair_kt;
+  vec3 *pair_gt, *pair_lt;
   int npair;
   uint8_t *con0; /* con as the substep's first solve started (when ncon0 > 0) */
   int ncon0;
@@ -273,7 +277,8 @@ typedef struct cloth_solver {
   vec3 *nx, *nv, *ndv; /* a further Newton iteration's linearisation point, and the dv it starts from */
   double delta_first, newton_ref; /* the substep's first solve's preconditioned rhs norm^2; a Newton
                                    * correction's stopping reference (0: its own rhs) */
-  vec3 *y, *e1, *fric; /* fric: the kinetic friction of sliding contacts (a velocity change) */
+  vec3 *y, *e1, *fric; /* fric: the kinetic friction of sliding contacts (a velocity change; a sliding
+                        * pair's: the impulse on its vertex) */
   const void *cbody_r[CLOTH_CONTACT_BODIES]; /* which body each is (compared only) */
   int ncbody, coupling_passes;
   int last_iterations;

@@ -196,6 +196,7 @@ int cloth_create(loom_world *w, int slot, const void *vdef) {
   b->params.relative_damping = 0;
   b->params.area_exponent = 0.5;
   b->params.strain_limit = 0;
+  b->params.self_friction = 0;
   b->params.newton_iterations = 4;
   b->params.newton_tolerance = 0.1;
   b->derived.wa_exponent = 0.5;
@@ -251,6 +252,8 @@ static const param_spec cloth_param_table[] = {
   CLOTH_PARAM("drag", "1/s", 0, 1000, PARAM_LIVE, params.drag, "air drag per unit mass against the world's wind"),
   CLOTH_PARAM("thickness", "m", 0, 1, PARAM_LIVE, p.thickness, "other bodies keep at least this far"),
   CLOTH_PARAM("friction", "", 0, 10, PARAM_LIVE, p.friction, "Coulomb coefficient against other bodies"),
+  CLOTH_PARAM("self_friction", "", 0, 10, PARAM_LIVE, params.self_friction,
+              "implicit: Coulomb coefficient between the cloth's own layers, static and kinetic (0: they slide freely)"),
   CLOTH_PARAM("self_collision", "", 0, 1, PARAM_LIVE | PARAM_INTEGER, p.self_collision,
               "1: the cloth's own triangles and edges never pass through each other (the collision pipeline)"),
   CLOTH_PARAM("substeps", "", 0, WORLD_MAX_SUBSTEPS, PARAM_LIVE | PARAM_INTEGER, params.substeps_user,
@@ -375,8 +378,9 @@ static void cloth_param_changed(loom_world *w, body_slot *s, const param_spec *p
     bw_set_area_exponent(b);
     estimate_spectrum(b);
   }
-  /* friction, thickness and iterations do not change the stability estimate */
-  if (!p || (strcmp(p->name, "friction") && strcmp(p->name, "thickness") && strcmp(p->name, "iterations")))
+  /* friction, self_friction, thickness and iterations do not change the stability estimate */
+  if (!p || (strcmp(p->name, "friction") && strcmp(p->name, "self_friction") && strcmp(p->name, "thickness") &&
+             strcmp(p->name, "iterations")))
     cloth_update_substeps(b, w->dt);
 }
 

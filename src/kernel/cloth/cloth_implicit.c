@@ -190,9 +190,13 @@ int cloth_solver_build(cloth_body *b) {
   s->con_lam = core_calloc(nv, sizeof(double));
   s->pair_k = core_calloc(nv, sizeof(double));
   s->pair_g = core_calloc(nv, sizeof(double));
+  s->pair_kt = core_calloc(nv, sizeof(double));
+  s->pair_gt = core_calloc(nv, sizeof(vec3));
+  s->pair_lt = core_calloc(nv, sizeof(vec3));
   s->con0 = core_calloc(nv, sizeof(uint8_t));
   s->react = core_calloc(nv, sizeof(vec3));
   if (!s->con_tri || !s->con_w || !s->con_lam || !s->pair_k || !s->pair_g || !s->con0 || !s->react) goto done;
+  if (!s->pair_kt || !s->pair_gt || !s->pair_lt) goto done;
   if (!s->y || !s->e1 || !s->nx || !s->nv || !s->ndv || !s->fric || !s->mgfix || !s->mgn || !s->con_b2 ||
       !s->con_load || !s->kfric || !s->con_feat)
     goto done;
@@ -324,6 +328,9 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->con_lam);
   core_free(s->pair_k);
   core_free(s->pair_g);
+  core_free(s->pair_kt);
+  core_free(s->pair_gt);
+  core_free(s->pair_lt);
   core_free(s->con0);
   core_free(s->react);
   core_free(s->kfric);
@@ -784,12 +791,19 @@ static void spmv_half(void *ctx, int lo, int hi, int part) {
  * along the normal (from the diagonal blocks), and the contact passes raise the multiplier to the
  * impulse the pair needs (an augmented Lagrangian), or release the pair when it pulls. The
  * diagonal blocks of k J^T J are added to the stored matrix (so the preconditioners see them);
- * the blocks between the vertex and its triangle's vertices are applied matrix-free. */
+ * the blocks between the vertex and its triangle's vertices are applied matrix-free. With the
+ * cloth's friction a touching pair starts sticking (con 6): its relative tangential velocity is
+ * held the same way (penalty pair_kt, target pair_gt, multiplier pair_lt), so the penalty on the
+ * pair's relative velocity is kn n n^T + kt (I - n n^T); outside Coulomb's cone it slides (con 5)
+ * with kinetic friction (kfric, on the right-hand side; contact_passes). */
 #ifndef PAIR_STIFF
 #define PAIR_STIFF 3.0
 #endif
 
-/* J p for pair i */
+/* A pair (con 5 sliding, 6 sticking) */
+static inline int is_pair(int c) { return c == 5 || c == 6; }
+
+/* J p for pair i (its normal part) */
 static inline double pair_rel(const cloth_solver *s, int i, const vec3 *p) {
   const vec3 nn = s->con_n[i];
   double r = v3_dot(nn, p[i]);
@@ -797,7 +811,23 @@ static inline double pair_rel(const cloth_solver *s, int i, const vec3 *p) {
   return r;
 }
 
-/* out += J^T mu for pair i */
+/* the tangential part of the pair's relative vector p_i - sum_q w_q p_tq */
+static inline vec3 pair_rel_t(const cloth_solver *s, int i, const vec3 *p) {
+  vec3 r = p[i];
+  for (int q = 0; q < 3; q++) r = v3_madd(r, p[s->con_tri[3 * i + q]], -s->con_w[3 * i + q]);
+  return v3_madd(r, s->con_n[i], -v3_dot(r, s->con_n[i]));
+}
+
+/* out += J^T a for pair i: a on the vertex, its opposite on the triangle by the weights */
+static inline void pair_apply_v(const cloth_solver *s, int i, vec3 a, vec3 *out) {
+  out[i] = v3_add(out[i], a);
+  for (int q = 0; q < 3; q++) {
+    const int t = s->con_tri[3 * i + q];
+    out[t] = v3_madd(out[t], a, -s->con_w[3 * i + q]);
+  }
+}
+
+/* out += J^T mu for pair i (along its normal) */
 static inline void pair_apply(const cloth_solver *s, int i, double mu, vec3 *out) {
   const vec3 nn = s->con_n[i];
   out[i] = v3_madd(out[i], nn, mu);
@@ -812,25 +842,55 @@ static inline double pair_impulse(const cloth_solver *s, int i, const vec3 *dv) 
   return s->pair_k[i] * (s->pair_g[i] - pair_rel(s, i, dv)) + s->con_lam[i];
 }
 
-/* the diagonal blocks of pair i's k J^T J, times sign, into the stored matrix */
-static void pair_diag(cloth_solver *s, int i, double sign) {
+/* the tangential impulse a sticking pair's vertex takes at dv */
+static inline vec3 pair_impulse_t(const cloth_solver *s, int i, const vec3 *dv) {
+  return v3_add(v3_scale(v3_sub(s->pair_gt[i], pair_rel_t(s, i, dv)), s->pair_kt[i]), s->pair_lt[i]);
+}
+
+/* D += c (kn n n^T + kt (I - n n^T)) */
+static inline void add_pair_block(mat3 *D, vec3 nn, double kn, double kt, double c) {
+  add_outer(D, nn, nn, c * (kn - kt));
+  if (kt != 0)
+    for (int a = 0; a < 3; a++) D->m[a][a] += c * kt;
+}
+
+/* the diagonal blocks of k J^T J (normal kn, tangential kt) into the stored matrix */
+static void pair_diag_part(cloth_solver *s, int i, double kn, double kt) {
   const vec3 nn = s->con_n[i];
-  const double k = sign * s->pair_k[i];
-  add_outer(cloth_solver_diag(s, i), nn, nn, k);
+  add_pair_block(cloth_solver_diag(s, i), nn, kn, kt, 1);
   for (int q = 0; q < 3; q++) {
     const double w = s->con_w[3 * i + q];
-    add_outer(cloth_solver_diag(s, s->con_tri[3 * i + q]), nn, nn, k * (w * w));
+    add_pair_block(cloth_solver_diag(s, s->con_tri[3 * i + q]), nn, kn, kt, w * w);
   }
+}
+
+/* the diagonal blocks of pair i's penalty as it stands, times sign */
+static void pair_diag(cloth_solver *s, int i, double sign) {
+  pair_diag_part(s, i, sign * s->pair_k[i], s->con[i] == 6 ? sign * s->pair_kt[i] : 0);
 }
 
 /* out += the off-diagonal blocks of the pairs' k J^T J times p (serial: pairs share vertices) */
 static void pair_product(const cloth_solver *s, int n, const vec3 *p, vec3 *out) {
   if (!s->npair) return;
   for (int i = 0; i < n; i++) {
-    if (s->con[i] != 5) continue;
+    if (!is_pair(s->con[i])) continue;
     const vec3 nn = s->con_n[i];
     const double k = s->pair_k[i], *w = &s->con_w[3 * i];
     const int32_t *t = &s->con_tri[3 * i];
+    if (s->con[i] == 6) {
+      /* with the coefficients c = (1, -w0, -w1, -w2) of the vertex and its triangle's, row a of
+       * k J^T K J p less its diagonal block's term is c_a (K J p - c_a K p_a) */
+      const double kt = s->pair_kt[i], c[4] = {1, -w[0], -w[1], -w[2]};
+      const int vi[4] = {i, t[0], t[1], t[2]};
+      vec3 kp[4], S = v3(0, 0, 0);
+      for (int a = 0; a < 4; a++) {
+        const vec3 pa = p[vi[a]];
+        kp[a] = v3_madd(v3_scale(pa, kt), nn, (k - kt) * v3_dot(nn, pa));
+        S = v3_madd(S, kp[a], c[a]);
+      }
+      for (int a = 0; a < 4; a++) out[vi[a]] = v3_madd(out[vi[a]], v3_madd(S, kp[a], -c[a]), c[a]);
+      continue;
+    }
     const double pi = v3_dot(nn, p[i]);
     const double p0 = v3_dot(nn, p[t[0]]), p1 = v3_dot(nn, p[t[1]]), p2 = v3_dot(nn, p[t[2]]);
     out[i] = v3_madd(out[i], nn, -k * (w[0] * p0 + w[1] * p1 + w[2] * p2));
@@ -841,31 +901,50 @@ static void pair_product(const cloth_solver *s, int n, const vec3 *p, vec3 *out)
 }
 
 /* The pairs' penalties from the assembled diagonal (first solve of a substep: k and the diagonal;
- * again after a Newton iteration's assembly: the diagonal with the same k) */
-static void pair_setup(cloth_solver *s, int n, int first) {
+ * again after a Newton iteration's assembly: the diagonal with the same k). The tangential
+ * penalty of a pair with friction is PAIR_STIFF times its effective mass from the masses alone:
+ * across the normal the diagonal is the membrane's stiffness (h^2 k, thousands of times the
+ * mass), and a penalty that stiff turns the CG's tolerance into tangential impulses several times
+ * the friction cone (a patch at rest on its own cloth never stuck). */
+static void pair_setup(const cloth_body *b, cloth_solver *s, int n, int first) {
   if (!s->npair) return;
   for (int i = 0; i < n && first; i++) {
-    if (s->con[i] != 5) continue;
+    if (!is_pair(s->con[i])) continue;
     const vec3 nn = s->con_n[i];
-    double inv = 1.0 / v3_dot(nn, m3_mulv(cloth_solver_diag(s, i), nn));
+    double inv = 1.0 / v3_dot(nn, m3_mulv(cloth_solver_diag(s, i), nn)), invt = b->p.inv_m[i];
     for (int q = 0; q < 3; q++) {
       const int t = s->con_tri[3 * i + q];
       if (s->fixed[t]) continue;
       const double w = s->con_w[3 * i + q];
       inv += w * w / v3_dot(nn, m3_mulv(cloth_solver_diag(s, t), nn));
+      invt += w * w * b->p.inv_m[t];
     }
     s->pair_k[i] = isfinite(inv) && inv > 0 ? PAIR_STIFF / inv : 0;
+    s->pair_kt[i] = s->con_mu[i] > 0 && isfinite(invt) && invt > 0 ? PAIR_STIFF / invt : 0;
+    if (s->con[i] == 6 && s->pair_kt[i] == 0) s->con[i] = 5;
   }
   for (int i = 0; i < n; i++)
-    if (s->con[i] == 5) pair_diag(s, i, 1);
+    if (is_pair(s->con[i])) pair_diag(s, i, 1);
 }
 
-/* rhs += J^T (k (g - J base) + lam) for every pair (base NULL: zero) */
+/* the whole impulse pair i gives its vertex at dv (base NULL: zero): normal, tangential while it
+ * sticks, kinetic friction while it slides */
+static vec3 pair_impulse_v(const cloth_solver *s, int i, const vec3 *base) {
+  const double pn = base ? pair_impulse(s, i, base) : s->pair_k[i] * s->pair_g[i] + s->con_lam[i];
+  vec3 a = v3_add(v3_scale(s->con_n[i], pn), s->kfric[i]);
+  if (s->con[i] == 6)
+    a = v3_add(a, base ? pair_impulse_t(s, i, base) : v3_madd(s->pair_lt[i], s->pair_gt[i], s->pair_kt[i]));
+  return a;
+}
+
+/* rhs += J^T (k (g - J base) + lam), and the kinetic friction, for every pair */
 static void pair_rhs(cloth_solver *s, int n, const vec3 *base) {
   if (!s->npair) return;
   for (int i = 0; i < n; i++) {
-    if (s->con[i] != 5) continue;
-    pair_apply(s, i, base ? pair_impulse(s, i, base) : s->pair_k[i] * s->pair_g[i] + s->con_lam[i], s->rhs);
+    if (!is_pair(s->con[i])) continue;
+    if (s->con[i] == 5 && s->kfric[i].x == 0 && s->kfric[i].y == 0 && s->kfric[i].z == 0)
+      pair_apply(s, i, base ? pair_impulse(s, i, base) : s->pair_k[i] * s->pair_g[i] + s->con_lam[i], s->rhs);
+    else pair_apply_v(s, i, pair_impulse_v(s, i, base), s->rhs);
   }
 }
 
@@ -882,7 +961,7 @@ static void spmv(const cloth_solver *s, int n, const vec3 *p, vec3 *out) {
  * first half first: the same bits with one thread or two. */
 static inline vec3 filter_one(const cloth_solver *s, int i, vec3 a) {
   if (s->fixed[i]) return v3(0, 0, 0);
-  if (!s->ncon || !s->con[i] || s->con[i] == 5) return a;
+  if (!s->ncon || !s->con[i] || is_pair(s->con[i])) return a;
   if (s->con[i] == 2 || s->con[i] == 3) return v3(0, 0, 0);
   return v3_madd(a, s->con_n[i], -v3_dot(a, s->con_n[i]));
 }
@@ -1327,20 +1406,71 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
     int again = 0;
     for (int i = 0; i < n; i++) {
       if (!s->con[i]) continue;
-      if (s->con[i] == 5) {
+      if (is_pair(s->con[i])) {
         /* a pair: the impulse it needs now; released when it pulls, else the multiplier takes
-         * it while it changes by more than REACT_TOL */
+         * it while it changes by more than REACT_TOL. With friction, a sticking pair whose
+         * tangential impulse leaves mu times the normal one's cone slides, with Coulomb's
+         * kinetic friction against its relative sliding in the system, and sticks again (in the
+         * first half of the passes) when that friction would drive the sliding instead of
+         * opposing it; what it still overshoots after the last pass is taken back after the
+         * solve (pair_friction) */
         const double mu = pair_impulse(s, i, s->dv);
         if (mu < 0) {
-          pair_apply(s, i, -(s->pair_k[i] * s->pair_g[i] + s->con_lam[i]), s->rhs);
+          if (s->con[i] == 5 && s->kfric[i].x == 0 && s->kfric[i].y == 0 && s->kfric[i].z == 0)
+            pair_apply(s, i, -(s->pair_k[i] * s->pair_g[i] + s->con_lam[i]), s->rhs);
+          else pair_apply_v(s, i, v3_neg(pair_impulse_v(s, i, NULL)), s->rhs);
           pair_diag(s, i, -1);
           s->con[i] = 0;
           s->ncon--;
           s->npair--;
           s->released++;
           s->con_lam[i] = 0;
+          s->pair_lt[i] = s->kfric[i] = v3(0, 0, 0);
           again = 1;
-        } else if (fabs(mu - s->con_lam[i]) > REACT_TOL * d_max(mu, s->con_lam[i]) && fabs(mu - s->con_lam[i]) > 1e-12) {
+          continue;
+        }
+        const double cap = s->con_mu[i] * mu;
+        if (s->con[i] == 6) {
+          const vec3 pt = pair_impulse_t(s, i, s->dv);
+          const double lt = v3_len(pt);
+          if (lt > cap) { /* outside the cone: slides */
+            pair_apply_v(s, i, v3_neg(v3_madd(s->pair_lt[i], s->pair_gt[i], s->pair_kt[i])), s->rhs);
+            pair_diag_part(s, i, 0, -s->pair_kt[i]);
+            s->con[i] = 5;
+            s->pair_lt[i] = v3(0, 0, 0);
+            s->kfric[i] = v3_scale(pt, cap / lt);
+            pair_apply_v(s, i, s->kfric[i], s->rhs);
+            again = 1;
+          } else if (v3_dist(pt, s->pair_lt[i]) > REACT_TOL * d_max(lt, v3_len(s->pair_lt[i])) &&
+                     v3_dist(pt, s->pair_lt[i]) > 1e-12) {
+            pair_apply_v(s, i, v3_sub(pt, s->pair_lt[i]), s->rhs);
+            s->pair_lt[i] = pt;
+            again = 1;
+          }
+        } else if (s->pair_kt[i] > 0) {
+          /* sliding (also one that started so, not yet touching, once it pushes): the friction
+           * that would stop the relative sliding now, projected onto the cone (sticks again, in
+           * the first half of the passes, when it lies inside) */
+          const vec3 vr = v3_add(pair_rel_t(s, i, v), pair_rel_t(s, i, s->dv));
+          const vec3 fs = v3_madd(s->kfric[i], vr, -s->pair_kt[i] / PAIR_STIFF);
+          const double ls = v3_len(fs);
+          if (ls <= cap && pass < CONTACT_PASSES / 2) {
+            pair_apply_v(s, i, v3_neg(s->kfric[i]), s->rhs);
+            s->kfric[i] = v3(0, 0, 0);
+            s->con[i] = 6;
+            pair_diag_part(s, i, 0, s->pair_kt[i]);
+            pair_apply_v(s, i, v3_scale(s->pair_gt[i], s->pair_kt[i]), s->rhs);
+            again = 1;
+          } else {
+            const vec3 f = ls > cap ? v3_scale(fs, cap / ls) : fs;
+            if (v3_dist(f, s->kfric[i]) > 1e-3 * cap) {
+              pair_apply_v(s, i, v3_sub(f, s->kfric[i]), s->rhs);
+              s->kfric[i] = f;
+              again = 1;
+            }
+          }
+        }
+        if (fabs(mu - s->con_lam[i]) > REACT_TOL * d_max(mu, s->con_lam[i]) && fabs(mu - s->con_lam[i]) > 1e-12) {
           pair_apply(s, i, mu - s->con_lam[i], s->rhs);
           s->con_lam[i] = mu;
           again = 1;
@@ -1401,9 +1531,24 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
   for (int i = 0; i < n; i++) {
     if (!s->con[i]) continue;
     const vec3 nn = s->con_n[i];
-    if (s->con[i] == 5) { /* the impulse the pair's vertex took (its triangle the opposite) */
-      s->con_j[i] = v3_scale(nn, pair_impulse(s, i, s->dv));
+    if (is_pair(s->con[i])) { /* the impulse the pair's vertex took (its triangle the opposite) */
+      const double pn = pair_impulse(s, i, s->dv);
+      vec3 jt = s->con[i] == 6 ? pair_impulse_t(s, i, s->dv) : s->kfric[i];
       s->fric[i] = v3(0, 0, 0);
+      if (s->con[i] == 5 && (s->kfric[i].x != 0 || s->kfric[i].y != 0 || s->kfric[i].z != 0)) {
+        /* the kinetic friction overshot (the pair now slides the other way): as much of it back
+         * as stops the relative sliding, for pair_friction (the pair's effective mass is pair_kt /
+         * PAIR_STIFF) */
+        const vec3 vr = v3_add(pair_rel_t(s, i, v), pair_rel_t(s, i, s->dv));
+        if (v3_dot(vr, s->kfric[i]) > 0) {
+          vec3 back = v3_scale(vr, -s->pair_kt[i] / PAIR_STIFF);
+          const double lb = v3_len(back), lk = v3_len(s->kfric[i]);
+          if (lb > lk) back = v3_scale(back, lk / lb);
+          s->fric[i] = back;
+          jt = v3_add(jt, back);
+        }
+      }
+      s->con_j[i] = v3_madd(jt, nn, pn);
       continue;
     }
     const vec3 e = constrained_part(s, i, v3_sub(s->q[i], s->rhs[i]));
@@ -1562,7 +1707,7 @@ static int newton_again(cloth_body *b, const cloth_implicit_ctx *c, int multigri
   }
   forces_at(b, c, x1, v1, s->f0);
   assemble(b, x1, v1, h, b->params.drag, c->grab_k, c->grab_c, c->grab_vertex);
-  if (s->ncon) pair_setup(s, n, 0);
+  if (s->ncon) pair_setup(b, s, n, 0);
   for (int i = 0; i < n; i++) {
     vec3 r = v3_sub(v3_scale(s->f0[i], h), v3_scale(s->dv[i], b->p.m[i]));
     const double *d = &b->p.damp[6 * i];
@@ -1660,6 +1805,26 @@ static void balance_momentum(cloth_body *b, const cloth_implicit_ctx *c, vec3 im
   for (int i = 0; i < n; i++) s->dv[i] = v3_add(s->dv[i], d);
 }
 
+/* What the kinetic friction of the sliding pairs overshot, taken back after the positions (as the
+ * friction of sliding contacts at obstacles acts; contact_passes left the impulse on the vertex
+ * in fric): the vertex takes it, its triangle's vertices the opposite by the weights (sign -1
+ * undoes it) */
+static void pair_friction(cloth_body *b, double sign) {
+  cloth_solver *s = &b->solver;
+  if (!s->npair) return;
+  const double *im = b->p.inv_m;
+  vec3 *v = b->p.v;
+  for (int i = 0; i < b->p.n; i++) {
+    if (s->con[i] != 5 || (s->fric[i].x == 0 && s->fric[i].y == 0 && s->fric[i].z == 0)) continue;
+    const vec3 J = v3_scale(s->fric[i], sign);
+    v[i] = v3_madd(v[i], J, im[i]);
+    for (int q = 0; q < 3; q++) {
+      const int t = s->con_tri[3 * i + q];
+      v[t] = v3_madd(v[t], J, -s->con_w[3 * i + q] * im[t]);
+    }
+  }
+}
+
 void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   cloth_solver *s = &b->solver;
   /* two halves side by side only when they are worth a hand-over (a few tens of microseconds of
@@ -1685,11 +1850,14 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
         s->ncon--;
       } else if (s->con[i] == 1 && own_contact(s, b, i)) {
         /* on its own cloth's triangle: a pair in the solve, whose relative normal velocity at
-         * the end may close the gap beyond the thickness and no more */
-        s->con[i] = 5;
+         * the end may close the gap beyond the thickness and no more; touching, with friction,
+         * it starts sticking: no relative tangential velocity at the end */
+        s->con[i] = s->con_mu[i] > 0 && !s->con_feat[i] ? 6 : 5;
         s->npair++;
         s->pair_g[i] = -s->con_gap[i] - pair_rel(s, i, v);
+        s->pair_gt[i] = v3_neg(pair_rel_t(s, i, v));
         s->con_lam[i] = 0;
+        s->pair_lt[i] = v3(0, 0, 0);
       } else if (s->con[i] == 3 && s->con_mu[i] > 0) {
         s->z[i] = v3_sub(s->con_v[i], v[i]); /* pressed: normal to the lower body, tangent with the upper */
       } else if (s->con[i] == 3) {
@@ -1718,7 +1886,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
     impulse = v3_add(impulse, s->rhs[i]);
   }
   if (s->ncon) {
-    pair_setup(s, n, 1);
+    pair_setup(b, s, n, 1);
     pair_rhs(s, n, NULL);
   }
   double res = 0;
@@ -1745,7 +1913,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   vec3 *guess = NULL;
   if (b->p.history_ok) {
     guess = s->dv;
-    for (int i = 0; i < n; i++) guess[i] = s->ncon && s->con[i] && s->con[i] != 5 ? s->z[i] : v3_scale(b->state.a_prev[i], h);
+    for (int i = 0; i < n; i++) guess[i] = s->ncon && s->con[i] && !is_pair(s->con[i]) ? s->z[i] : v3_scale(b->state.a_prev[i], h);
   }
   int it = modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 0, guess, &res);
   s->released = 0;
@@ -1763,9 +1931,11 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   b->p.history_ok = 1;
   /* friction of sliding contacts changes the velocity only, after the positions: the
    * configuration stays the one the solve found, so friction can only take energy away */
-  if (s->ncon)
+  if (s->ncon) {
     for (int i = 0; i < n; i++)
       if (s->con[i] == 1) v[i] = v3_add(v[i], s->fric[i]);
+    pair_friction(b, 1);
+  }
 }
 
 /* A second solve of the substep's system for the impulses J that another cloth's contacts gave
@@ -1787,6 +1957,7 @@ int cloth_implicit_again(cloth_body *b, const vec3 *J, double h) {
   vec3 *v = b->p.v, *x = b->p.x;
   const vec3 *xs = b->p.x_sub;
   const int had = s->ncon0 > 0; /* the substep's solve started with contacts (con and react are its) */
+  if (had) pair_friction(b, -1);
   for (int i = 0; i < n; i++) {
     if (s->fixed[i]) continue;
     if (had && s->con[i] == 1) v[i] = v3_sub(v[i], s->fric[i]);
@@ -1827,5 +1998,6 @@ int cloth_implicit_again(cloth_body *b, const vec3 *J, double h) {
     b->state.a_prev[i] = v3_scale(s->dv[i], 1.0 / h);
     if (s->ncon && s->con[i] == 1) v[i] = v3_add(v[i], s->fric[i]);
   }
+  if (s->ncon) pair_friction(b, 1);
   return 1;
 }

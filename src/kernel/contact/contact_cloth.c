@@ -305,16 +305,16 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
     /* another cloth's triangle: touching (within a thousandth of the thickness: that cloth moves
      * in its own solve, and resting gaps wander by a few tenths of a micrometre) with friction,
      * the vertex starts sticking (cloth_implicit_substep), and along the surface it then moves
-     * with the triangle's point. Its own cloth's triangle: frictionless (with the same friction
-     * a crumpled pile kept its folds strained, and the flag in the wind 12 % at an edge) */
+     * with the triangle's point. Its own cloth's triangle: a pair in the solve with the cloth's
+     * self_friction, sticking when it touches (cloth_implicit.c, "a cloth's own contacts as pairs") */
     const int other = t[0] != slot;
     sv->ncon++;
     sv->con[i] = 1;
-    sv->con_feat[i] = !other; /* (never starts sticking) */
+    sv->con_feat[i] = !other && gap > 1e-3 * thick; /* (never starts sticking: not touching) */
     sv->con_b[i] = k;
     sv->con_n[i] = nn;
     sv->con_gap[i] = gap > (other ? 1e-3 * thick : 0) ? gap / h : 0;
-    sv->con_mu[i] = other ? sqrt(p->friction * o->friction) : 0;
+    sv->con_mu[i] = other ? sqrt(p->friction * o->friction) : b->params.self_friction;
     /* along the normal it may follow a receding triangle, and is not carried along by one that
      * comes closer (the pipeline's impulses push it then): carried, each layer of a pile took on
      * the parting speed of the one under it, and the pile never came to rest */
