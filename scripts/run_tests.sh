@@ -29,12 +29,15 @@ done
 # one job: its output into $dir/N.log, its exit status into $dir/N.status
 cat >"$dir/job.sh" <<'EOF'
 build=$1 dir=$2 n=$3 job=$4
+start=$(date +%s)
 if [ "$job" = C ]; then
   "$build/test_kernel" --data tests/data >"$dir/$n.log" 2>&1
 else
   "$build/loom" test "$job" >"$dir/$n.log" 2>&1
 fi
-echo $? >"$dir/$n.status"
+st=$?
+echo $(($(date +%s) - start)) >"$dir/$n.time"
+echo $st >"$dir/$n.status"
 EOF
 awk '{print NR " " $0}' "$list" | xargs -P "$jobs" -n 2 sh "$dir/job.sh" "$build" "$dir"
 
@@ -43,7 +46,8 @@ tp=0 tf=0
 n=0
 while read -r job; do
   n=$((n + 1))
-  if [ "$job" = C ]; then echo "== C unit tests ($build/test_kernel)"; else echo "== $job"; fi
+  secs=$(cat "$dir/$n.time" 2>/dev/null || echo "?")
+  if [ "$job" = C ]; then echo "== C unit tests ($build/test_kernel, $secs s)"; else echo "== $job ($secs s)"; fi
   log="$dir/$n.log"
   [ -f "$log" ] && cat "$log"
   p=$( [ -f "$log" ] && count "$log" 1 ) f=$( [ -f "$log" ] && count "$log" 2 )
