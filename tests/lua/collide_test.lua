@@ -289,11 +289,16 @@ describe("cloth on cloth", function()
   it("a patch on a cloth on a 10 degree slope stays put with friction, and slides without", function()
     -- the pair's constraint in the patch's solve starts sticking, as at an obstacle, and the
     -- lower cloth takes the opposite impulse in its own solve (before: frictionless, the patch
-    -- slid 14 cm in these 2 s, 21 cm in its first second at 5 degrees; at 20 degrees it still
-    -- creeps 1.7 cm, docs/architecture.md)
+    -- slid 14 cm in these 2 s, 21 cm in its first second at 5 degrees)
     local lower, patch = on_slope(10, 0.8)
     assert.less(math.abs(lower), 1e-3)
     assert.less(math.abs(patch), 1e-3)
+    -- at 20 degrees, far inside the cone (tan 20 = 0.36 < 0.89), it does not stay put: it slips
+    -- 15 mm between 0.7 and 1.1 s, then creeps with the lower cloth (measured: 17.2 and 3.0 mm in
+    -- these 2 s; a remaining defect, docs/architecture.md), bounded here so it cannot grow
+    lower, patch = on_slope(20, 0.8)
+    assert.less(math.abs(lower), 5e-3)
+    assert.less(math.abs(patch), 0.025)
     -- friction 0.1 with the lower cloth's 1 is 0.32 < tan 20 degrees: it slides (and the floor,
     -- with 1, holds the lower cloth)
     lower, patch = on_slope(20, 0.1)
@@ -995,6 +1000,28 @@ describe("velocities at rest on a box, and after an impact", function()
     assert.less(fastest, 0.01)
     assert.less(ke, 1e-6)
     assert.equal(0, W:interpenetrations())
+  end)
+
+  it("an implicit cloth draped over a box is not held stretched over its edges and corners", function()
+    -- a soft 32² sheet (1 000 N/m) dropped 10 cm onto a 0.6 m box: the solve holds the vertices of
+    -- the edges that span the box's edges along the feature's normal. When only the feature pass
+    -- after the solve pushed those edges back out, every step, the drape held 30-36 % at its worst
+    -- edge, at the box's corners, from 0.5 s on (measured: 31.5 % at 1 s); now 2.3 % at 1 s (a
+    -- compressed edge at a corner) and at most 3.6 % while it lands.
+    local W = loom.world { dt = 1 / 60 }
+    W:rigid { name = "box", shape = loom.shape.box(0.3, 0.3, 0.3), position = {0, 0, 0.3}, static = true }
+    W:rigid { name = "floor", shape = loom.shape.box(2, 2, 0.05), position = {0, 0, -0.05}, static = true }
+    local c = W:cloth { name = "c", model = "baraff_witkin", stretch = 1000, shear = 100, bend = 1e-4, mass = 0.2,
+                        thickness = 0.004, friction = 0.4,
+                        mesh = loom.mesh.grid { size = {1, 1}, cells = {31, 31}, center = {0, 0, 0.7} } }
+    local stretched = 0
+    for s = 1, 60 do
+      W:step()
+      assert.equal(0, W:interpenetrations())
+      if s >= 30 then stretched = math.max(stretched, worst_strain(c)) end
+    end
+    assert.less(stretched, 0.06)
+    assert.less(worst_strain(c), 0.04)
   end)
 
   it("a CCD impulse leaves the pair without approach at the step's end (inelastic)", function()
