@@ -242,6 +242,9 @@ typedef struct cloth_solver {
   uint8_t *con_feat; /* the contact comes from a sharp feature near the vertex's element (contact_cloth.c):
                       * it slides, with Coulomb's kinetic friction, and never starts sticking */
   vec3 *kfric; /* the kinetic friction impulse on a pressed, sliding vertex (in rhs) */
+  uint8_t *fric_pre; /* a sliding vertex on another cloth's triangle whose friction (fric) stops it: applied
+                      * before the positions (static friction), not after them */
+  double fric_pre_v;  /* ... when the slip it stops is at most this (m/s): |g| h */
   /* a vertex resting on a cloth's triangle (contact_cloth.c, particle_constraints): the
    * triangle's vertices and the weights of the vertex's point on it. On its own cloth's triangle
    * the contact is a pair in the solve (con 5; cloth_implicit.c, "a cloth's own contacts as
