@@ -1814,6 +1814,12 @@ static void balance_momentum(cloth_body *b, const cloth_implicit_ctx *c, vec3 im
   for (int i = 0; i < n; i++) s->dv[i] = v3_add(s->dv[i], d);
 }
 
+/* Whether vertex i's friction after the solve (fric) goes before the positions (fric_pre, set by
+ * contact_passes) or after them. */
+static inline int friction_first(const cloth_solver *s, int i) {
+  return s->ncon && s->con[i] == 1 && s->fric_pre[i];
+}
+
 /* What the kinetic friction of the sliding pairs overshot, taken back after the positions (as the
  * friction of sliding contacts at obstacles acts; contact_passes left the impulse on the vertex
  * in fric): the vertex takes it, its triangle's vertices the opposite by the weights (sign -1
@@ -1935,7 +1941,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   s->last_residual = res;
   for (int i = 0; i < n; i++) {
     v[i] = v3_add(v[i], s->dv[i]);
-    if (s->ncon && s->con[i] == 1 && s->fric_pre[i]) v[i] = v3_add(v[i], s->fric[i]);
+    if (friction_first(s, i)) v[i] = v3_add(v[i], s->fric[i]);
     x[i] = v3_madd(x[i], v[i], h);
     b->state.a_prev[i] = v3_scale(s->dv[i], 1.0 / h);
   }
@@ -1945,7 +1951,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
    * the static friction against another cloth's triangle, fric_pre, which went before them) */
   if (s->ncon) {
     for (int i = 0; i < n; i++)
-      if (s->con[i] == 1 && !s->fric_pre[i]) v[i] = v3_add(v[i], s->fric[i]);
+      if (s->con[i] == 1 && !friction_first(s, i)) v[i] = v3_add(v[i], s->fric[i]);
     pair_friction(b, 1);
   }
 }
@@ -2006,7 +2012,7 @@ int cloth_implicit_again(cloth_body *b, const vec3 *J, double h) {
   for (int i = 0; i < n; i++) {
     if (s->fixed[i]) continue;
     v[i] = v3_add(v[i], s->dv[i]);
-    const int pre = s->ncon && s->con[i] == 1 && s->fric_pre[i];
+    const int pre = friction_first(s, i);
     if (pre) v[i] = v3_add(v[i], s->fric[i]);
     x[i] = v3_madd(xs[i], v[i], h);
     b->state.a_prev[i] = v3_scale(s->dv[i], 1.0 / h);
