@@ -189,13 +189,30 @@ typedef struct cloth_mg {
   int chol_ok;       /* the factorisation of this substep succeeded */
 } cloth_mg;
 
-/* The implicit integrator's linear system (cloth_implicit.c): block-sparse rows with 3x3 blocks,
- * pattern and element-to-block maps built once at creation, values and vectors refilled each
- * substep (no allocation in a step). */
 /* Bodies one cloth's contacts can move within its solve; contacts with more bodies treat the rest
  * as immovable during the solve (they still receive the impulses). */
 #define CLOTH_CONTACT_BODIES 32
 
+/* A held pair (cloth_implicit.c, "held pairs"): J dv = sum_a c_a dv_v[a], the relative velocity
+ * change of a vertex (v[0], c = 1) and the point of a triangle of its own cloth (c = -w, its
+ * weights); normal part n . J dv, tangential part (I - n n^T) J dv */
+typedef struct cloth_held_pair {
+  int32_t v[4];
+  double c[4];
+  vec3 n;           /* unit, from the triangle towards the vertex */
+  double gap;       /* the speed at which the pair may still close (m/s) */
+  double mu;        /* Coulomb's coefficient (the cloth's self_friction) */
+  double k, g, lam; /* normal: penalty, target of n . J dv (m/s), multiplier (N s) */
+  double kt;        /* tangential penalty while it sticks (0: sliding, or no friction) */
+  vec3 gt, lt;      /* tangential target of J dv (m/s) and multiplier (N s) */
+  vec3 kf;          /* kinetic friction while it slides (N s, on the vertex) */
+  uint8_t on;       /* in the system (released when it pulls) */
+  uint8_t touch;    /* touching when gathered: with friction it starts sticking */
+} cloth_held_pair;
+
+/* The implicit integrator's linear system (cloth_implicit.c): block-sparse rows with 3x3 blocks,
+ * pattern and element-to-block maps built once at creation, values and vectors refilled each
+ * substep (no allocation in a step). */
 typedef struct cloth_solver {
   int nb;                 /* blocks of the pattern */
   int32_t *row, *col;     /* row i's blocks are [row[i], row[i+1]), columns sorted */
@@ -256,6 +273,10 @@ typedef struct cloth_solver {
   double *pair_kt;
   vec3 *pair_gt, *pair_lt;
   int npair;
+  /* held pairs (cloth_implicit.c, "held pairs"): a vertex an obstacle holds, pressed by a triangle
+   * of its own cloth */
+  struct cloth_held_pair *held; /* held_cap = n: one per vertex at most */
+  int nheld, held_cap;
   uint8_t *con0; /* con as the substep's first solve started (when ncon0 > 0) */
   int ncon0;
   vec3 *react; /* per vertex: the opposite impulses its triangles took (for the Newton residual) */

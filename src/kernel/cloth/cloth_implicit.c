@@ -196,7 +196,9 @@ int cloth_solver_build(cloth_body *b) {
   s->pair_lt = core_calloc(nv, sizeof(vec3));
   s->con0 = core_calloc(nv, sizeof(uint8_t));
   s->react = core_calloc(nv, sizeof(vec3));
-  if (!s->con_tri || !s->con_w || !s->con_lam || !s->pair_k || !s->pair_g || !s->con0 || !s->react) goto done;
+  s->held = core_calloc(nv, sizeof(cloth_held_pair)); /* (at most one per vertex: its note's triangle) */
+  s->held_cap = b->p.n;
+  if (!s->con_tri || !s->con_w || !s->con_lam || !s->pair_k || !s->pair_g || !s->con0 || !s->react || !s->held) goto done;
   if (!s->pair_kt || !s->pair_gt || !s->pair_lt) goto done;
   if (!s->y || !s->e1 || !s->nx || !s->nv || !s->ndv || !s->fric || !s->mgfix || !s->mgn || !s->con_b2 ||
       !s->con_load || !s->kfric || !s->con_feat || !s->fric_pre)
@@ -335,6 +337,7 @@ void cloth_solver_free(cloth_solver *s) {
   core_free(s->pair_lt);
   core_free(s->con0);
   core_free(s->react);
+  core_free(s->held);
   core_free(s->kfric);
   cloth_mg_free(&s->mg);
   memset(s, 0, sizeof *s);
@@ -871,8 +874,81 @@ static void pair_diag(cloth_solver *s, int i, double sign) {
   pair_diag_part(s, i, sign * s->pair_k[i], s->con[i] == 6 ? sign * s->pair_kt[i] : 0);
 }
 
+/* ---- held pairs ------------------------------------------------------------------------------------
+ * A vertex an obstacle holds (its contact constraint, con 1-4) has no room for a pair with a
+ * triangle of its own cloth lying on it: the triangle pressing on it fell into it in the solve,
+ * the collision pipeline pushed the two apart after it, and a cloth lying in two layers over an
+ * obstacle never came to rest (docs/architecture.md, "Held pairs"). Such a pair is held in the
+ * system as a cloth's own pairs are: a penalty on J dv = dv_i - sum_q w_q dv_tq, k (n . J dv - g)^2
+ * / 2 along the normal n (from the triangle to the vertex) with a multiplier the contact passes
+ * raise, released when it pulls; with the cloth's self_friction a touching pair starts sticking
+ * (the same on the tangential part, kt and lt) and slides once it leaves Coulomb's cone, with
+ * kinetic friction along the tangential impulse it had. The obstacle's constraint filters the
+ * vertex's part along its normal, so the pair stops the triangle at the vertex, and the vertex's
+ * reaction goes into its constraint. */
+static inline vec3 held_rel_v(const cloth_held_pair *q, const vec3 *p) {
+  vec3 r = v3(0, 0, 0);
+  for (int a = 0; a < 4; a++) r = v3_madd(r, p[q->v[a]], q->c[a]);
+  return r;
+}
+
+static inline double held_rel(const cloth_held_pair *q, const vec3 *p) { return v3_dot(q->n, held_rel_v(q, p)); }
+
+static inline vec3 held_rel_t(const cloth_held_pair *q, const vec3 *p) {
+  const vec3 r = held_rel_v(q, p);
+  return v3_madd(r, q->n, -v3_dot(r, q->n));
+}
+
+/* out += J^T a for a held pair (a: the impulse on its vertex) */
+static inline void held_apply(const cloth_held_pair *q, vec3 a, vec3 *out) {
+  for (int k = 0; k < 4; k++) out[q->v[k]] = v3_madd(out[q->v[k]], a, q->c[k]);
+}
+
+/* the normal impulse a held pair gives its vertex at the velocity change dv */
+static inline double held_impulse(const cloth_held_pair *q, const vec3 *dv) {
+  return q->k * (q->g - held_rel(q, dv)) + q->lam;
+}
+
+/* the tangential impulse of a sticking held pair at dv */
+static inline vec3 held_impulse_t(const cloth_held_pair *q, const vec3 *dv) {
+  return v3_add(v3_scale(v3_sub(q->gt, held_rel_t(q, dv)), q->kt), q->lt);
+}
+
+/* the whole impulse on the vertex at dv (NULL: zero): normal, tangential while it sticks, the
+ * kinetic friction while it slides */
+static vec3 held_impulse_v(const cloth_held_pair *q, const vec3 *dv) {
+  const double pn = dv ? held_impulse(q, dv) : q->k * q->g + q->lam;
+  const vec3 pt = q->kt > 0 ? (dv ? held_impulse_t(q, dv) : v3_madd(q->lt, q->gt, q->kt)) : q->kf;
+  return v3_madd(pt, q->n, pn);
+}
+
+/* the diagonal blocks of a held pair's penalty (normal kn, tangential kt), times sign, into the
+ * stored matrix */
+static void held_diag(cloth_solver *s, const cloth_held_pair *q, double kn, double kt) {
+  for (int a = 0; a < 4; a++)
+    if (q->c[a] != 0) add_pair_block(cloth_solver_diag(s, q->v[a]), q->n, kn, kt, q->c[a] * q->c[a]);
+}
+
+/* out += the off-diagonal blocks of the held pairs' penalties times p: row a of J^T K J p less
+ * its diagonal block's term is c_a (K J p - c_a K p_a), K = kn n n^T + kt (I - n n^T) */
+static void held_product(const cloth_solver *s, const vec3 *p, vec3 *out) {
+  for (int k = 0; k < s->nheld; k++) {
+    const cloth_held_pair *q = &s->held[k];
+    if (!q->on) continue;
+    vec3 kp[4], S = v3(0, 0, 0);
+    for (int a = 0; a < 4; a++) {
+      const vec3 pa = p[q->v[a]];
+      kp[a] = v3_madd(v3_scale(pa, q->kt), q->n, (q->k - q->kt) * v3_dot(q->n, pa));
+      S = v3_madd(S, kp[a], q->c[a]);
+    }
+    for (int a = 0; a < 4; a++)
+      if (q->c[a] != 0) out[q->v[a]] = v3_madd(out[q->v[a]], v3_madd(S, kp[a], -q->c[a]), q->c[a]);
+  }
+}
+
 /* out += the off-diagonal blocks of the pairs' k J^T J times p (serial: pairs share vertices) */
 static void pair_product(const cloth_solver *s, int n, const vec3 *p, vec3 *out) {
+  if (s->nheld) held_product(s, p, out);
   if (!s->npair) return;
   for (int i = 0; i < n; i++) {
     if (!is_pair(s->con[i])) continue;
@@ -909,6 +985,24 @@ static void pair_product(const cloth_solver *s, int n, const vec3 *p, vec3 *out)
  * mass), and a penalty that stiff turns the CG's tolerance into tangential impulses several times
  * the friction cone (a patch at rest on its own cloth never stuck). */
 static void pair_setup(const cloth_body *b, cloth_solver *s, int n, int first) {
+  for (int k = 0; k < s->nheld; k++) {
+    cloth_held_pair *q = &s->held[k];
+    if (first) {
+      /* (PAIR_STIFF times the effective masses, as a cloth's own pairs: along the normal from the
+       * diagonal blocks, across it from the masses alone; a touching pair with friction starts
+       * sticking) */
+      double inv = 0, invt = 0;
+      for (int a = 0; a < 4; a++) {
+        if (q->c[a] == 0 || s->fixed[q->v[a]]) continue;
+        inv += q->c[a] * q->c[a] / v3_dot(q->n, m3_mulv(cloth_solver_diag(s, q->v[a]), q->n));
+        invt += q->c[a] * q->c[a] * b->p.inv_m[q->v[a]];
+      }
+      q->k = isfinite(inv) && inv > 0 ? PAIR_STIFF / inv : 0;
+      q->kt = q->mu > 0 && q->touch && isfinite(invt) && invt > 0 ? PAIR_STIFF / invt : 0;
+      if (q->k == 0) q->on = 0;
+    }
+    if (q->on) held_diag(s, q, q->k, q->kt);
+  }
   if (!s->npair) return;
   for (int i = 0; i < n && first; i++) {
     if (!is_pair(s->con[i])) continue;
@@ -941,6 +1035,10 @@ static vec3 pair_impulse_v(const cloth_solver *s, int i, const vec3 *base) {
 
 /* rhs += J^T (k (g - J base) + lam), and the kinetic friction, for every pair */
 static void pair_rhs(cloth_solver *s, int n, const vec3 *base) {
+  for (int k = 0; k < s->nheld; k++) {
+    const cloth_held_pair *q = &s->held[k];
+    if (q->on) held_apply(q, held_impulse_v(q, base), s->rhs);
+  }
   if (!s->npair) return;
   for (int i = 0; i < n; i++) {
     if (!is_pair(s->con[i])) continue;
@@ -954,7 +1052,7 @@ static void pair_rhs(cloth_solver *s, int n, const vec3 *base) {
 static void spmv(const cloth_solver *s, int n, const vec3 *p, vec3 *out) {
   spmv_ctx c = {s, p, out};
   core_par_rows(s->par, n, spmv_half, &c);
-  if (s->ncon) pair_product(s, n, p, out);
+  if (s->ncon || s->nheld) pair_product(s, n, p, out);
 }
 
 /* ---- the CG iteration's vector work, fused, in the two halves of the rows ---------------------
@@ -1028,9 +1126,8 @@ static inline uint8_t mg_fix_of(const cloth_solver *s, int i) {
 }
 
 static const uint8_t *mg_fixed(cloth_solver *s, int n) {
-  if (!s->ncon) return s->fixed;
   for (int i = 0; i < n; i++) s->mgfix[i] = mg_fix_of(s, i);
-  return s->mgfix;
+  return s->ncon ? s->mgfix : s->fixed;
 }
 
 /* The directions the multigrid hierarchy stiffens: sliding contacts' normals (zero elsewhere;
@@ -1040,13 +1137,13 @@ static inline vec3 mg_normal_of(const cloth_solver *s, int i) {
 }
 
 static const vec3 *mg_normals(cloth_solver *s, int n) {
-  if (!s->ncon) return NULL;
   for (int i = 0; i < n; i++) s->mgn[i] = mg_normal_of(s, i);
-  return s->mgn;
+  return s->ncon ? s->mgn : NULL;
 }
 
 /* A contact changed what the hierarchy decouples or stiffens since mg_fixed and mg_normals last
- * wrote it (only called after they did, with contacts). */
+ * wrote it (only called after they did; they write it with contacts or without, so that a solve
+ * again after a set-up without contacts compares with what that set-up saw). */
 static int mg_constraints_changed(const cloth_solver *s, int n) {
   for (int i = 0; i < n; i++) {
     const vec3 nn = mg_normal_of(s, i);
@@ -1307,7 +1404,7 @@ static int modified_pcg(cloth_solver *s, const cloth_body *b, int n, int multigr
      * zero), its vector work fused (cg_ctx): c is filtered already, so A c needs no expansion */
     cg_ctx g = {.s = s, .c = c, .e = e, .q = q, .r = r, .t = t, .y = y};
     while (delta > stop && it < max_iter) {
-      if (s->ncon && s->npair) {
+      if ((s->ncon && s->npair) || s->nheld) {
         spmv(s, n, c, q);
         core_par_rows(s->par, n, cg_filter_q_half, &g);
       } else {
@@ -1524,6 +1621,55 @@ static int contact_passes(cloth_solver *s, const cloth_body *b, int n, int multi
         }
       }
     }
+    for (int k = 0; k < s->nheld; k++) {
+      /* a held pair: released when it pulls, else its multiplier takes the impulse it needs while
+       * that changes by more than REACT_TOL; sticking, it slides once its tangential impulse
+       * leaves mu times the normal one's cone, with Coulomb's kinetic friction along it (as a
+       * cloth's own pairs, without their sticking again) */
+      cloth_held_pair *q = &s->held[k];
+      if (!q->on) continue;
+      const double mu = held_impulse(q, s->dv);
+      if (mu < 0) {
+        held_apply(q, v3_neg(held_impulse_v(q, NULL)), s->rhs);
+        held_diag(s, q, -q->k, -q->kt);
+        q->on = 0;
+        q->lam = q->kt = 0;
+        q->lt = q->kf = v3(0, 0, 0);
+        s->released++;
+        again = 1;
+        continue;
+      }
+      const double cap = q->mu * mu;
+      if (q->kt > 0) {
+        const vec3 pt = held_impulse_t(q, s->dv);
+        const double lt = v3_len(pt);
+        if (lt > cap) {
+          held_apply(q, v3_neg(v3_madd(q->lt, q->gt, q->kt)), s->rhs);
+          held_diag(s, q, 0, -q->kt);
+          q->kt = 0;
+          q->lt = v3(0, 0, 0);
+          q->kf = v3_scale(pt, cap / lt);
+          held_apply(q, q->kf, s->rhs);
+          again = 1;
+        } else if (v3_dist(pt, q->lt) > REACT_TOL * d_max(lt, v3_len(q->lt)) && v3_dist(pt, q->lt) > 1e-12) {
+          held_apply(q, v3_sub(pt, q->lt), s->rhs);
+          q->lt = pt;
+          again = 1;
+        }
+      } else if (v3_len2(q->kf) > 0) {
+        const vec3 f = v3_scale(q->kf, cap / v3_len(q->kf));
+        if (v3_dist(f, q->kf) > 1e-3 * cap) {
+          held_apply(q, v3_sub(f, q->kf), s->rhs);
+          q->kf = f;
+          again = 1;
+        }
+      }
+      if (fabs(mu - q->lam) > REACT_TOL * d_max(mu, q->lam) && fabs(mu - q->lam) > 1e-12) {
+        held_apply(q, v3_scale(q->n, mu - q->lam), s->rhs);
+        q->lam = mu;
+        again = 1;
+      }
+    }
     if (!again) break;
     s->coupling_passes++;
     double r2 = 0;
@@ -1716,7 +1862,7 @@ static int newton_again(cloth_body *b, const cloth_implicit_ctx *c, int multigri
   }
   forces_at(b, c, x1, v1, s->f0);
   assemble(b, x1, v1, h, b->params.drag, c->grab_k, c->grab_c, c->grab_vertex);
-  if (s->ncon) pair_setup(b, s, n, 0);
+  if (s->ncon || s->nheld) pair_setup(b, s, n, 0);
   for (int i = 0; i < n; i++) {
     vec3 r = v3_sub(v3_scale(s->f0[i], h), v3_scale(s->dv[i], b->p.m[i]));
     const double *d = &b->p.damp[6 * i];
@@ -1727,7 +1873,7 @@ static int newton_again(cloth_body *b, const cloth_implicit_ctx *c, int multigri
     if (s->ncon || s->pushed) s->rhs[i] = v3_add(s->rhs[i], s->react[i]); /* (external, as gravity) */
     s->z[i] = v3(0, 0, 0);
   }
-  if (s->ncon) pair_rhs(s, n, s->ndv);
+  if (s->ncon || s->nheld) pair_rhs(s, n, s->ndv);
   s->newton_ref = s->delta_first;
   int it = modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 0, NULL, res);
   s->newton_ref = 0;
@@ -1795,7 +1941,7 @@ static int newton_iterations(cloth_body *b, const cloth_implicit_ctx *c, int mul
 static void balance_momentum(cloth_body *b, const cloth_implicit_ctx *c, vec3 imp) {
   const cloth_solver *s = &b->solver;
   const int n = b->p.n;
-  if (s->ncon || c->grab_vertex >= 0) return;
+  if (s->ncon || s->nheld || c->grab_vertex >= 0) return;
   for (int i = 0; i < n; i++)
     if (s->fixed[i]) return;
   for (int i = 0; i < 6 * n; i++)
@@ -1890,6 +2036,17 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
       }
     }
   }
+  /* held pairs (contact_cloth.c): their targets, from the velocities now */
+  for (int k = 0; k < s->nheld; k++) {
+    cloth_held_pair *q = &s->held[k];
+    const vec3 rel = held_rel_v(q, v);
+    const double rn = v3_dot(q->n, rel);
+    q->on = 1;
+    q->lam = 0;
+    q->lt = q->kf = v3(0, 0, 0);
+    q->g = -q->gap - rn;
+    q->gt = v3_neg(v3_madd(rel, q->n, -rn));
+  }
   /* (the contacts as the solve starts with them: a second solve takes back those the passes
    * released, cloth_implicit_again) */
   s->ncon0 = s->ncon;
@@ -1901,7 +2058,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
     s->rhs[i] = v3_scale(v3_madd(s->f0[i], s->q[i], h), h);
     impulse = v3_add(impulse, s->rhs[i]);
   }
-  if (s->ncon) {
+  if (s->ncon || s->nheld) {
     pair_setup(b, s, n, 1);
     pair_rhs(s, n, NULL);
   }
@@ -1934,7 +2091,7 @@ void cloth_implicit_substep(cloth_body *b, const cloth_implicit_ctx *c) {
   int it = modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 0, guess, &res);
   s->released = 0;
   s->coupling_passes = 0;
-  if (s->ncon) it += contact_passes(s, b, n, multigrid, &res);
+  if (s->ncon || s->nheld) it += contact_passes(s, b, n, multigrid, &res);
   it += newton_iterations(b, c, multigrid, &res);
   balance_momentum(b, c, impulse);
   s->last_iterations = it;
@@ -2006,7 +2163,7 @@ int cloth_implicit_again(cloth_body *b, const vec3 *J, double h) {
   const int multigrid = b->params.preconditioner == CLOTH_PRECOND_MULTIGRID;
   double res = 0;
   int it = modified_pcg(s, b, n, multigrid, b->params.cg_tolerance, b->params.cg_iterations, 1, NULL, &res);
-  if (s->ncon) it += contact_passes(s, b, n, multigrid, &res);
+  if (s->ncon || s->nheld) it += contact_passes(s, b, n, multigrid, &res);
   b->scratch.cg_iterations += it;
   if (res > b->scratch.cg_residual) b->scratch.cg_residual = res;
   for (int i = 0; i < n; i++) {

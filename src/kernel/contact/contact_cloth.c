@@ -223,6 +223,25 @@ static void feature_constraints(loom_world *w, cloth_body *b, const rigid_body *
  * vertex and the triangle are a pair in the solve: their relative normal velocity is what is held,
  * so they meet at a common velocity and each takes the other's opposite impulse (cloth_implicit.c,
  * "a cloth's own contacts as pairs"). */
+/* A held pair of vertex i and the point with weights w of its own cloth's triangle tri, the
+ * normal nn from the triangle to the vertex, Coulomb's mu. */
+static void add_held(cloth_solver *sv, vec3 nn, double gap, double thick, double mu, double h, int i, const int32_t *tri,
+                     const double *w) {
+  if (sv->nheld >= sv->held_cap) return;
+  cloth_held_pair *q = &sv->held[sv->nheld++];
+  q->v[0] = i;
+  q->c[0] = 1;
+  for (int k = 0; k < 3; k++) {
+    q->v[k + 1] = tri[k];
+    q->c[k + 1] = -w[k];
+  }
+  q->n = nn;
+  q->gap = gap > 0 ? gap / h : 0;
+  q->mu = mu;
+  q->touch = gap <= 1e-3 * thick; /* (as touching as a pair between two cloths) */
+  q->on = 0;
+}
+
 static int particle_index(cloth_solver *sv, const particles *o) {
   for (int k = 0; k < sv->ncbody; k++)
     if (sv->cbody_r[k] == (const void *)o) return k;
@@ -232,6 +251,41 @@ static int particle_index(cloth_solver *sv, const particles *o) {
   memset(&sv->cbody[k], 0, sizeof sv->cbody[k]); /* not movable: the velocities are con_v's */
   sv->cbody[k].pts = 1;
   return k;
+}
+
+/* A point x near the triangle t[1..3] of particles o (at o->x_sub) that a note of p's (normal
+ * hint) keeps: the weights of its projection on the triangle's plane (bc; slightly outside, down
+ * to tol, pulled onto it), the unit normal from the triangle towards it on the hint's side (nn),
+ * the triangle point's velocity (vo), its distance along nn and the pair's thickness. 0 when it no
+ * longer lies over the triangle or within half a thickness beyond the contact distance. */
+static int note_geometry(vec3 x, vec3 hint, const particles *p, const particles *o, const int32_t *t, double tol,
+                         double bc[3], vec3 *nn, vec3 *vo, double *dist, double *thick) {
+  const vec3 *ox = o->x_sub;
+  const vec3 a = ox[t[1]], e1 = v3_sub(ox[t[2]], a), e2 = v3_sub(ox[t[3]], a), r = v3_sub(x, a);
+  const double d00 = v3_dot(e1, e1), d01 = v3_dot(e1, e2), d11 = v3_dot(e2, e2);
+  const double d20 = v3_dot(r, e1), d21 = v3_dot(r, e2), den = d00 * d11 - d01 * d01;
+  vec3 c = v3_cross(e1, e2);
+  const double ln = v3_len(c);
+  if (!(den > 0 && ln > 0)) return 0;
+  bc[1] = (d11 * d20 - d01 * d21) / den;
+  bc[2] = (d00 * d21 - d01 * d20) / den;
+  bc[0] = 1 - bc[1] - bc[2];
+  if (!(bc[0] >= tol && bc[1] >= tol && bc[2] >= tol)) return 0;
+  if (!(bc[0] >= 0 && bc[1] >= 0 && bc[2] >= 0)) {
+    for (int q = 0; q < 3; q++) bc[q] = d_max(bc[q], 0);
+    const double sum = bc[0] + bc[1] + bc[2];
+    for (int q = 0; q < 3; q++) bc[q] /= sum;
+  }
+  *nn = v3_scale(c, (v3_dot(c, hint) >= 0 ? 1 : -1) / ln);
+  vec3 xo = v3(0, 0, 0), v = v3(0, 0, 0);
+  for (int q = 0; q < 3; q++) {
+    xo = v3_madd(xo, ox[t[q + 1]], bc[q]);
+    v = v3_madd(v, o->v[t[q + 1]], bc[q]);
+  }
+  *vo = v;
+  *thick = 0.5 * (particles_thickness(p) + particles_thickness(o));
+  *dist = v3_dot(*nn, v3_sub(x, xo));
+  return v3_isfinite(v) && isfinite(*dist) && *dist > 0 && *dist - *thick < 0.5 * *thick;
 }
 
 static void particle_constraints(loom_world *w, int slot, cloth_body *b, const step_info *s) {
@@ -245,44 +299,15 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
     const particles *o = t[0] >= 0 && t[0] < w->body_slots ? w->bodies[t[0]].pts : NULL;
     int keep = o && !o->frozen && o->x_sub;
     for (int q = 1; q <= 3 && keep; q++) keep = t[q] >= 0 && t[q] < o->n;
-    /* the point as it lies over the triangle now: its projection's barycentric coordinates (the
-     * triangle where the substep started: a cloth earlier in the order has been solved already,
-     * and its velocity is then the one it ends the substep with) */
-    const vec3 *ox = keep ? o->x_sub : NULL;
-    double bc[3] = {0, 0, 0};
-    vec3 nn = v3(0, 0, 0);
-    if (keep) {
-      const vec3 a = ox[t[1]], e1 = v3_sub(ox[t[2]], a), e2 = v3_sub(ox[t[3]], a), r = v3_sub(p->x[i], a);
-      const double d00 = v3_dot(e1, e1), d01 = v3_dot(e1, e2), d11 = v3_dot(e2, e2);
-      const double d20 = v3_dot(r, e1), d21 = v3_dot(r, e2), den = d00 * d11 - d01 * d01;
-      nn = v3_cross(e1, e2);
-      const double ln = v3_len(nn);
-      keep = den > 0 && ln > 0;
-      if (keep) {
-        bc[1] = (d11 * d20 - d01 * d21) / den;
-        bc[2] = (d00 * d21 - d01 * d20) / den;
-        bc[0] = 1 - bc[1] - bc[2];
-        /* (over an edge or a vertex of the triangle to rounding: a point exactly over a shared
-         * edge, as on two aligned grids, was let go by one triangle and noted by the other in
-         * turn, and fell in the solves between) */
-        const double tol = t[0] == slot ? 0 : -1e-9;
-        keep = bc[0] >= tol && bc[1] >= tol && bc[2] >= tol;
-        if (keep && !(bc[0] >= 0 && bc[1] >= 0 && bc[2] >= 0)) {
-          for (int q = 0; q < 3; q++) bc[q] = d_max(bc[q], 0);
-          const double sum = bc[0] + bc[1] + bc[2];
-          for (int q = 0; q < 3; q++) bc[q] /= sum;
-        }
-        nn = v3_scale(nn, (v3_dot(nn, p->pc_n[i]) >= 0 ? 1 : -1) / ln);
-      }
-    }
-    vec3 xo = v3(0, 0, 0), vo = v3(0, 0, 0);
-    for (int q = 0; q < 3 && keep; q++) {
-      xo = v3_madd(xo, ox[t[q + 1]], bc[q]);
-      vo = v3_madd(vo, o->v[t[q + 1]], bc[q]);
-    }
-    const double thick = keep ? 0.5 * (particles_thickness(p) + particles_thickness(o)) : 0;
-    const double dist = v3_dot(nn, v3_sub(p->x[i], xo)), gap = dist - thick;
-    keep = keep && v3_isfinite(vo) && isfinite(dist) && dist > 0 && gap < 0.5 * thick;
+    /* the point as it lies over the triangle now (the triangle where the substep started: a
+     * cloth earlier in the order has been solved already, and its velocity is then the one it
+     * ends the substep with); over an edge or a vertex of another cloth's triangle to rounding it
+     * stays (a point exactly over a shared edge, as on two aligned grids, was let go by one
+     * triangle and noted by the other in turn, and fell in the solves between) */
+    double bc[3], dist = 0, thick = 0;
+    vec3 nn, vo;
+    keep = keep && note_geometry(p->x[i], p->pc_n[i], p, o, t, t[0] == slot ? 0 : -1e-9, bc, &nn, &vo, &dist, &thick);
+    const double gap = dist - thick;
     if (!keep) { /* gone from over the triangle, or from near it: the pipeline notes another */
       p->pc_n[i] = v3(0, 0, 0);
       continue;
@@ -292,7 +317,7 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
     /* (another cloth's triangle takes the opposite impulse in its own solve of the substep, or in
      * a second one when it was solved first, contact_constraints_react; other particle bodies have
      * no solve that would take it) */
-    if (p->inv_m[i] == 0 || sv->con[i] || (t[0] != slot && w->bodies[t[0]].ops->id != LOOM_KIND_CLOTH)) continue;
+    if (p->inv_m[i] == 0 || (t[0] != slot && w->bodies[t[0]].ops->id != LOOM_KIND_CLOTH)) continue;
     const double vn = v3_dot(nn, v3_sub(p->v[i], vo));
     /* (a pair closing or parting faster than a tenth of the thickness per substep is the
      * pipeline's: the triangle's velocity at the substep's start says little of its end; so is
@@ -300,6 +325,12 @@ static void particle_constraints(loom_world *w, int slot, cloth_body *b, const s
      * vertex at 17 m/s through the opposite impulses) */
     if (fabs(vn) > 0.1 * thick / h || gap < -0.1 * thick) continue;
     if (gap > d_max(0, -vn) * h + fall + 0.1 * thick) continue;
+    if (sv->con[i]) {
+      /* held by an obstacle already: on its own cloth's triangle a held pair (cloth_implicit.c,
+       * "held pairs"); on another cloth's the pipeline alone keeps them apart */
+      if (t[0] == slot) add_held(sv, nn, gap, thick, b->params.self_friction, h, i, &t[1], bc);
+      continue;
+    }
     const int k = particle_index(sv, o);
     if (k < 0) continue;
     /* another cloth's triangle: touching (within a thousandth of the thickness: that cloth moves
@@ -361,6 +392,7 @@ void contact_constraints_gather(loom_world *w, int slot, const step_info *s) {
   cloth_solver *sv = &b->solver;
   sv->ncon = 0;
   sv->ncbody = 0;
+  sv->nheld = 0;
   /* (an explicit cloth later in the order than the cloths that pushed it: before its integrator;
    * the implicit solve takes them itself) */
   if (b->params.integrator != LOOM_INTEGRATOR_IMPLICIT && b->p.pc_pushed) take_pushes(&b->p, 0);
